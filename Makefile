@@ -1,0 +1,45 @@
+# Two commands do all the set-up on a fresh machine:
+#   make run   - the whole stack on the embedded default (local primary + replica, demo data)
+#   make test  - lint, type checks, generated-code drift check and the test suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck protos check-protos venv clean-data stack-stop bench
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+protos: $(STAMP)
+	$(PY) scripts/gen_protos.py
+
+check-protos: $(STAMP)
+	$(PY) scripts/gen_protos.py --check
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+test: $(STAMP) check-protos lint typecheck
+	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+run: $(STAMP) check-protos
+	$(PY) -m mirrortree.launcher
+
+stack-stop: $(STAMP)
+	$(PY) -m mirrortree.pgcluster stop
+
+bench: $(STAMP)
+	$(PY) -m bench.run
+
+clean-data: stack-stop
+	rm -rf .data

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs once, from /docker-entrypoint-initdb.d, when the official postgres image
+# initialises an empty primary data directory (later starts skip it).
+#
+# 1. Allows streaming-replication connections (pg_basebackup, walreceiver) from
+#    any address for $POSTGRES_USER, with password authentication.
+# 2. Creates one physical replication slot per name in MIRRORTREE_REPLICATION_SLOTS
+#    (comma-separated, default "replica_1"), so the primary keeps the WAL each
+#    replica still needs. A replica whose slot is missing creates it itself when it
+#    clones (see replica-entrypoint.sh), so adding replicas later needs no change here.
+#
+# Note: an unused slot makes the primary keep WAL forever. When you remove a
+# replica for good, drop its slot:  SELECT pg_drop_replication_slot('replica_2');
+#
+# The body runs in a subshell so that its shell options cannot leak into the
+# image's entrypoint if this file is sourced (as happens when it is not executable).
+(
+set -Eeuo pipefail
+
+slots="${MIRRORTREE_REPLICATION_SLOTS:-replica_1}"
+auth_method="${POSTGRES_HOST_AUTH_METHOD:-scram-sha-256}"
+
+echo "mirrortree: allowing replication connections for ${POSTGRES_USER} (${auth_method})"
+{
+    echo
+    echo "# mirrortree: streaming replicas (pg_basebackup, walreceiver)"
+    echo "host replication ${POSTGRES_USER} all ${auth_method}"
+} >> "${PGDATA}/pg_hba.conf"
+
+# The image's temporary server listens on the local socket only, where initdb
+# configured trust authentication.
+psql_cmd=(psql -v ON_ERROR_STOP=1 --no-psqlrc --no-password
+    --username "${POSTGRES_USER}" --dbname "${POSTGRES_DB:-${POSTGRES_USER}}")
+
+IFS=',' read -r -a slot_list <<< "${slots}"
+for slot in "${slot_list[@]}"; do
+    slot="${slot//[[:space:]]/}"
+    [[ -z "${slot}" ]] && continue
+    if [[ ! "${slot}" =~ ^[a-z0-9_]{1,63}$ ]]; then
+        echo "mirrortree: invalid replication slot name '${slot}'" \
+            "(use lower-case letters, digits and underscores)" >&2
+        exit 1
+    fi
+    echo "mirrortree: creating physical replication slot ${slot}"
+    PGHOST='' PGHOSTADDR='' "${psql_cmd[@]}" --set slot="${slot}" >/dev/null <<'SQL'
+SELECT pg_create_physical_replication_slot(:'slot')
+WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = :'slot');
+SQL
+done
+)

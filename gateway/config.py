@@ -1,0 +1,48 @@
+"""Settings of the MCP gateway, read once from the environment (fails fast when invalid)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from mirrortree.envconfig import env_int
+
+TRANSPORTS = ("http", "stdio")
+
+
+@dataclass(frozen=True)
+class Settings:
+    graph_target: str = "127.0.0.1:50052"
+    transport: str = "http"
+    listen: str = "127.0.0.1:8765"
+    allowed_hosts: tuple[str, ...] = ()
+    binding_token: str = ""  # stdio: the binding this process serves
+    call_timeout_s: float = 15.0
+    log_level: str = "info"
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        transport = os.environ.get("MIRRORTREE_GATEWAY_TRANSPORT", "http")
+        if transport not in TRANSPORTS:
+            raise ValueError(f"MIRRORTREE_GATEWAY_TRANSPORT={transport!r}: use http or stdio")
+        token = os.environ.get("MIRRORTREE_BINDING_TOKEN", "")
+        if transport == "stdio" and not token:
+            raise ValueError(
+                "MIRRORTREE_BINDING_TOKEN is required for stdio: the binding (session, runtime) "
+                "this process serves, issued by TreeService.CreateBinding"
+            )
+        hosts = tuple(
+            h.strip()
+            for h in os.environ.get("MIRRORTREE_GATEWAY_ALLOWED_HOSTS", "").split(",")
+            if h.strip()
+        )
+        return cls(
+            graph_target=os.environ.get("MIRRORTREE_GATEWAY_GRAPH_TARGET", "127.0.0.1:50052"),
+            transport=transport,
+            listen=os.environ.get("MIRRORTREE_GATEWAY_LISTEN", "127.0.0.1:8765"),
+            allowed_hosts=hosts,
+            binding_token=token,
+            call_timeout_s=env_int("MIRRORTREE_GATEWAY_CALL_TIMEOUT_MS", 15_000, 100, 300_000)
+            / 1000,
+            log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
+        )

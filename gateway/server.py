@@ -1,0 +1,225 @@
+"""The MCP server "Story Graph": three read-only tools forwarded to graph_service over gRPC.
+
+One code path serves stdio, Streamable HTTP and in-memory clients. The caller's binding token
+(HTTP: the bearer token; stdio: given at start) travels to graph_service as gRPC metadata;
+graph_service resolves the session, runtime and project from it. The gateway holds no
+database credentials and no copy of the data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from mcp import types
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from gateway import tools, translate
+from gateway.config import Settings
+from gateway.translate import ToolError
+from mirrortree import rpcstatus
+from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
+from mirrortree.v1 import graph_pb2, graph_pb2_grpc
+
+log = logging.getLogger("gateway")
+VERSION = "0.1.0"
+
+INSTRUCTIONS = (
+    "Story Graph answers 'how did we decide this, what changed, what holds now' from the "
+    "user's reviewed work history, with evidence and honest unknowns. Search first, then get "
+    "an object's context, then read a source when exact words matter. Cite what you use; "
+    "treat 'unknown' as unknown."
+)
+
+# Round-robin over every address the name resolves to, so several graph_service instances
+# behind one DNS name (dns:///graph_service:50052) all take load.
+CHANNEL_OPTIONS = [
+    ("grpc.lb_policy_name", "round_robin"),
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.max_receive_message_length", 8 * 1024 * 1024),
+]
+
+
+async def await_rpc(call: Any) -> Any:
+    """Await a grpc.aio call so that cancelling the caller cancels the call cleanly.
+
+    grpc.aio raises its own fresh CancelledError when an awaited call is cancelled; anyio (the
+    MCP SDK's cancellation) does not recognise it and it escapes cancel scopes, which takes a
+    stdio server down. Waiting on a plain future keeps the caller's own cancellation intact.
+    """
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def finished(_: object) -> None:
+        if not done.done():
+            done.set_result(None)
+
+    call.add_done_callback(finished)
+    try:
+        await done
+    except asyncio.CancelledError:
+        call.cancel()
+        raise
+    return await call
+
+
+@dataclass
+class GraphClient:
+    """The gRPC channel to graph_service, created lazily inside the running event loop."""
+
+    target: str
+    timeout_s: float
+    _channel: grpc.aio.Channel | None = None
+    _stub: graph_pb2_grpc.StoryGraphStub | None = None
+
+    @property
+    def stub(self) -> graph_pb2_grpc.StoryGraphStub:
+        if self._stub is None:
+            self._channel = grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS)
+            self._stub = graph_pb2_grpc.StoryGraphStub(self._channel)
+        return self._stub
+
+    async def call(self, method: str, request: Any, token: str) -> Any:
+        metadata = [
+            (REQUEST_ID_HEADER, request_id_var.get() or new_request_id()),
+            ("authorization", f"Bearer {token}"),
+        ]
+        rpc = getattr(self.stub, method)
+        return await await_rpc(rpc(request, timeout=self.timeout_s, metadata=metadata))
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+            self._stub = None
+
+
+@dataclass
+class BindingVerifier:
+    """Authenticates HTTP bearer tokens as runtime bindings via graph_service.
+
+    Positive answers are cached briefly to spare one RPC per HTTP request; graph_service still
+    re-checks the binding on every tool call, so the cache never widens access.
+    """
+
+    client: GraphClient
+    ttl_s: float = 10.0
+    _cache: dict[bytes, tuple[float, AccessToken]] = field(default_factory=dict)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        key = hashlib.sha256(token.encode()).digest()
+        cached = self._cache.get(key)
+        now = time.monotonic()
+        if cached and cached[0] > now:
+            return cached[1]
+        try:
+            binding = await self.client.call(
+                "ResolveBinding", graph_pb2.ResolveBindingRequest(token=token), token
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.UNAUTHENTICATED:
+                log.warning("binding check failed", extra={"code": error.code().name})
+            return None
+        access = AccessToken(
+            token=token,
+            client_id=binding.binding_id,
+            scopes=[],
+            subject=binding.session_id,
+            claims={"runtime": binding.runtime, "session_id": binding.session_id},
+        )
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[key] = (now + self.ttl_s, access)
+        return access
+
+
+REQUESTS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
+    tools.SEARCH: ("Search", translate.search_request),
+    tools.GET_CONTEXT: ("GetContext", translate.get_context_request),
+    tools.READ_SOURCE: ("ReadSource", translate.read_source_request),
+}
+
+
+def error_result(error: ToolError) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=error.as_text())], is_error=True
+    )
+
+
+def build_server(settings: Settings, client: GraphClient | None = None) -> Server[GraphClient]:
+    """The low-level MCP server; `settings.binding_token` serves stdio and in-memory use."""
+    graph = client or GraphClient(settings.graph_target, settings.call_timeout_s)
+
+    @asynccontextmanager
+    async def lifespan(_: Server[GraphClient]) -> AsyncIterator[GraphClient]:
+        try:
+            yield graph
+        finally:
+            await graph.close()
+
+    async def list_tools(
+        ctx: ServerRequestContext[GraphClient], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(tools.TOOLS))
+
+    async def call_tool(
+        ctx: ServerRequestContext[GraphClient], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        route = REQUESTS.get(params.name)
+        if route is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        method, build = route
+        request_id = new_request_id()
+        token_var = request_id_var.set(request_id)
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            access = get_access_token()
+            token = access.token if access is not None else settings.binding_token
+            if not token:
+                raise ToolError("unauthenticated", "This connection has no runtime binding.")
+            arguments = dict(params.arguments or {})
+            translate.check_arguments(params.name, arguments)
+            try:
+                response = await ctx.lifespan_context.call(method, build(arguments), token)
+            except grpc.aio.AioRpcError as error:
+                raise translate.tool_error_from_rpc(rpcstatus.describe(error)) from None
+            data = translate.to_json(response)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+                structured_content=data,
+            )
+        except ToolError as error:
+            outcome = error.code
+            return error_result(error)
+        finally:
+            log.info(
+                "tool call",
+                extra={
+                    "tool": params.name,
+                    "outcome": outcome,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                },
+            )
+            request_id_var.reset(token_var)
+
+    return Server(
+        tools.SERVER_NAME,
+        version=VERSION,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

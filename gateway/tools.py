@@ -1,0 +1,254 @@
+"""The three Story Graph tools: names, descriptions and hand-written JSON Schemas.
+
+The schemas mirror the gRPC request messages (graph.proto) field for field, with enums as
+lower-case names and int64 values as strings (the proto3 JSON mapping). `as_of` is not in any
+schema: reading the graph as of a past moment is not offered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import types
+
+SERVER_NAME = "Story Graph"
+CAPABILITY_ID = "story-graph"
+SEARCH = "story_graph_search"
+GET_CONTEXT = "story_graph_get_context"
+READ_SOURCE = "story_graph_read_source"
+
+OBJECT_TYPE_NAMES = [
+    "story_line",
+    "event",
+    "entity",
+    "entity_change",
+    "relation",
+    "summary",
+    "source_reference",
+]
+
+SCOPE_SCHEMA: dict[str, Any] = {
+    "description": (
+        "Where to read. Omit it to use the calling session's current project. Give "
+        '{"projects": ["p1"]} for one project, several ids for a project set, or '
+        '{"global": true} for Global results (never presented as a project\'s conclusions).'
+    ),
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"global": {"const": True}},
+            "required": ["global"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {
+                "projects": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "minItems": 1,
+                    "maxItems": 50,
+                }
+            },
+            "required": ["projects"],
+            "additionalProperties": False,
+        },
+    ],
+}
+
+TIME_RANGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "Closed interval [from, to]; ISO 8601 with a zone (e.g. 2026-10-01T00:00:00+08:00). "
+        "Interval events match when they intersect it. Objects whose time is unknown never "
+        "match and are counted in coverage.unknown_time_excluded."
+    ),
+    "properties": {
+        "from": {"type": "string", "format": "date-time"},
+        "to": {"type": "string", "format": "date-time"},
+    },
+    "additionalProperties": False,
+}
+
+TIME_BASIS_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "enum": ["event_time", "review_generated_at", "recorded_at"],
+    "default": "event_time",
+    "description": (
+        "Which time the range applies to: when it happened (event_time), when the review that "
+        "described it ran, or when it was written to the system."
+    ),
+}
+
+SEARCH_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "description": "Text to find: case-insensitive, contiguous substring.",
+        },
+        "scope": SCOPE_SCHEMA,
+        "object_types": {
+            "type": "array",
+            "items": {"type": "string", "enum": OBJECT_TYPE_NAMES},
+            "uniqueItems": True,
+            "description": "Limit to these object types; omit for all.",
+        },
+        "time_range": TIME_RANGE_SCHEMA,
+        "time_basis": TIME_BASIS_SCHEMA,
+        "page_size": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        "cursor": {
+            "type": "string",
+            "maxLength": 2048,
+            "description": "page.next_cursor of the previous page; keeps its scope and filters.",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+GET_CONTEXT_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "object_ref": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": OBJECT_TYPE_NAMES},
+                "id": {"type": "string", "minLength": 1, "maxLength": 200},
+            },
+            "required": ["type", "id"],
+            "additionalProperties": False,
+        },
+        "scope": SCOPE_SCHEMA,
+        "mode": {"type": "string", "enum": ["current", "timeline"], "default": "current"},
+        "time_range": TIME_RANGE_SCHEMA,
+        "time_basis": TIME_BASIS_SCHEMA,
+        "page_size": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+        "cursor": {"type": "string", "maxLength": 2048},
+        "content_page_size": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 8000,
+            "default": 4000,
+            "description": "Code points per long-text page.",
+        },
+    },
+    "required": ["object_ref"],
+    "additionalProperties": False,
+}
+
+READ_SOURCE_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "source_reference_id": {"type": "string", "minLength": 1, "maxLength": 200},
+        "scope": SCOPE_SCHEMA,
+        "read_kind": {
+            "type": "string",
+            "enum": ["snapshot", "version", "current"],
+            "default": "snapshot",
+            "description": (
+                "snapshot: the fragment saved as evidence; version: a named source_version; "
+                "current: the source as it is now."
+            ),
+        },
+        "source_version": {"type": "string", "maxLength": 200},
+        "offset": {"type": "integer", "minimum": 0, "description": "Zero-based code point."},
+        "page_size": {"type": "integer", "minimum": 1, "maximum": 8000, "default": 4000},
+        "cursor": {"type": "string", "maxLength": 2048},
+    },
+    "required": ["source_reference_id"],
+    "additionalProperties": False,
+}
+
+_COUNT: dict[str, Any] = {
+    "type": "object",
+    "description": "Either exact (int64 as a string) or unknown with a reason; unknown is never 0.",
+}
+
+SEARCH_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "hits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "ref": {"type": "object"},
+                    "result_id": {"type": "string"},
+                    "scope": {"type": "object"},
+                    "title": {"type": "string"},
+                    "matched_fields": {"type": "array", "items": {"type": "string"}},
+                    "match_reason": {"type": "string"},
+                    "excerpt": {"type": "object"},
+                    "object_revision": {"type": "object"},
+                    "time": {"type": "object"},
+                    "sources": {"type": "array"},
+                    "related": {"type": "array"},
+                },
+                "required": ["ref", "result_id", "scope", "excerpt", "time"],
+            },
+        },
+        "page": {
+            "type": "object",
+            "properties": {
+                "returned_count": {"type": "integer"},
+                "has_more": {"type": "boolean"},
+                "next_cursor": {"type": "string"},
+                "complete": {"type": "boolean"},
+                "total": _COUNT,
+            },
+            "required": ["returned_count", "has_more", "next_cursor", "complete", "total"],
+        },
+        "coverage": {"type": "object"},
+        "basis": {"type": "object"},
+    },
+    "required": ["hits", "page", "coverage", "basis"],
+}
+
+_ANNOTATIONS = types.ToolAnnotations(
+    read_only_hint=True, open_world_hint=False, idempotent_hint=True
+)
+
+TOOLS: tuple[types.Tool, ...] = (
+    types.Tool(
+        name=SEARCH,
+        title="Search the story graph",
+        description=(
+            "Find decisions, events, entities, relations, summaries and their sources in the "
+            "user's story graph. Use it first when the user asks to continue last work, how "
+            "something was decided, or why a plan changed. Read-only: it never starts a review "
+            "or writes anything. Hits carry stable refs for story_graph_get_context and source "
+            "entries for story_graph_read_source; coverage says what was (not) reviewed."
+        ),
+        input_schema=SEARCH_INPUT,
+        output_schema=SEARCH_OUTPUT,
+        annotations=_ANNOTATIONS,
+    ),
+    types.Tool(
+        name=GET_CONTEXT,
+        title="Get an object's context",
+        description=(
+            "Read one object's current understanding or its timeline (proposals, revisions, "
+            "replacements, conflicts) with evidence, after story_graph_search found it. Use it "
+            "to answer how a decision evolved and what holds now; conflicts without evidence "
+            "stay open. Read-only."
+        ),
+        input_schema=GET_CONTEXT_INPUT,
+        annotations=_ANNOTATIONS,
+    ),
+    types.Tool(
+        name=READ_SOURCE,
+        title="Read a source",
+        description=(
+            "Read the saved evidence fragment of a source reference (default), a named version, "
+            "or the current source, in code-point pages. Use it to check the original words "
+            "behind a decision or a conflict before quoting them. Read-only."
+        ),
+        input_schema=READ_SOURCE_INPUT,
+        annotations=_ANNOTATIONS,
+    ),
+)
+
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}

@@ -1,0 +1,216 @@
+"""MCP tool arguments → gRPC requests, gRPC responses → JSON, gRPC errors → tool errors.
+
+No business rule lives here: scope, paging and validity are graph_service's. The gateway
+checks only the argument shape (the tool's JSON Schema) so that a malformed call gets a
+precise message before any network hop.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from jsonschema import Draft202012Validator
+
+from gateway import tools
+from mirrortree.protoscope import global_scope, project_scope, time_range
+from mirrortree.rpcstatus import RpcFailure
+from mirrortree.v1 import common_pb2, graph_pb2
+
+_VALIDATORS = {tool.name: Draft202012Validator(tool.input_schema) for tool in tools.TOOLS}
+
+# What the model should do next, by machine code. Codes not listed fall back to the sentence
+# graph_service sent, which is always written for a reader.
+NEXT_STEP = {
+    "invalid_argument": "Fix the named argument and call again.",
+    "as_of_unsupported": "Call again without as_of; use mode timeline to see how things evolved.",
+    "scope_required": (
+        "Ask the user which project to read, then pass scope "
+        '{"projects": ["<id>"]} (or {"global": true} if they want Global).'
+    ),
+    "scope_mismatch": "The object belongs to another scope; search in the scope you were given.",
+    "stale_cursor": "The data changed while paging; repeat the search without a cursor.",
+    "invalid_cursor": "Use next_cursor exactly as returned, with the same arguments.",
+    "not_found": "Search again to get a current reference.",
+    "historical_version_unavailable": "Read the snapshot or the current version instead.",
+    "response_too_large": "Call again with a smaller page_size or content_page_size.",
+    "disabled": "The story graph is switched off for this session; do not retry.",
+    "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",
+    "not_implemented": "This tool is not available yet; use story_graph_search.",
+    "consistency_timeout": "The latest writes are not readable yet; retry in a moment.",
+    "replica_unavailable": "The story graph is temporarily unavailable; retry in a moment.",
+}
+
+_CODE_BY_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: "invalid_argument",
+    grpc.StatusCode.NOT_FOUND: "not_found",
+    grpc.StatusCode.PERMISSION_DENIED: "permission_denied",
+    grpc.StatusCode.UNAUTHENTICATED: "unauthenticated",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "deadline_exceeded",
+    grpc.StatusCode.UNAVAILABLE: "unavailable",
+    grpc.StatusCode.UNIMPLEMENTED: "not_implemented",
+    grpc.StatusCode.OUT_OF_RANGE: "out_of_range",
+    grpc.StatusCode.FAILED_PRECONDITION: "failed_precondition",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "resource_exhausted",
+}
+
+
+@dataclass(frozen=True)
+class ToolError(Exception):
+    """A failure the model can act on: machine code, sentence, optional field details."""
+
+    code: str
+    message: str
+    fields: tuple[dict[str, str], ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        next_step = NEXT_STEP.get(self.code)
+        if next_step:
+            error["next_step"] = next_step
+        if self.fields:
+            error["fields"] = list(self.fields)
+        return {"error": error}
+
+    def as_text(self) -> str:
+        return json.dumps(self.as_json(), ensure_ascii=False)
+
+
+def check_arguments(tool_name: str, arguments: dict[str, Any]) -> None:
+    """Refuse `as_of` by name, then validate against the tool's input schema."""
+    if "as_of" in arguments:
+        raise ToolError(
+            "as_of_unsupported",
+            "as_of is not supported: the story graph offers current and timeline reads only, "
+            "never a reconstruction of what was known at a past moment.",
+            ({"field": "as_of", "description": "not accepted by this tool"},),
+        )
+    errors = sorted(_VALIDATORS[tool_name].iter_errors(arguments), key=lambda e: list(e.path))
+    if errors:
+        fields = tuple(
+            {
+                "field": ".".join(str(p) for p in e.path) or "arguments",
+                "description": e.message,
+            }
+            for e in errors
+        )
+        raise ToolError(
+            "invalid_argument",
+            f"invalid {fields[0]['field']}: {fields[0]['description']}",
+            fields,
+        )
+
+
+def _scope(value: dict[str, Any] | None) -> common_pb2.Scope:
+    if not value:
+        return common_pb2.Scope()
+    if value.get("global"):
+        return global_scope()
+    return project_scope(value["projects"])
+
+
+def _time_range(value: dict[str, Any] | None) -> common_pb2.TimeRange:
+    value = value or {}
+    return time_range(value.get("from", ""), value.get("to", ""))
+
+
+def _enum(enum: Any, name: str) -> Any:
+    """The enum value for a lower-case name (the schema has already checked it exists)."""
+    return enum.Value(name.upper())
+
+
+def search_request(arguments: dict[str, Any]) -> graph_pb2.SearchRequest:
+    return graph_pb2.SearchRequest(
+        query=arguments["query"],
+        scope=_scope(arguments.get("scope")),
+        object_types=[_enum(common_pb2.ObjectType, t) for t in arguments.get("object_types", [])],
+        time_range=_time_range(arguments.get("time_range")),
+        time_basis=_enum(common_pb2.TimeBasis, arguments.get("time_basis", "event_time")),
+        page_size=arguments.get("page_size", 0),
+        cursor=arguments.get("cursor", ""),
+    )
+
+
+def get_context_request(arguments: dict[str, Any]) -> graph_pb2.GetContextRequest:
+    ref = arguments["object_ref"]
+    return graph_pb2.GetContextRequest(
+        object_ref=common_pb2.ObjectRef(
+            type=_enum(common_pb2.ObjectType, ref["type"]), id=ref["id"]
+        ),
+        scope=_scope(arguments.get("scope")),
+        mode=_enum(graph_pb2.ContextMode, arguments.get("mode", "current")),
+        time_range=_time_range(arguments.get("time_range")),
+        time_basis=_enum(common_pb2.TimeBasis, arguments.get("time_basis", "event_time")),
+        page_size=arguments.get("page_size", 0),
+        cursor=arguments.get("cursor", ""),
+        content_page_size=arguments.get("content_page_size", 0),
+    )
+
+
+def read_source_request(arguments: dict[str, Any]) -> graph_pb2.ReadSourceRequest:
+    kind = arguments.get("read_kind", "snapshot")
+    return graph_pb2.ReadSourceRequest(
+        source_reference_id=arguments["source_reference_id"],
+        scope=_scope(arguments.get("scope")),
+        read_kind=_enum(graph_pb2.ReadKind, "current_content" if kind == "current" else kind),
+        source_version=arguments.get("source_version", ""),
+        offset=arguments.get("offset", 0),
+        page_size=arguments.get("page_size", 0),
+        cursor=arguments.get("cursor", ""),
+    )
+
+
+def to_json(message: Message) -> dict[str, Any]:
+    """Proto3 JSON (field names as in the proto, int64 as strings, every field present) with
+    enum values as lower-case names, matching what the input schemas accept."""
+    data = json_format.MessageToDict(
+        message,
+        preserving_proto_field_name=True,
+        always_print_fields_with_no_presence=True,
+    )
+    _lower_enums(message, data)
+    return data
+
+
+def _lower_enums(message: Message, data: dict[str, Any]) -> None:
+    for field in message.DESCRIPTOR.fields:
+        if field.name not in data:
+            continue
+        value = data[field.name]
+        repeated = field.is_repeated
+        if field.type == FieldDescriptor.TYPE_ENUM:
+            data[field.name] = [v.lower() for v in value] if repeated else value.lower()
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            children = getattr(message, field.name)
+            if repeated:
+                for child, child_data in zip(children, value, strict=True):
+                    _lower_enums(child, child_data)
+            elif isinstance(value, dict):
+                _lower_enums(children, value)
+
+
+def tool_error_from_rpc(failure: RpcFailure) -> ToolError:
+    """Map a failed gRPC call to a tool error; internal failures say nothing internal."""
+    if failure.code in (
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.DATA_LOSS,
+    ):
+        return ToolError(
+            "internal",
+            "The story graph failed to answer this call; it has been logged. Retry later.",
+        )
+    code = failure.reason or _CODE_BY_STATUS.get(failure.code, "unavailable")
+    fields = tuple({"field": v.field, "description": v.description} for v in failure.violations)
+    if failure.code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        message = "The story graph did not answer in time; retry with a narrower query."
+    elif failure.code == grpc.StatusCode.UNAVAILABLE and not failure.reason:
+        message = "The story graph service is unreachable; retry in a moment."
+    else:
+        message = failure.message
+    return ToolError(code, message, fields)

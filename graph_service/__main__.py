@@ -1,0 +1,39 @@
+"""`python -m graph_service`: the read-only story-graph service's entry point."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from graph_service import app
+from graph_service.config import Settings
+from graph_service.replicas import PrimaryNotAllowed
+from mirrortree import logs
+from mirrortree.server import wait_for_shutdown_signal
+
+
+async def serve(settings: Settings) -> None:
+    service = await app.start(settings)
+    try:
+        await wait_for_shutdown_signal()
+    finally:
+        await service.stop()
+
+
+def main() -> int:
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"graph_service: {exc}", file=sys.stderr)
+        return 2
+    logs.configure(settings.log_level)
+    try:
+        asyncio.run(serve(settings))
+    except PrimaryNotAllowed as exc:
+        print(f"graph_service: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

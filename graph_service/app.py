@@ -1,0 +1,62 @@
+"""Composition of the graph service: replica router, store, servicer, gRPC server."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from graph_service.config import Settings
+from graph_service.cursors import CursorCodec
+from graph_service.replicas import ReplicaRouter
+from graph_service.servicer import StoryGraphServicer
+from graph_service.store import GraphStore
+from mirrortree.server import RunningServer, serve_metrics, start_server
+from mirrortree.v1 import graph_pb2, graph_pb2_grpc
+
+log = logging.getLogger("graph_service")
+SERVICE_NAME = graph_pb2.DESCRIPTOR.services_by_name["StoryGraph"].full_name
+
+
+@dataclass
+class GraphService:
+    """A running graph service; `stop()` drains RPCs, then closes the replica pools."""
+
+    rpc: RunningServer
+    router: ReplicaRouter
+    grace_s: float
+
+    @property
+    def port(self) -> int:
+        return self.rpc.port
+
+    async def stop(self) -> None:
+        await self.rpc.stop(self.grace_s)
+        await self.router.close()
+
+
+async def start(settings: Settings) -> GraphService:
+    """Connect to the replicas (refusing a primary unless allowed) and start serving."""
+    router = ReplicaRouter(
+        settings.replica_dsns,
+        allow_primary=settings.allow_primary,
+        pool_max=settings.pool_max,
+        health_interval_s=settings.health_interval_ms / 1000,
+    )
+    await router.start()
+    try:
+        store = GraphStore(router, settings.consistency_wait_ms / 1000)
+        servicer = StoryGraphServicer(store, CursorCodec(settings.cursor_secret))
+        rpc = await start_server(
+            service="graph_service",
+            listen=settings.listen,
+            register=lambda server: graph_pb2_grpc.add_StoryGraphServicer_to_server(
+                servicer, server
+            ),
+            service_names=[SERVICE_NAME],
+        )
+    except BaseException:
+        await router.close()
+        raise
+    serve_metrics(settings.metrics, rpc.metrics)
+    log.info("graph_service serving", extra={"port": rpc.port})
+    return GraphService(rpc, router, settings.shutdown_grace_s)

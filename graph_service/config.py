@@ -1,0 +1,51 @@
+"""Settings of the graph service, read once from the environment (fails fast when invalid)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from mirrortree.envconfig import env_bool, env_int
+
+MIN_SECRET = 32
+
+
+@dataclass(frozen=True)
+class Settings:
+    replica_dsns: tuple[str, ...]
+    cursor_secret: bytes
+    listen: str = "127.0.0.1:50052"
+    allow_primary: bool = False
+    metrics: str = ""
+    log_level: str = "info"
+    pool_max: int = 20
+    consistency_wait_ms: int = 2000
+    health_interval_ms: int = 500
+    shutdown_grace_s: float = 5.0
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        dsns = tuple(
+            d.strip() for d in os.environ.get("MIRRORTREE_GRAPH_REPLICA_DSNS", "").split(",")
+        )
+        dsns = tuple(d for d in dsns if d)
+        if not dsns:
+            raise ValueError(
+                "MIRRORTREE_GRAPH_REPLICA_DSNS is required (comma-separated replica DSNs)"
+            )
+        secret = os.environ.get("MIRRORTREE_CURSOR_SECRET", "")
+        if len(secret) < MIN_SECRET:
+            raise ValueError(
+                f"MIRRORTREE_CURSOR_SECRET must be at least {MIN_SECRET} characters and the same "
+                "on every graph_service instance (it signs paging cursors)"
+            )
+        return cls(
+            replica_dsns=dsns,
+            cursor_secret=secret.encode(),
+            listen=os.environ.get("MIRRORTREE_GRAPH_LISTEN", "127.0.0.1:50052"),
+            allow_primary=env_bool("MIRRORTREE_GRAPH_ALLOW_PRIMARY", False),
+            metrics=os.environ.get("MIRRORTREE_GRAPH_METRICS", ""),
+            log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
+            pool_max=env_int("MIRRORTREE_GRAPH_POOL_MAX", 20, 1, 500),
+            consistency_wait_ms=env_int("MIRRORTREE_GRAPH_CONSISTENCY_WAIT_MS", 2000, 0, 60_000),
+        )

@@ -1,0 +1,346 @@
+"""Proto ↔ read-model conversion for the graph service, with input validation at the edge."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from google.protobuf import unknown_fields
+from google.protobuf.message import Message
+
+from graph_service.errors import InvalidInput
+from graph_service.views import CoverageView, ResolvedScope, SearchPage, SearchRow, TimeFilter
+from mirrortree.protoscope import scope_to_proto, time_range
+from mirrortree.rpcstatus import FieldViolation
+from mirrortree.scopes import ScopeError, ScopeValue
+from mirrortree.timefmt import format_utc, parse_aware
+from mirrortree.v1 import common_pb2, graph_pb2
+
+MAX_QUERY = 500
+DEFAULT_PAGE = 10
+MAX_PAGE = 50
+EXCERPT_BEFORE = 80
+EXCERPT_LENGTH = 240
+# Field numbers reserved for `as_of` in every request (see graph.proto).
+AS_OF_FIELD = 100
+
+OBJECT_TYPES = {
+    common_pb2.STORY_LINE: "story_line",
+    common_pb2.EVENT: "event",
+    common_pb2.ENTITY: "entity",
+    common_pb2.ENTITY_CHANGE: "entity_change",
+    common_pb2.RELATION: "relation",
+    common_pb2.SUMMARY: "summary",
+    common_pb2.SOURCE_REFERENCE: "source_reference",
+}
+OBJECT_TYPE_TO_PROTO = {v: k for k, v in OBJECT_TYPES.items()}
+TIME_BASES = {
+    common_pb2.TIME_BASIS_UNSPECIFIED: "event_time",
+    common_pb2.EVENT_TIME: "event_time",
+    common_pb2.REVIEW_GENERATED_AT: "review_generated_at",
+    common_pb2.RECORDED_AT: "recorded_at",
+}
+TIME_BASIS_TO_PROTO = {
+    "event_time": common_pb2.EVENT_TIME,
+    "review_generated_at": common_pb2.REVIEW_GENERATED_AT,
+    "recorded_at": common_pb2.RECORDED_AT,
+}
+_CONFIRMATION = {
+    "auto_generated": common_pb2.AUTO_GENERATED,
+    "confirmed": common_pb2.CONFIRMED,
+    "user_revised": common_pb2.USER_REVISED,
+    "retracted": common_pb2.RETRACTED,
+}
+_PRECISION = {
+    "instant": common_pb2.INSTANT,
+    "minute": common_pb2.MINUTE,
+    "hour": common_pb2.HOUR,
+    "day": common_pb2.DAY,
+    "month": common_pb2.MONTH,
+    "year": common_pb2.YEAR,
+}
+
+
+def reject_unknown_fields(request: Message) -> None:
+    """Refuse fields this service does not know instead of silently ignoring them.
+
+    `as_of` (field 100, reserved) gets its own machine code: reading the graph as it was at a
+    past moment needs history reconstruction, which is not offered, and a silent fallback to
+    `current` would answer a different question.
+    """
+    fields = unknown_fields.UnknownFieldSet(request)
+    numbers = sorted({fields[i].field_number for i in range(len(fields))})
+    if AS_OF_FIELD in numbers:
+        raise InvalidInput.one(
+            "as_of",
+            "is not supported: only current and timeline reads exist; drop as_of",
+            reason="as_of_unsupported",
+        )
+    if numbers:
+        raise InvalidInput.one(
+            "request", f"has fields this service does not know (numbers {numbers})"
+        )
+
+
+class Checker:
+    """Collects field violations; `done()` raises InvalidInput if there were any."""
+
+    def __init__(self) -> None:
+        self.violations: list[FieldViolation] = []
+
+    def fail(self, field: str, description: str) -> None:
+        self.violations.append(FieldViolation(field, description))
+
+    def time(self, field: str, value: str) -> datetime | None:
+        if not value:
+            return None
+        try:
+            return parse_aware(value)
+        except ValueError as exc:
+            message = str(exc) if "zone" in str(exc) else f"{value!r} is not ISO 8601 / RFC 3339"
+            self.fail(field, message)
+            return None
+
+    def done(self) -> None:
+        if self.violations:
+            raise InvalidInput(self.violations)
+
+
+def scope_from_proto(check: Checker, field: str, scope: common_pb2.Scope) -> ScopeValue | None:
+    """None when the caller left the scope empty (= default)."""
+    which = scope.WhichOneof("kind")
+    if which is None:
+        return None
+    if which == "global":
+        if not getattr(scope, "global"):
+            check.fail(f"{field}.global", "must be true when set")
+        return ScopeValue.global_scope()
+    try:
+        return ScopeValue.of_projects(list(scope.projects.project_ids))
+    except ScopeError as exc:
+        check.fail(f"{field}.projects", str(exc))
+        return None
+
+
+def time_filter(check: Checker, value: common_pb2.TimeRange, basis: int) -> TimeFilter:
+    start = check.time("time_range.from", getattr(value, "from"))
+    end = check.time("time_range.to", value.to)
+    if start and end and end < start:
+        check.fail("time_range.to", "is before time_range.from")
+    if basis not in TIME_BASES:
+        check.fail("time_basis", f"unknown time basis {basis}")
+    return TimeFilter(start, end, TIME_BASES.get(basis, "event_time"))  # type: ignore[call-overload]
+
+
+def page_size(check: Checker, value: int) -> int:
+    if value < 0 or value > MAX_PAGE:
+        check.fail("page_size", f"must be between 1 and {MAX_PAGE} (0 means {DEFAULT_PAGE})")
+    return value or DEFAULT_PAGE
+
+
+def search_query(check: Checker, value: str) -> str:
+    if not value.strip():
+        check.fail("query", "must not be empty")
+    elif len(value) > MAX_QUERY:
+        check.fail("query", f"is {len(value)} characters long; the limit is {MAX_QUERY}")
+    elif "\x00" in value:
+        check.fail("query", "contains a NUL character")
+    return value
+
+
+def object_types(check: Checker, values: list[int]) -> list[str]:
+    if not values:
+        return list(OBJECT_TYPES.values())
+    names = []
+    for i, value in enumerate(values):
+        name = OBJECT_TYPES.get(value)  # type: ignore[call-overload]
+        if name is None:
+            check.fail(f"object_types[{i}]", f"unknown object type {value}")
+        else:
+            names.append(name)
+    return sorted(set(names))
+
+
+# ---- read models → responses ------------------------------------------------------------
+
+
+def excerpt(row: SearchRow, query: str) -> graph_pb2.Excerpt:
+    """A window around the first match, in the field that matched best (title over body)."""
+    for field, text in (("body", row.body), ("title", row.title)):
+        if field == "body" and not row.body:
+            continue
+        match = re.search(re.escape(query), text, re.IGNORECASE)
+        if match or field == "title":
+            at = match.start() if match else 0
+            start = max(0, at - EXCERPT_BEFORE)
+            end = min(len(text), start + EXCERPT_LENGTH)
+            return graph_pb2.Excerpt(
+                text=text[start:end],
+                field=field,
+                start=start,
+                end=end,
+                field_length=len(text),
+                is_excerpt=True,
+            )
+    return graph_pb2.Excerpt(is_excerpt=True)  # pragma: no cover - title branch always returns
+
+
+def matched_fields(row: SearchRow, query: str) -> list[str]:
+    needle = re.compile(re.escape(query), re.IGNORECASE)
+    title_field = {"entity": "label", "summary": "title"}.get(row.object_type, "title")
+    body_field = {
+        "summary": "text",
+        "source_reference": "fragment",
+    }.get(row.object_type, "description")
+    fields = []
+    if needle.search(row.title):
+        fields.append(title_field)
+    if needle.search(row.body):
+        fields.append(body_field)
+    return fields
+
+
+def time_facts(row: SearchRow) -> common_pb2.TimeFacts:
+    known = row.event_time_start is not None
+    return common_pb2.TimeFacts(
+        event_time=common_pb2.EventTime(
+            start=format_utc(row.event_time_start),
+            end=format_utc(row.event_time_end),
+            precision=_PRECISION.get(row.event_time_precision or "", 0),  # type: ignore[arg-type]
+            basis=row.event_time_basis or "",
+            known=known,
+        ),
+        review_generated_at=format_utc(row.review_generated_at),
+        recorded_at=format_utc(row.recorded_at),
+        # Validity is only ever established by evidenced `replaces`/`contradicts` relations;
+        # nothing in this result proves it, so it stays unknown.
+        validity=common_pb2.Validity(state=common_pb2.VALIDITY_UNKNOWN),
+        confirmation_state=_CONFIRMATION.get(row.confirmation_state or "", 0),  # type: ignore[arg-type]
+    )
+
+
+def revision(value: str | None, why: str) -> common_pb2.Revision:
+    if value:
+        return common_pb2.Revision(known=value)
+    return common_pb2.Revision(unknown=common_pb2.Unknown(reason=why))
+
+
+def count(value: int | None, why: str) -> common_pb2.Count:
+    if value is None:
+        return common_pb2.Count(unknown=common_pb2.Unknown(reason=why))
+    return common_pb2.Count(exact=value)
+
+
+def locator(data: dict[str, object]) -> common_pb2.SourceLocator:
+    return common_pb2.SourceLocator(
+        project_id=str(data.get("project_id", "")),
+        session_id=str(data.get("session_id", "")),
+        message_id=str(data.get("message_id", "")),
+        order=int(data.get("order", 0) or 0),  # type: ignore[call-overload]
+        role=str(data.get("role", "")),
+        known=bool(data.get("known", False)),
+    )
+
+
+def related_refs(row: SearchRow) -> list[common_pb2.ObjectRef]:
+    refs = []
+    for key, type_name in (("event_ids", "event"), ("entity_ids", "entity")):
+        for object_id in row.details.get(key, []):
+            refs.append(
+                common_pb2.ObjectRef(type=OBJECT_TYPE_TO_PROTO[type_name], id=str(object_id))
+            )
+    for ref in row.details.get("fact_refs", []):
+        proto_type = OBJECT_TYPE_TO_PROTO.get(ref.get("type", ""))
+        if proto_type is not None:
+            refs.append(common_pb2.ObjectRef(type=proto_type, id=str(ref.get("id", ""))))
+    return refs
+
+
+def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
+    fields = matched_fields(row, query)
+    return graph_pb2.SearchHit(
+        ref=common_pb2.ObjectRef(type=OBJECT_TYPE_TO_PROTO[row.object_type], id=row.object_id),
+        result_id=row.result_id,
+        scope=scope_to_proto(ScopeValue.from_key(row.scope_key)),
+        title=row.title,
+        kind=row.kind or "",
+        matched_fields=fields,
+        match_reason=f"case-insensitive substring {query!r} found in {', '.join(fields)}",
+        excerpt=excerpt(row, query),
+        object_revision=revision(
+            row.object_revision, "this result did not record a content revision"
+        ),
+        time=time_facts(row),
+        sources=[
+            graph_pb2.SourceEntry(
+                source_reference_id=s.source_reference_id,
+                source_type=str(s.details.get("source_type", "")),
+                source_id=str(s.details.get("source_id", "")),
+                source_version=str(s.details.get("source_version", "")),
+                locator=locator(s.details.get("locator", {})),
+            )
+            for s in row.sources
+        ],
+        related=related_refs(row),
+        score=row.score,
+    )
+
+
+def coverage(view: CoverageView) -> graph_pb2.Coverage:
+    message = graph_pb2.Coverage(
+        state=graph_pb2.Coverage.PARTIAL if view.results_in_scope else graph_pb2.Coverage.UNKNOWN,
+        results_in_scope=count(view.results_in_scope, ""),
+        processed=[
+            graph_pb2.CoveredInterval(
+                result_id=r.result_id,
+                phase=r.phase,
+                covered=time_range(format_utc(r.covered_from), format_utc(r.covered_to)),
+                review_generated_at=format_utc(r.review_generated_at),
+            )
+            for r in view.processed
+        ],
+        excluded_source_types=sorted({t for r in view.processed for t in r.excluded_source_types}),
+    )
+    if not view.results_in_scope:
+        message.gaps.append("no review result exists in this scope; nothing is known to be covered")
+    if view.unknown_time_excluded is not None:
+        message.unknown_time_excluded.CopyFrom(count(view.unknown_time_excluded, ""))
+    else:
+        message.unknown_time_excluded.CopyFrom(
+            count(None, "no event-time filter was applied, so nothing was excluded for it")
+        )
+    return message
+
+
+def basis(
+    scope: ResolvedScope, tf: TimeFilter, read_revision: int, read_at: datetime
+) -> graph_pb2.ResponseBasis:
+    return graph_pb2.ResponseBasis(
+        scope=graph_pb2.ResolvedScope(
+            requested=scope_to_proto(scope.requested),
+            resolved=scope_to_proto(scope.resolved),
+            resolution=scope.resolution,
+        ),
+        time_range=time_range(format_utc(tf.start), format_utc(tf.end)),
+        time_basis=TIME_BASIS_TO_PROTO[tf.basis],
+        read_at=format_utc(read_at),
+        read_revision=read_revision,
+    )
+
+
+def search_response(
+    page: SearchPage, query: str, tf: TimeFilter, next_cursor: str
+) -> graph_pb2.SearchResponse:
+    return graph_pb2.SearchResponse(
+        hits=[search_hit(row, query) for row in page.rows],
+        page=common_pb2.PageInfo(
+            returned_count=len(page.rows),
+            has_more=page.has_more,
+            next_cursor=next_cursor,
+            complete=not page.has_more,
+            limit_reason="page_size" if page.has_more else "",
+            total=count(page.total, "more matches than the counting limit; page through them"),
+        ),
+        coverage=coverage(page.coverage),
+        basis=basis(page.scope, tf, page.read_revision, page.read_at),
+    )

@@ -1,0 +1,86 @@
+"""Errors of the graph service.
+
+    GraphError
+    ├── InvalidInput          a malformed field (names it); also `as_of_unsupported`
+    ├── InvalidCursor         tampered, truncated or belongs to another query
+    ├── StaleCursor           the data under the cursor changed; re-run the query
+    ├── ScopeRequired         no explicit scope and no current project to default to
+    ├── ScopeMismatch         the object exists, but not in the resolved scope
+    ├── NotFound              no such object
+    ├── Unauthenticated       unknown or revoked binding credential
+    ├── NotImplementedYet     a query this build does not answer yet
+    ├── ConsistencyTimeout    no replica reached the requested consistency token in time
+    └── ReplicaUnavailable    no healthy replica to read from
+
+The store raises these (it alone translates asyncpg errors); the servicer maps each class to a
+gRPC status code in one table.
+"""
+
+from __future__ import annotations
+
+from mirrortree.rpcstatus import FieldViolation
+
+
+class GraphError(Exception):
+    """Base class; `reason` is the stable machine code sent in ErrorInfo."""
+
+    reason = "internal"
+
+    def __init__(self, message: str, metadata: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.metadata = metadata or {}
+
+
+class InvalidInput(GraphError):
+    """One or more request fields are invalid."""
+
+    reason = "invalid_argument"
+
+    def __init__(self, violations: list[FieldViolation], reason: str | None = None) -> None:
+        first = violations[0]
+        extra = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        super().__init__(f"invalid {first.field}: {first.description}{extra}")
+        self.violations = violations
+        if reason:
+            self.reason = reason
+
+    @classmethod
+    def one(cls, field: str, description: str, reason: str | None = None) -> InvalidInput:
+        return cls([FieldViolation(field, description)], reason)
+
+
+class InvalidCursor(GraphError):
+    reason = "invalid_cursor"
+
+
+class StaleCursor(GraphError):
+    reason = "stale_cursor"
+
+
+class ScopeRequired(GraphError):
+    reason = "scope_required"
+
+
+class ScopeMismatch(GraphError):
+    reason = "scope_mismatch"
+
+
+class NotFound(GraphError):
+    reason = "not_found"
+
+
+class Unauthenticated(GraphError):
+    reason = "unauthenticated"
+
+
+class NotImplementedYet(GraphError):
+    reason = "not_implemented"
+
+
+class ConsistencyTimeout(GraphError):
+    reason = "consistency_timeout"
+
+
+class ReplicaUnavailable(GraphError):
+    reason = "replica_unavailable"

@@ -1,0 +1,210 @@
+"""gRPC StoryGraph: caller and scope resolution, cursors, the store, and one error table."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import grpc
+
+from graph_service import convert
+from graph_service.cursors import CursorCodec, CursorState, fingerprint
+from graph_service.errors import (
+    ConsistencyTimeout,
+    GraphError,
+    InvalidCursor,
+    InvalidInput,
+    NotFound,
+    NotImplementedYet,
+    ReplicaUnavailable,
+    ScopeMismatch,
+    ScopeRequired,
+    StaleCursor,
+    Unauthenticated,
+)
+from graph_service.replicas import parse_lsn
+from graph_service.store import GraphStore
+from graph_service.views import Caller, ResolvedScope
+from mirrortree import rpcstatus
+from mirrortree.scopes import ScopeValue
+from mirrortree.v1 import graph_pb2, graph_pb2_grpc
+
+# grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
+Ctx: TypeAlias = Any
+
+STATUS_BY_ERROR: dict[type[GraphError], grpc.StatusCode] = {
+    InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidCursor: grpc.StatusCode.INVALID_ARGUMENT,
+    StaleCursor: grpc.StatusCode.FAILED_PRECONDITION,
+    ScopeRequired: grpc.StatusCode.FAILED_PRECONDITION,
+    ScopeMismatch: grpc.StatusCode.PERMISSION_DENIED,
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    NotImplementedYet: grpc.StatusCode.UNIMPLEMENTED,
+    ConsistencyTimeout: grpc.StatusCode.UNAVAILABLE,
+    ReplicaUnavailable: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+async def fail(context: Ctx, error: GraphError) -> Any:
+    """Abort with the status code that the error table assigns to this error class."""
+    code = STATUS_BY_ERROR.get(type(error), grpc.StatusCode.INTERNAL)
+    violations = error.violations if isinstance(error, InvalidInput) else ()
+    await rpcstatus.abort(
+        context, code, error.reason, error.message, metadata=error.metadata, violations=violations
+    )
+
+
+def bearer_token(context: Ctx) -> str | None:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise Unauthenticated("authorization metadata must be 'Bearer <binding token>'")
+            return token.strip()
+    return None
+
+
+def consistency_lsn(options: graph_pb2.ReadOptions) -> str:
+    lsn = options.min_consistency.lsn
+    if lsn:
+        try:
+            parse_lsn(lsn)
+        except ValueError as exc:
+            raise InvalidInput.one("options.min_consistency.lsn", str(exc)) from None
+    return lsn
+
+
+class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
+    """The three story-graph reads (and binding resolution) over replicas."""
+
+    def __init__(self, store: GraphStore, cursors: CursorCodec) -> None:
+        self._store = store
+        self._cursors = cursors
+
+    async def _caller(self, context: Ctx, options: graph_pb2.ReadOptions, lsn: str) -> Caller:
+        token = bearer_token(context)
+        if token is not None:
+            return await self._store.resolve_binding(token)
+        if options.session_id:
+            exists, project = await self._store.session_project(options.session_id, lsn)
+            if not exists:
+                raise NotFound(
+                    f"session {options.session_id!r} does not exist",
+                    {"resource": "session", "id": options.session_id},
+                )
+            return Caller(options.session_id, project)
+        return Caller(None, None)
+
+    @staticmethod
+    def _resolve_scope(requested: ScopeValue | None, caller: Caller) -> ResolvedScope:
+        """Explicit scope wins; else the session's current project; never a silent Global."""
+        if requested is not None:
+            return ResolvedScope(requested, requested, "explicit")
+        if caller.project_id:
+            return ResolvedScope(
+                None, ScopeValue.of_projects([caller.project_id]), "session_current_project"
+            )
+        why = (
+            "the calling session has no current project"
+            if caller.session_id
+            else "the call names no session"
+        )
+        raise ScopeRequired(
+            f"{why}; pass an explicit scope (one project, a project set, or Global)",
+            {"session_id": caller.session_id or ""},
+        )
+
+    async def Search(
+        self, request: graph_pb2.SearchRequest, context: Ctx
+    ) -> graph_pb2.SearchResponse:
+        try:
+            convert.reject_unknown_fields(request)
+            check = convert.Checker()
+            query = convert.search_query(check, request.query)
+            requested = convert.scope_from_proto(check, "scope", request.scope)
+            types = convert.object_types(check, list(request.object_types))
+            tf = convert.time_filter(check, request.time_range, request.time_basis)
+            size = convert.page_size(check, request.page_size)
+            check.done()
+            lsn = consistency_lsn(request.options)
+            filters = fingerprint(
+                query, types, tf.start, tf.end, tf.basis, requested.key if requested else None
+            )
+            state: CursorState | None = None
+            if request.cursor:
+                state = self._cursors.decode(request.cursor, "search")
+                if state.fingerprint != filters:
+                    raise InvalidCursor(
+                        "cursor belongs to a search with other filters; start a new search"
+                    )
+                # Paging keeps the first request's scope, even if the session's project moved.
+                scope = ResolvedScope(
+                    requested, ScopeValue.from_key(state.scope_key), state.resolution
+                )
+            else:
+                caller = await self._caller(context, request.options, lsn)
+                scope = self._resolve_scope(requested, caller)
+            page = await self._store.search(
+                query=query,
+                scope=scope,
+                object_types=types,
+                time_filter=tf,
+                page_size=size,
+                position=state.position if state else None,
+                expected_revision=state.read_revision if state else None,
+                min_lsn=lsn,
+            )
+            next_cursor = ""
+            if page.has_more:
+                next_cursor = self._cursors.encode(
+                    CursorState(
+                        "search",
+                        filters,
+                        scope.resolved.key,
+                        scope.resolution,
+                        page.read_revision,
+                        page.position,
+                    )
+                )
+            return convert.search_response(page, query, tf, next_cursor)
+        except GraphError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def GetContext(
+        self, request: graph_pb2.GetContextRequest, context: Ctx
+    ) -> graph_pb2.GetContextResponse:
+        try:
+            convert.reject_unknown_fields(request)
+            raise NotImplementedYet(
+                "story_graph_get_context is not implemented yet; use story_graph_search"
+            )
+        except GraphError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def ReadSource(
+        self, request: graph_pb2.ReadSourceRequest, context: Ctx
+    ) -> graph_pb2.ReadSourceResponse:
+        try:
+            convert.reject_unknown_fields(request)
+            raise NotImplementedYet(
+                "story_graph_read_source is not implemented yet; search hits carry source "
+                "entries with their saved fragments' locators"
+            )
+        except GraphError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def ResolveBinding(
+        self, request: graph_pb2.ResolveBindingRequest, context: Ctx
+    ) -> graph_pb2.ResolveBindingResponse:
+        try:
+            if not request.token:
+                raise Unauthenticated("a binding token is required")
+            caller = await self._store.resolve_binding(request.token)
+            return graph_pb2.ResolveBindingResponse(
+                binding_id=caller.binding_id or "",
+                session_id=caller.session_id or "",
+                runtime=caller.runtime or "",
+                project_id=caller.project_id or "",
+            )
+        except GraphError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]

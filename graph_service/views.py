@@ -1,0 +1,95 @@
+"""Read models of the graph service: SQL rows mapped straight to frozen dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from mirrortree.scopes import ScopeValue
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking: a binding (from its token) or a trusted caller naming a session."""
+
+    session_id: str | None
+    project_id: str | None
+    runtime: str | None = None
+    binding_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedScope:
+    requested: ScopeValue | None
+    resolved: ScopeValue
+    resolution: str  # "explicit" | "session_current_project" | "cursor"
+
+
+@dataclass(frozen=True)
+class TimeFilter:
+    start: datetime | None
+    end: datetime | None
+    basis: str  # "event_time" | "review_generated_at" | "recorded_at"
+
+    @property
+    def active(self) -> bool:
+        return self.start is not None or self.end is not None
+
+
+@dataclass(frozen=True)
+class SourceView:
+    source_reference_id: str
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SearchRow:
+    result_id: str
+    object_type: str
+    object_id: str
+    type_rank: int
+    scope_key: str
+    title: str
+    body: str
+    kind: str | None
+    object_revision: str | None
+    confirmation_state: str | None
+    event_time_start: datetime | None
+    event_time_end: datetime | None
+    event_time_precision: str | None
+    event_time_basis: str | None
+    review_generated_at: datetime
+    recorded_at: datetime
+    details: dict[str, Any]
+    score: int
+    sources: tuple[SourceView, ...] = ()
+
+
+@dataclass(frozen=True)
+class CoveredResult:
+    result_id: str
+    phase: str
+    covered_from: datetime | None
+    covered_to: datetime | None
+    review_generated_at: datetime
+    excluded_source_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CoverageView:
+    results_in_scope: int
+    processed: tuple[CoveredResult, ...]
+    unknown_time_excluded: int | None = None  # None: not applicable
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    rows: tuple[SearchRow, ...]
+    has_more: bool
+    total: int | None  # None: more than the counting cap
+    coverage: CoverageView
+    read_revision: int
+    read_at: datetime
+    scope: ResolvedScope
+    position: list[Any] = field(default_factory=list)

@@ -1,0 +1,111 @@
+"""The gRPC richer error model, both directions.
+
+Servers fail with `google.rpc.Status` carrying an `ErrorInfo` (stable machine `reason`, domain
+"mirrortree.v1", string metadata) and, for bad input, a `BadRequest` naming each field.
+Clients (the gateway, tests) read them back with `describe`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+DOMAIN = "mirrortree.v1"
+
+
+@dataclass(frozen=True)
+class FieldViolation:
+    """One bad input field: a dotted path such as `events[2].event_time.start` and why."""
+
+    field: str
+    description: str
+
+
+@dataclass(frozen=True)
+class RpcFailure:
+    """What a failed call said, decoded from the status details."""
+
+    code: grpc.StatusCode
+    message: str
+    reason: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    violations: tuple[FieldViolation, ...] = ()
+
+
+def build_status(
+    code: grpc.StatusCode,
+    reason: str,
+    message: str,
+    *,
+    metadata: Mapping[str, str] | None = None,
+    violations: Sequence[FieldViolation] = (),
+) -> grpc.Status:
+    """A grpc.Status with ErrorInfo (and BadRequest when there are field violations)."""
+    info = any_pb2.Any()
+    info.Pack(
+        error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=dict(metadata or {}))
+    )
+    details = [info]
+    if violations:
+        bad = any_pb2.Any()
+        bad.Pack(
+            error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(
+                        field=v.field, description=v.description
+                    )
+                    for v in violations
+                ]
+            )
+        )
+        details.append(bad)
+    status = status_pb2.Status(code=code.value[0], message=message, details=details)
+    return rpc_status.to_status(status)
+
+
+async def abort(
+    context: grpc.aio.ServicerContext[object, object],
+    code: grpc.StatusCode,
+    reason: str,
+    message: str,
+    *,
+    metadata: Mapping[str, str] | None = None,
+    violations: Sequence[FieldViolation] = (),
+) -> NoReturn:
+    """Abort the RPC with a rich status."""
+    await context.abort_with_status(
+        build_status(code, reason, message, metadata=metadata, violations=violations)
+    )
+    raise AssertionError("abort_with_status returned")  # pragma: no cover - it always raises
+
+
+def describe(error: grpc.RpcError) -> RpcFailure:
+    """Decode a failed call's status, ErrorInfo and BadRequest (when present)."""
+    code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+    message = error.details() if hasattr(error, "details") else str(error)
+    status = rpc_status.from_call(error)
+    reason = ""
+    metadata: dict[str, str] = {}
+    violations: list[FieldViolation] = []
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                info = error_details_pb2.ErrorInfo()
+                detail.Unpack(info)
+                reason, metadata = info.reason, dict(info.metadata)
+            elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                violations.extend(
+                    FieldViolation(v.field, v.description) for v in bad.field_violations
+                )
+    return RpcFailure(code, message or "", reason, metadata, tuple(violations))
+
+
+__all__ = ["DOMAIN", "FieldViolation", "RpcFailure", "abort", "build_status", "describe"]

@@ -1,0 +1,235 @@
+"""gRPC server plumbing shared by tree_service and graph_service.
+
+Every server gets: a request-id/logging/metrics interceptor, grpc.health.v1 health checking,
+server reflection, optional Prometheus metrics over HTTP, and graceful shutdown:
+SIGTERM/SIGINT → health NOT_SERVING → `server.stop(grace)` → the service's own cleanup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+
+from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
+
+log = logging.getLogger("mirrortree.server")
+
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class RpcMetrics:
+    """Per-RPC Prometheus metrics, in a registry owned by one server."""
+
+    registry: CollectorRegistry
+    calls: Counter
+    latency: Histogram
+
+    @classmethod
+    def create(cls, service: str) -> RpcMetrics:
+        registry = CollectorRegistry()
+        calls = Counter(
+            "mirrortree_rpc_total",
+            "RPCs served, by method and status code",
+            ["service", "method", "code"],
+            registry=registry,
+        )
+        latency = Histogram(
+            "mirrortree_rpc_duration_seconds",
+            "RPC latency, by method",
+            ["service", "method"],
+            registry=registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+        )
+        calls.labels(service, "", "OK")  # make the family visible before the first call
+        return cls(registry, calls, latency)
+
+
+def _status_of(context: grpc.aio.ServicerContext[Any, Any], error: BaseException | None) -> str:
+    if isinstance(error, asyncio.CancelledError):
+        return "CANCELLED"
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return str(code.name)
+    if error is not None:
+        return "UNKNOWN"
+    return "OK"
+
+
+class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Binds the caller's request id (or a new one), logs each RPC once and records metrics."""
+
+    def __init__(self, service: str, metrics: RpcMetrics) -> None:
+        self._service = service
+        self._metrics = metrics
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        method = details.method.rsplit("/", 1)[-1]
+        incoming = dict(details.invocation_metadata or ())
+        request_id = str(incoming.get(REQUEST_ID_HEADER) or new_request_id())
+        service, metrics = self._service, self._metrics
+
+        def observe(behavior: Callable[..., Any], streaming_response: bool) -> Callable[..., Any]:
+            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                token = request_id_var.set(request_id)
+                started = time.perf_counter()
+                error: BaseException | None = None
+                try:
+                    return await behavior(request, context)
+                except BaseException as exc:
+                    error = exc
+                    raise
+                finally:
+                    _finish(context, started, error)
+                    request_id_var.reset(token)
+
+            async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                token = request_id_var.set(request_id)
+                started = time.perf_counter()
+                error: BaseException | None = None
+                try:
+                    async for item in behavior(request, context):
+                        yield item
+                except BaseException as exc:
+                    error = exc
+                    raise
+                finally:
+                    _finish(context, started, error)
+                    request_id_var.reset(token)
+
+            return streaming if streaming_response else unary
+
+        def _finish(
+            context: grpc.aio.ServicerContext[Any, Any],
+            started: float,
+            error: BaseException | None,
+        ) -> None:
+            elapsed = time.perf_counter() - started
+            code = _status_of(context, error)
+            metrics.calls.labels(service, method, code).inc()
+            metrics.latency.labels(service, method).observe(elapsed)
+            log.info(
+                "rpc",
+                extra={"rpc": method, "code": code, "duration_ms": round(elapsed * 1000, 2)},
+            )
+
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                observe(handler.unary_unary, False),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_unary:
+            return grpc.stream_unary_rpc_method_handler(
+                observe(handler.stream_unary, False),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                observe(handler.unary_stream, True),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream:
+            return grpc.stream_stream_rpc_method_handler(
+                observe(handler.stream_stream, True),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+
+@dataclass
+class RunningServer:
+    """A started gRPC server with its health servicer and bound port."""
+
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    port: int
+    service_names: Sequence[str]
+    metrics: RpcMetrics
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Drain: report NOT_SERVING, stop accepting RPCs, give in-flight ones `grace` s."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+
+async def start_server(
+    *,
+    service: str,
+    listen: str,
+    register: Callable[[grpc.aio.Server], None],
+    service_names: Sequence[str],
+    maximum_concurrent_rpcs: int | None = None,
+) -> RunningServer:
+    """Create, register and start an aio server on `listen` ("host:port"; port 0 = any)."""
+    metrics = RpcMetrics.create(service)
+    server = grpc.aio.server(
+        interceptors=[ObservabilityInterceptor(service, metrics)],
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.so_reuseport", 0),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        ],
+        maximum_concurrent_rpcs=maximum_concurrent_rpcs,
+    )
+    register(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (
+            *service_names,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        ),
+        server,
+    )
+    port = server.add_insecure_port(listen)
+    if port == 0:
+        raise OSError(f"cannot listen on {listen}: address in use or not available")
+    await server.start()
+    for name in ("", *service_names):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return RunningServer(server, health_servicer, port, service_names, metrics)
+
+
+def serve_metrics(address: str, metrics: RpcMetrics) -> None:
+    """Expose the server's metrics at http://address/metrics (a daemon thread); "" = off."""
+    if not address:
+        return
+    host, _, port = address.rpartition(":")
+    start_http_server(int(port), addr=host or "0.0.0.0", registry=metrics.registry)
+
+
+async def wait_for_shutdown_signal() -> None:
+    """Return once SIGTERM or SIGINT arrives."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,108 @@
+"""Test harness: one real PostgreSQL primary + streaming replica per test session, real gRPC
+servers on loopback (port 0), and clients for them. Tests isolate themselves by using fresh
+project ids and trees, never by mocking."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+import pytest_asyncio
+
+from graph_service import app as graph_app
+from graph_service.config import Settings as GraphSettings
+from mirrortree import pgcluster
+from mirrortree.v1 import graph_pb2_grpc, tree_pb2, tree_pb2_grpc
+from tree_service import app as tree_app
+from tree_service.config import Settings as TreeSettings
+
+CURSOR_SECRET = b"test-cursor-secret-that-is-long-enough-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def cluster_config() -> Iterator[pgcluster.ClusterConfig]:
+    # mkdtemp under the system temp dir: its parents are traversable by the non-root
+    # PostgreSQL OS user (pytest's own tmp dirs are private to root).
+    data_dir = Path(tempfile.mkdtemp(prefix="mirrortree-test-pg-"))
+    config = pgcluster.ClusterConfig(
+        data_dir=data_dir, primary_port=free_port(), replica_port=free_port(), fast=True
+    )
+    yield config
+    pgcluster.stop(config)
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def cluster(cluster_config: pgcluster.ClusterConfig) -> pgcluster.ClusterInfo:
+    return pgcluster.start(cluster_config)
+
+
+@pytest_asyncio.fixture(scope="session")
+async def tree_service(cluster: pgcluster.ClusterInfo) -> AsyncIterator[tree_app.TreeService]:
+    service = await tree_app.start(TreeSettings(dsn=cluster.primary_dsn, listen="127.0.0.1:0"))
+    yield service
+    await service.stop()
+
+
+def graph_settings(cluster: pgcluster.ClusterInfo, **overrides: object) -> GraphSettings:
+    values: dict[str, object] = {
+        "replica_dsns": (cluster.replica_dsn,),
+        "cursor_secret": CURSOR_SECRET,
+        "listen": "127.0.0.1:0",
+        "health_interval_ms": 200,
+    }
+    values.update(overrides)
+    return GraphSettings(**values)  # type: ignore[arg-type]
+
+
+@pytest_asyncio.fixture(scope="session")
+async def graph_service(
+    cluster: pgcluster.ClusterInfo, tree_service: tree_app.TreeService
+) -> AsyncIterator[graph_app.GraphService]:
+    # Depends on tree_service so that migrations have run (and replicated) first.
+    service = await graph_app.start(graph_settings(cluster))
+    yield service
+    await service.stop()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def tree_stub(
+    tree_service: tree_app.TreeService,
+) -> AsyncIterator[tree_pb2_grpc.TreeServiceStub]:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{tree_service.port}") as channel:
+        yield tree_pb2_grpc.TreeServiceStub(channel)
+
+
+@pytest_asyncio.fixture(scope="session")
+async def graph_stub(
+    graph_service: graph_app.GraphService,
+) -> AsyncIterator[graph_pb2_grpc.StoryGraphStub]:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{graph_service.port}") as channel:
+        yield graph_pb2_grpc.StoryGraphStub(channel)
+
+
+async def create_tree(
+    stub: tree_pb2_grpc.TreeServiceStub, project_id: str = "", title: str = "A tree"
+) -> tree_pb2.CreateTreeResponse:
+    response: tree_pb2.CreateTreeResponse = await stub.CreateTree(
+        tree_pb2.CreateTreeRequest(
+            idempotency_key=unique("key"), title=title, owner="tester", project_id=project_id
+        )
+    )
+    return response

@@ -1,0 +1,88 @@
+"""Helpers to run the gateway for tests: in-memory, over Streamable HTTP, and over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import uvicorn
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from gateway.config import Settings
+from gateway.http import build_http_app
+from gateway.server import build_server
+from tests.conftest import free_port
+
+
+def settings_for(graph_port: int, token: str = "", **overrides: Any) -> Settings:
+    return Settings(graph_target=f"127.0.0.1:{graph_port}", binding_token=token, **overrides)
+
+
+@contextlib.asynccontextmanager
+async def in_memory(graph_port: int, token: str, mode: str = "auto") -> AsyncIterator[Client]:
+    server = build_server(settings_for(graph_port, token))
+    async with Client(server, mode=mode, cache=None) as client:
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def http_gateway(graph_port: int) -> AsyncIterator[str]:
+    """Serve the HTTP app on a free loopback port; yields the /mcp URL."""
+    port = free_port()
+    settings = settings_for(graph_port, listen=f"127.0.0.1:{port}")
+    config = uvicorn.Config(
+        build_http_app(settings), host="127.0.0.1", port=port, log_config=None, lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@contextlib.asynccontextmanager
+async def http_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=60)
+    )
+    async with (
+        http,
+        Client(streamable_http_client(url, http_client=http), mode=mode, cache=None) as client,
+    ):
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def stdio_gateway(graph_port: int, token: str, mode: str = "auto") -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gateway"],
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "MIRRORTREE_GATEWAY_TRANSPORT": "stdio",
+            "MIRRORTREE_GATEWAY_GRAPH_TARGET": f"127.0.0.1:{graph_port}",
+            "MIRRORTREE_BINDING_TOKEN": token,
+            "MIRRORTREE_LOG_LEVEL": "warning",
+        },
+    )
+    async with Client(params, mode=mode, cache=None) as client:
+        yield client
+
+
+def tool_error(result: Any) -> dict[str, Any]:
+    assert result.is_error, result
+    data: dict[str, Any] = json.loads(result.content[0].text)["error"]
+    return data

@@ -1,0 +1,141 @@
+"""The MCP gateway with the official SDK client: in-memory, Streamable HTTP and stdio."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import pytest
+from mcp import types
+
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from tests.conftest import create_tree, unique
+from tests.gateway.harness import http_client, http_gateway, in_memory, stdio_gateway, tool_error
+
+TOOL_NAMES = ["story_graph_search", "story_graph_get_context", "story_graph_read_source"]
+
+
+async def bound_project(tree_stub, graph_stub, title: str) -> tuple[str, str]:
+    """A session in a fresh project with one decision event; returns (token, project)."""
+    project = unique("proj")
+    session = (await create_tree(tree_stub, project_id=project)).tree
+    binding = await tree_stub.CreateBinding(
+        tree_pb2.CreateBindingRequest(
+            idempotency_key=unique("k"), session_id=session.id, runtime="OpenCode"
+        )
+    )
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project])),
+            phase="daily",
+            review_generated_at="2026-10-02T01:00:00Z",
+            events=[tree_pb2.EventInput(id="d1", kind=tree_pb2.DECISION, title=title)],
+        )
+    )
+    # Wait until the replica has the binding and the review before the gateway reads.
+    await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="x",
+            options=graph_pb2.ReadOptions(
+                min_consistency=written.consistency, session_id=session.id
+            ),
+        )
+    )
+    return binding.token, project
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_three_read_only_tools_are_listed(graph_service, mode):
+    async with in_memory(graph_service.port, "unused", mode) as client:
+        listed = await client.list_tools()
+    assert [t.name for t in listed.tools] == TOOL_NAMES
+    for tool in listed.tools:
+        assert tool.annotations is not None and tool.annotations.read_only_hint is True
+        assert "as_of" not in json.dumps(tool.input_schema)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_search_in_memory_returns_a_page_from_the_bound_project(
+    tree_stub, graph_stub, graph_service, mode
+):
+    token, project = await bound_project(tree_stub, graph_stub, "Use PostgreSQL replicas")
+    async with in_memory(graph_service.port, token, mode) as client:
+        result = await client.call_tool("story_graph_search", {"query": "postgresql"})
+    assert not result.is_error, result.content
+    data = result.structured_content
+    assert [h["ref"] for h in data["hits"]] == [{"type": "event", "id": "d1"}]
+    assert data["basis"]["scope"]["resolved"]["projects"]["project_ids"] == [project]
+    assert data["basis"]["scope"]["resolution"] == "session_current_project"
+    assert data["page"]["total"] == {"exact": "1"}  # int64 travels as a string
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    assert json.loads(text.text) == data
+
+
+async def test_as_of_is_refused_with_a_tool_error_naming_it(graph_service):
+    async with in_memory(graph_service.port, "unused") as client:
+        result = await client.call_tool("story_graph_search", {"query": "x", "as_of": "2026-01-01"})
+    error = tool_error(result)
+    assert error["code"] == "as_of_unsupported"
+    assert "as_of" in error["message"]
+
+
+async def test_arguments_that_break_the_schema_are_refused_before_any_call(graph_service):
+    async with in_memory(graph_service.port, "unused") as client:
+        result = await client.call_tool("story_graph_search", {"query": "x", "page_size": 99})
+    error = tool_error(result)
+    assert error["code"] == "invalid_argument"
+    assert error["fields"][0]["field"] == "page_size"
+
+
+async def test_graph_errors_become_tool_errors_with_the_machine_code(tree_stub, graph_service):
+    session = (await create_tree(tree_stub)).tree  # no current project
+    binding = await tree_stub.CreateBinding(
+        tree_pb2.CreateBindingRequest(
+            idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
+        )
+    )
+    async with in_memory(graph_service.port, binding.token) as client:
+        missing_scope = await client.call_tool("story_graph_search", {"query": "x"})
+        unbacked = await client.call_tool(
+            "story_graph_read_source", {"source_reference_id": "s1", "scope": {"global": True}}
+        )
+    assert tool_error(missing_scope)["code"] in {"scope_required", "unauthenticated"}
+    assert tool_error(unbacked)["code"] in {"not_implemented", "unauthenticated"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_http_requires_a_valid_binding_and_serves_the_same_results(
+    tree_stub, graph_stub, graph_service, mode
+):
+    token, _ = await bound_project(tree_stub, graph_stub, "Adopt streaming replicas")
+    async with http_gateway(graph_service.port) as url:
+        async with http_client(url, token, mode) as client:
+            listed = await client.list_tools()
+            result = await client.call_tool("story_graph_search", {"query": "streaming"})
+        assert [t.name for t in listed.tools] == TOOL_NAMES
+        assert [h["ref"]["id"] for h in result.structured_content["hits"]] == ["d1"]
+        async with httpx2.AsyncClient() as raw:
+            anonymous = await raw.post(
+                url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            )
+            wrong = await raw.post(
+                url,
+                headers={"Authorization": "Bearer mtb_wrong"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            )
+            health = await raw.get(url.removesuffix("/mcp") + "/healthz")
+    assert anonymous.status_code == 401
+    assert wrong.status_code == 401
+    assert health.status_code == 200
+
+
+async def test_stdio_serves_the_same_tools(tree_stub, graph_stub, graph_service):
+    token, _ = await bound_project(tree_stub, graph_stub, "Keep stdio working")
+    async with stdio_gateway(graph_service.port, token) as client:
+        listed = await client.list_tools()
+        result = await client.call_tool("story_graph_search", {"query": "stdio"})
+    assert [t.name for t in listed.tools] == TOOL_NAMES
+    assert [h["ref"]["id"] for h in result.structured_content["hits"]] == ["d1"]

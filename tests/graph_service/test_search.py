@@ -1,0 +1,407 @@
+"""StoryGraph.Search over data written through TreeService and read from the replica."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from graph_service import app as graph_app
+from graph_service.replicas import PrimaryNotAllowed
+from mirrortree.protoscope import global_scope, time_range
+from mirrortree.rpcstatus import describe
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from tests.conftest import create_tree, graph_settings, unique
+
+
+def project_scope(*projects: str) -> common_pb2.Scope:
+    return common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=list(projects)))
+
+
+async def record(
+    tree_stub,
+    project: str,
+    *,
+    events=(),
+    entities=(),
+    summaries=(),
+    sources=(),
+    scope: common_pb2.Scope | None = None,
+) -> tree_pb2.RecordReviewResponse:
+    response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=scope or project_scope(project),
+            phase="daily",
+            covered={"from": "2026-10-01T00:00:00Z", "to": "2026-10-02T00:00:00Z"},
+            review_generated_at="2026-10-02T01:00:00Z",
+            events=list(events),
+            entities=list(entities),
+            summaries=list(summaries),
+            source_references=list(sources),
+        )
+    )
+    return response
+
+
+def options(written: tree_pb2.RecordReviewResponse, session_id: str = "") -> graph_pb2.ReadOptions:
+    return graph_pb2.ReadOptions(min_consistency=written.consistency, session_id=session_id)
+
+
+async def test_search_finds_text_case_insensitively_with_title_hits_first(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(
+                id="e-body",
+                kind=tree_pb2.DISCUSSION,
+                title="Weekly sync",
+                description="We talked about the BUDGET overrun",
+            ),
+            tree_pb2.EventInput(
+                id="e-title",
+                kind=tree_pb2.DECISION,
+                title="Budget approved",
+                description="Finance signed off",
+            ),
+        ],
+        entities=[tree_pb2.EntityInput(id="budget", label="Budget 2027", revision="r3")],
+    )
+    response = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="budget", scope=project_scope(project), options=options(written)
+        )
+    )
+    ids = [hit.ref.id for hit in response.hits]
+    # Title/label matches (score 2) first, ties by type rank (event before entity), then body.
+    assert ids == ["e-title", "budget", "e-body"]
+    first = response.hits[0]
+    assert first.matched_fields == ["title"]
+    assert first.kind == "decision"
+    assert first.excerpt.is_excerpt
+    assert first.time.recorded_at.endswith("Z")
+    assert first.time.validity.state == common_pb2.VALIDITY_UNKNOWN
+    assert first.object_revision.WhichOneof("value") == "unknown"
+    assert response.hits[1].object_revision.known == "r3"
+    assert response.page.returned_count == 3
+    assert not response.page.has_more and response.page.complete
+    assert response.page.total.exact == 3
+    assert response.basis.scope.resolution == "explicit"
+    assert list(response.basis.scope.resolved.projects.project_ids) == [project]
+    assert response.coverage.state == graph_pb2.Coverage.PARTIAL
+    assert response.coverage.results_in_scope.exact == 1
+
+
+async def test_like_wildcards_in_the_query_are_matched_literally(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id="pct", kind=tree_pb2.CHANGE, title="Raised to 50% share"),
+            tree_pb2.EventInput(id="plain", kind=tree_pb2.CHANGE, title="Raised to 50 share"),
+        ],
+    )
+    response = await graph_stub.Search(
+        graph_pb2.SearchRequest(query="50%", scope=project_scope(project), options=options(written))
+    )
+    assert [h.ref.id for h in response.hits] == ["pct"]
+
+
+async def test_scope_defaults_to_the_sessions_current_project(tree_stub, graph_stub):
+    project = unique("proj")
+    session = (await create_tree(tree_stub, project_id=project)).tree
+    written = await record(
+        tree_stub,
+        project,
+        events=[tree_pb2.EventInput(id="e1", kind=tree_pb2.MILESTONE, title="Beta shipped")],
+    )
+    await record(
+        tree_stub,
+        unique("other"),
+        events=[tree_pb2.EventInput(id="e2", kind=tree_pb2.MILESTONE, title="Beta shipped")],
+    )
+    response = await graph_stub.Search(
+        graph_pb2.SearchRequest(query="beta", options=options(written, session.id))
+    )
+    assert [h.ref.id for h in response.hits] == ["e1"]
+    assert response.basis.scope.resolution == "session_current_project"
+    assert not response.basis.scope.requested.WhichOneof("kind")
+
+
+async def test_without_scope_or_project_the_search_asks_for_a_scope(tree_stub, graph_stub):
+    session = (await create_tree(tree_stub)).tree  # no project
+    for request_options in (graph_pb2.ReadOptions(session_id=session.id), graph_pb2.ReadOptions()):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await graph_stub.Search(graph_pb2.SearchRequest(query="x", options=request_options))
+        failure = describe(caught.value)
+        assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
+        assert failure.reason == "scope_required"
+
+
+async def test_global_is_read_only_when_asked_and_never_mixed_into_a_project(tree_stub, graph_stub):
+    project = unique("proj")
+    marker = unique("marker")
+    written = await record(
+        tree_stub,
+        project,
+        scope=global_scope(),
+        summaries=[tree_pb2.SummaryInput(id=unique("s"), title=f"Global {marker}", text="all")],
+    )
+    in_project = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query=marker, scope=project_scope(project), options=options(written)
+        )
+    )
+    assert list(in_project.hits) == []
+    assert in_project.coverage.state == graph_pb2.Coverage.UNKNOWN
+    in_global = await graph_stub.Search(
+        graph_pb2.SearchRequest(query=marker, scope=global_scope(), options=options(written))
+    )
+    assert [h.scope.WhichOneof("kind") for h in in_global.hits] == ["global"]
+
+
+async def test_paging_visits_every_hit_once_and_keeps_the_first_scope(tree_stub, graph_stub):
+    project = unique("proj")
+    session = (await create_tree(tree_stub, project_id=project)).tree
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id=f"e{i:02d}", kind=tree_pb2.DISCUSSION, title=f"Topic {i}")
+            for i in range(23)
+        ],
+    )
+    seen: list[str] = []
+    cursor = ""
+    pages = 0
+    while True:
+        response = await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="topic", page_size=5, cursor=cursor, options=options(written, session.id)
+            )
+        )
+        pages += 1
+        seen.extend(h.ref.id for h in response.hits)
+        assert response.page.total.exact == 23
+        if not response.page.has_more:
+            assert response.page.next_cursor == "" and response.page.complete
+            break
+        assert response.page.limit_reason == "page_size"
+        cursor = response.page.next_cursor
+    assert pages == 5
+    assert seen == sorted(f"e{i:02d}" for i in range(23))
+
+
+async def test_a_cursor_goes_stale_when_the_scope_gets_a_new_result(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id=f"e{i}", kind=tree_pb2.CHANGE, title="Moved") for i in range(3)
+        ],
+    )
+    first = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="moved", page_size=1, scope=project_scope(project), options=options(written)
+        )
+    )
+    newer = await record(
+        tree_stub,
+        project,
+        events=[tree_pb2.EventInput(id="late", kind=tree_pb2.CHANGE, title="Moved")],
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="moved",
+                page_size=1,
+                scope=project_scope(project),
+                cursor=first.page.next_cursor,
+                options=options(newer),
+            )
+        )
+    assert describe(caught.value).reason == "stale_cursor"
+
+
+async def test_a_tampered_or_foreign_cursor_is_rejected(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id=f"e{i}", kind=tree_pb2.CHANGE, title="Moved") for i in range(3)
+        ],
+    )
+    first = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="moved", page_size=1, scope=project_scope(project), options=options(written)
+        )
+    )
+    body, _, signature = first.page.next_cursor.partition(".")
+    tampered = body[:-2] + ("A" if body[-2] != "A" else "B") + body[-1] + "." + signature
+    for cursor, query in ((tampered, "moved"), (first.page.next_cursor, "other filters")):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await graph_stub.Search(
+                graph_pb2.SearchRequest(
+                    query=query, page_size=1, scope=project_scope(project), cursor=cursor
+                )
+            )
+        failure = describe(caught.value)
+        assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert failure.reason == "invalid_cursor"
+
+
+async def test_time_filters_use_the_chosen_basis_and_count_unknown_times(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(
+                id="in",
+                kind=tree_pb2.CHANGE,
+                title="Launch moved",
+                event_time=common_pb2.EventTime(start="2026-09-30T22:00:00-04:00"),
+            ),
+            tree_pb2.EventInput(
+                id="span",
+                kind=tree_pb2.CHANGE,
+                title="Launch window",
+                event_time=common_pb2.EventTime(
+                    start="2026-09-01T00:00:00Z", end="2026-12-01T00:00:00Z"
+                ),
+            ),
+            tree_pb2.EventInput(
+                id="out",
+                kind=tree_pb2.CHANGE,
+                title="Launch idea",
+                event_time=common_pb2.EventTime(start="2025-01-01T00:00:00Z"),
+            ),
+            tree_pb2.EventInput(id="unknown", kind=tree_pb2.CHANGE, title="Launch rumour"),
+        ],
+    )
+    response = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="launch",
+            scope=project_scope(project),
+            options=options(written),
+            time_range=time_range("2026-10-01T00:00:00Z", "2026-10-31T23:59:59Z"),
+        )
+    )
+    # 22:00 at -04:00 is 02:00Z on Oct 1: inside. The span intersects. Unknown never matches.
+    assert sorted(h.ref.id for h in response.hits) == ["in", "span"]
+    assert response.coverage.unknown_time_excluded.exact == 1
+    assert response.basis.time_basis == common_pb2.EVENT_TIME
+    assert getattr(response.basis.time_range, "from") == "2026-10-01T00:00:00Z"
+    by_review = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="launch",
+            scope=project_scope(project),
+            options=options(written),
+            time_basis=common_pb2.REVIEW_GENERATED_AT,
+            time_range=time_range("2026-10-02T00:00:00Z"),
+        )
+    )
+    assert by_review.page.returned_count == 4
+    assert by_review.coverage.unknown_time_excluded.WhichOneof("value") == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "x" * 501}, "query"),
+        ({"query": "x", "page_size": 51}, "page_size"),
+        ({"query": "x", "time_range": {"from": "2026-10-01T00:00:00"}}, "time_range.from"),
+        (
+            {
+                "query": "x",
+                "time_range": {"from": "2026-10-02T00:00:00Z", "to": "2026-10-01T00:00:00Z"},
+            },
+            "time_range.to",
+        ),
+        ({"query": "x", "object_types": [42]}, "object_types[0]"),
+        ({"query": "x", "scope": {"projects": {"project_ids": []}}}, "scope.projects"),
+    ],
+)
+async def test_bad_search_input_is_refused_naming_the_field(graph_stub, request_fields, field):
+    request = graph_pb2.SearchRequest(**request_fields)
+    if not request.HasField("scope"):
+        request.scope.projects.project_ids.append("p")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(request)
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert field in [v.field for v in failure.violations]
+
+
+async def test_as_of_is_refused_explicitly(graph_stub):
+    request = graph_pb2.SearchRequest(query="x", scope=project_scope("p"))
+    # Field 100 is reserved for as_of; a client built from an older or forged schema sends it.
+    raw = request.SerializeToString() + bytes([0xA2, 0x06, 0x04]) + b"2026"
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(graph_pb2.SearchRequest.FromString(raw))
+    failure = describe(caught.value)
+    assert failure.reason == "as_of_unsupported"
+    assert failure.violations[0].field == "as_of"
+
+
+async def test_a_read_waits_for_the_replica_to_replay_the_write(tree_stub, graph_stub):
+    project = unique("proj")
+    for i in range(5):
+        written = await record(
+            tree_stub,
+            project,
+            events=[tree_pb2.EventInput(id=f"e{i}", kind=tree_pb2.CHANGE, title=f"Step {i}")],
+        )
+        response = await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query=f"step {i}", scope=project_scope(project), options=options(written)
+            )
+        )
+        assert [h.ref.id for h in response.hits] == [f"e{i}"]
+
+
+async def test_an_unreachable_consistency_token_times_out_clearly(graph_stub):
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="x",
+                scope=project_scope("p"),
+                options=graph_pb2.ReadOptions(
+                    min_consistency=common_pb2.ConsistencyToken(lsn="FF/FFFFFFFF")
+                ),
+            ),
+            timeout=10,
+        )
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.UNAVAILABLE
+    assert failure.reason == "consistency_timeout"
+
+
+async def test_an_unknown_binding_token_is_unauthenticated(graph_stub):
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(
+            graph_pb2.SearchRequest(query="x", scope=project_scope("p")),
+            metadata=[("authorization", "Bearer mtb_nope")],
+        )
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_the_two_unbacked_queries_say_so(graph_stub):
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(graph_pb2.GetContextRequest())
+    assert describe(caught.value).reason == "not_implemented"
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(graph_pb2.ReadSourceRequest())
+    assert describe(caught.value).reason == "not_implemented"
+
+
+async def test_graph_service_refuses_to_start_on_a_primary(cluster, tree_service):
+    settings = graph_settings(cluster, replica_dsns=(cluster.primary_dsn,))
+    with pytest.raises(PrimaryNotAllowed):
+        await graph_app.start(settings)

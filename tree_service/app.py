@@ -1,0 +1,70 @@
+"""Composition of the tree service: pool, migrations, servicer, gRPC server."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import asyncpg
+
+from mirrortree.server import RunningServer, serve_metrics, start_server
+from mirrortree.v1 import tree_pb2, tree_pb2_grpc
+from tree_service.config import Settings
+from tree_service.migrate import migrate
+from tree_service.servicer import TreeServicer
+from tree_service.store import TreeStore
+
+log = logging.getLogger("tree_service")
+SERVICE_NAME = tree_pb2.DESCRIPTOR.services_by_name["TreeService"].full_name
+
+
+@dataclass
+class TreeService:
+    """A running tree service; `stop()` drains RPCs, then closes the pool."""
+
+    rpc: RunningServer
+    store: TreeStore
+    grace_s: float
+
+    @property
+    def port(self) -> int:
+        return self.rpc.port
+
+    async def stop(self) -> None:
+        await self.rpc.stop(self.grace_s)
+        await self.store.close()
+
+
+async def run_migrations(dsn: str) -> list[int]:
+    """Apply pending migrations on the primary (safe to run from several instances)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        return await migrate(conn)
+    finally:
+        await conn.close()
+
+
+async def start(settings: Settings) -> TreeService:
+    """Migrate (if configured), connect and start serving."""
+    if settings.migrate:
+        applied = await run_migrations(settings.dsn)
+        log.info("migrations checked", extra={"applied": applied})
+    store = await TreeStore.connect(settings.dsn, settings.pool_min, settings.pool_max)
+    try:
+        if await store.is_replica():
+            raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
+        servicer = TreeServicer(store)
+        rpc = await start_server(
+            service="tree_service",
+            listen=settings.listen,
+            register=lambda server: tree_pb2_grpc.add_TreeServiceServicer_to_server(
+                servicer, server
+            ),
+            service_names=[SERVICE_NAME],
+        )
+    except BaseException:
+        await store.close()
+        raise
+    serve_metrics(settings.metrics, rpc.metrics)
+    log.info("tree_service serving", extra={"port": rpc.port})
+    return TreeService(rpc, store, settings.shutdown_grace_s)

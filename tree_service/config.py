@@ -1,0 +1,34 @@
+"""Settings of the tree service, read once from the environment (fails fast when invalid)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from mirrortree.envconfig import env_bool, env_int
+
+
+@dataclass(frozen=True)
+class Settings:
+    dsn: str
+    listen: str = "127.0.0.1:50051"
+    migrate: bool = True
+    metrics: str = ""
+    log_level: str = "info"
+    pool_min: int = 2
+    pool_max: int = 20
+    shutdown_grace_s: float = 5.0
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        dsn = os.environ.get("MIRRORTREE_TREE_DSN", "")
+        if not dsn:
+            raise ValueError("MIRRORTREE_TREE_DSN is required (a DSN of the PostgreSQL primary)")
+        return cls(
+            dsn=dsn,
+            listen=os.environ.get("MIRRORTREE_TREE_LISTEN", "127.0.0.1:50051"),
+            migrate=env_bool("MIRRORTREE_TREE_MIGRATE", True),
+            metrics=os.environ.get("MIRRORTREE_TREE_METRICS", ""),
+            log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
+            pool_max=env_int("MIRRORTREE_TREE_POOL_MAX", 20, 1, 500),
+        )
