@@ -164,39 +164,43 @@ def object_types(check: Checker, values: list[int]) -> list[str]:
 # ---- read models → responses ------------------------------------------------------------
 
 
+def public_fields(object_type: str) -> tuple[str, str]:
+    """The names a caller knows for an object's stored title and body columns."""
+    title = {"entity": "label"}.get(object_type, "title")
+    body = {"summary": "text", "source_reference": "fragment"}.get(object_type, "description")
+    return title, body
+
+
 def excerpt(row: SearchRow, query: str) -> graph_pb2.Excerpt:
-    """A window around the first match, in the field that matched best (title over body)."""
-    for field, text in (("body", row.body), ("title", row.title)):
-        if field == "body" and not row.body:
-            continue
-        match = re.search(re.escape(query), text, re.IGNORECASE)
-        if match or field == "title":
-            at = match.start() if match else 0
-            start = max(0, at - EXCERPT_BEFORE)
-            end = min(len(text), start + EXCERPT_LENGTH)
-            return graph_pb2.Excerpt(
-                text=text[start:end],
-                field=field,
-                start=start,
-                end=end,
-                field_length=len(text),
-                is_excerpt=True,
-            )
-    return graph_pb2.Excerpt(is_excerpt=True)  # pragma: no cover - title branch always returns
+    """A window around the first match: in the longer text when it matches (more context),
+    else in the title; offsets are code points within that field."""
+    title_name, body_name = public_fields(row.object_type)
+    needle = re.compile(re.escape(query), re.IGNORECASE)
+    match = needle.search(row.body) if row.body else None
+    name, text = (body_name, row.body) if match else (title_name, row.title)
+    if not match:
+        match = needle.search(row.title)
+    at = match.start() if match else 0
+    start = max(0, at - EXCERPT_BEFORE)
+    end = min(len(text), start + EXCERPT_LENGTH)
+    return graph_pb2.Excerpt(
+        text=text[start:end],
+        field=name,
+        start=start,
+        end=end,
+        field_length=len(text),
+        is_excerpt=True,
+    )
 
 
 def matched_fields(row: SearchRow, query: str) -> list[str]:
     needle = re.compile(re.escape(query), re.IGNORECASE)
-    title_field = {"entity": "label", "summary": "title"}.get(row.object_type, "title")
-    body_field = {
-        "summary": "text",
-        "source_reference": "fragment",
-    }.get(row.object_type, "description")
+    title_name, body_name = public_fields(row.object_type)
     fields = []
     if needle.search(row.title):
-        fields.append(title_field)
+        fields.append(title_name)
     if needle.search(row.body):
-        fields.append(body_field)
+        fields.append(body_name)
     return fields
 
 
@@ -303,12 +307,9 @@ def coverage(view: CoverageView) -> graph_pb2.Coverage:
     )
     if not view.results_in_scope:
         message.gaps.append("no review result exists in this scope; nothing is known to be covered")
-    if view.unknown_time_excluded is not None:
-        message.unknown_time_excluded.CopyFrom(count(view.unknown_time_excluded, ""))
-    else:
-        message.unknown_time_excluded.CopyFrom(
-            count(None, "no event-time filter was applied, so nothing was excluded for it")
-        )
+    # Only an event-time filter can exclude objects for an unknown time (review and record
+    # times are always known), so without one the exact count is zero.
+    message.unknown_time_excluded.CopyFrom(count(view.unknown_time_excluded or 0, ""))
     return message
 
 

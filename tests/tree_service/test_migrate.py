@@ -1,0 +1,73 @@
+"""Migrations: numbered, applied once, safe when instances start together, primary only."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+import pytest_asyncio
+
+from tree_service.migrate import MigrationError, migrate, shipped_migrations
+
+
+@pytest_asyncio.fixture
+async def empty_database(cluster) -> AsyncIterator[str]:
+    name = f"migrate_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        yield cluster.primary_dsn.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+def test_shipped_migrations_are_numbered_without_gaps():
+    versions = [m.version for m in shipped_migrations()]
+    assert versions == list(range(1, len(versions) + 1))
+
+
+async def test_applying_twice_applies_each_migration_once(empty_database):
+    conn = await asyncpg.connect(empty_database)
+    try:
+        first = await migrate(conn)
+        second = await migrate(conn)
+        applied = await conn.fetchval("SELECT count(*) FROM schema_migrations")
+    finally:
+        await conn.close()
+    assert first == [m.version for m in shipped_migrations()]
+    assert second == []
+    assert applied == len(first)
+
+
+async def test_two_instances_migrating_at_once_serialize_on_the_lock(empty_database):
+    conns = [await asyncpg.connect(empty_database) for _ in range(2)]
+    try:
+        results = await asyncio.gather(*(migrate(c) for c in conns))
+    finally:
+        for conn in conns:
+            await conn.close()
+    assert sorted(results, key=len) == [[], [m.version for m in shipped_migrations()]]
+
+
+async def test_an_applied_migration_that_changed_is_refused(empty_database):
+    conn = await asyncpg.connect(empty_database)
+    try:
+        await migrate(conn)
+        await conn.execute("UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1")
+        with pytest.raises(MigrationError, match="edited after it was applied"):
+            await migrate(conn)
+    finally:
+        await conn.close()
+
+
+async def test_migrations_refuse_to_run_on_a_replica(cluster, tree_service):
+    conn = await asyncpg.connect(cluster.replica_dsn)
+    try:
+        with pytest.raises(MigrationError, match="primary only"):
+            await migrate(conn)
+    finally:
+        await conn.close()
