@@ -42,4 +42,4 @@ bench: $(STAMP)
 	$(PY) -m bench.run
 
 clean-data: stack-stop
-	rm -rf .data
+	rm -rf "$$($(PY) -c 'from mirrortree.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"

@@ -19,12 +19,14 @@ import argparse
 import contextlib
 import errno
 import fcntl
+import hashlib
 import logging
 import os
 import pwd
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -99,7 +101,7 @@ class ClusterConfig:
     def from_env(cls) -> ClusterConfig:
         """Build a config from MIRRORTREE_DATA_DIR and the MIRRORTREE_PG_*_PORT variables."""
         raw_dir = os.environ.get(ENV_DATA_DIR, "").strip()
-        data_dir = Path(raw_dir).expanduser() if raw_dir else _REPO_ROOT / ".data"
+        data_dir = Path(raw_dir).expanduser() if raw_dir else default_data_dir()
         primary_port = _port_from_env(ENV_PRIMARY_PORT, cls.primary_port)
         replica_port = _port_from_env(ENV_REPLICA_PORT, cls.replica_port)
         if primary_port == replica_port:
@@ -108,6 +110,25 @@ class ClusterConfig:
                 "the primary and the replica need different ports"
             )
         return cls(data_dir=data_dir, primary_port=primary_port, replica_port=replica_port)
+
+
+def default_data_dir() -> Path:
+    """`<repo>/.data`, unless root runs us from a folder other users cannot traverse.
+
+    PostgreSQL runs as a non-root OS user when started by root; if the project sits under a
+    private folder (e.g. /root), that user could never reach `<repo>/.data`. Then the data goes
+    to a per-project folder under /var/tmp instead of failing.
+    """
+    preferred = _REPO_ROOT / ".data"
+    if os.geteuid() != 0:
+        return preferred
+    blocked = any(
+        not (parent.stat().st_mode & stat.S_IXOTH) for parent in (_REPO_ROOT, *_REPO_ROOT.parents)
+    )
+    if not blocked:
+        return preferred
+    digest = hashlib.sha256(str(_REPO_ROOT).encode()).hexdigest()[:12]
+    return Path("/var/tmp") / f"mirrortree-{digest}"
 
 
 @dataclass(frozen=True)
