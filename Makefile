@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck protos check-protos venv clean-data stack-stop bench
+.PHONY: run test test-clients lint typecheck protos check-protos venv clean-data stack-stop bench
 
 venv: $(STAMP)
 
@@ -29,8 +29,18 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-test: $(STAMP) check-protos lint typecheck
+test: $(STAMP) check-protos lint typecheck test-clients
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+# The MCP Inspector CLI is the suite's second real MCP client; without npm its tests skip.
+test-clients: node_modules/.installed
+
+node_modules/.installed: package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+		echo "npm not found: the MCP Inspector tests will be skipped"; \
+	fi
 
 run: $(STAMP) check-protos
 	$(PY) -m mirrortree.launcher

@@ -1,0 +1,52 @@
+"""A cancelled tool call cancels the gRPC call and leaves the gateway serving the next one."""
+
+from __future__ import annotations
+
+import anyio
+import asyncpg
+import pytest
+
+from tests.gateway.harness import in_memory, stdio_gateway
+from tests.gateway.test_tools import bound_project
+
+
+async def block_replica_reads(primary_dsn: str) -> asyncpg.Connection:
+    """Hold an ACCESS EXCLUSIVE lock on graph_objects on the primary.
+
+    Hot standbys replay that lock, so replica queries on the table wait until it is released:
+    a real, slow read without any fake server.
+    """
+    holder = await asyncpg.connect(primary_dsn)
+    await holder.execute("BEGIN; LOCK TABLE graph_objects IN ACCESS EXCLUSIVE MODE")
+    # A committed write from another session flushes WAL, shipping the lock record.
+    other = await asyncpg.connect(primary_dsn)
+    try:
+        await other.execute("CREATE TEMP TABLE nudge (x int)")  # catalog rows are WAL-logged
+    finally:
+        await other.close()
+    return holder
+
+
+@pytest.mark.parametrize("transport", ["in_memory", "stdio"])
+async def test_a_cancelled_call_leaves_the_gateway_serving(
+    cluster, tree_stub, graph_stub, graph_service, transport
+):
+    token, _ = await bound_project(tree_stub, graph_stub, "Cancellation survives")
+    connect = in_memory if transport == "in_memory" else stdio_gateway
+    metrics = graph_service.rpc.metrics.registry
+    labels = {"service": "graph_service", "method": "Search", "code": "CANCELLED"}
+    cancelled_before = metrics.get_sample_value("mirrortree_rpc_total", labels) or 0
+    async with connect(graph_service.port, token) as client:
+        holder = await block_replica_reads(cluster.primary_dsn)
+        try:
+            with anyio.move_on_after(1.0) as scope:
+                await client.call_tool("story_graph_search", {"query": "survives"})
+            assert scope.cancelled_caught, "the search should have been blocked by the lock"
+        finally:
+            await holder.execute("ROLLBACK")
+            await holder.close()
+        result = await client.call_tool("story_graph_search", {"query": "survives"})
+    assert not result.is_error, result.content
+    assert [h["ref"]["id"] for h in result.structured_content["hits"]] == ["d1"]
+    # The gRPC call itself was cancelled (and with it the replica query), not left running.
+    assert (metrics.get_sample_value("mirrortree_rpc_total", labels) or 0) == cancelled_before + 1

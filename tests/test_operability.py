@@ -1,0 +1,69 @@
+"""Health checking, reflection, metrics and request ids carried from gateway to services."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+
+import grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from mirrortree import logs
+from mirrortree.healthcheck import check
+from mirrortree.protoscope import project_scope
+from mirrortree.v1 import graph_pb2
+from tests.conftest import unique
+from tests.gateway.harness import in_memory
+
+
+async def test_both_services_report_serving(tree_service, graph_service):
+    for port, name in (
+        (tree_service.port, "mirrortree.v1.TreeService"),
+        (graph_service.port, "mirrortree.v1.StoryGraph"),
+    ):
+        status = await asyncio.to_thread(check, f"127.0.0.1:{port}", name)
+        assert status == "SERVING"
+
+
+async def test_reflection_lists_the_services(tree_service, graph_service):
+    for port, name in (
+        (tree_service.port, "mirrortree.v1.TreeService"),
+        (graph_service.port, "mirrortree.v1.StoryGraph"),
+    ):
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            responses = stub.ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+            )
+            services = [s.name async for r in responses for s in r.list_services_response.service]
+        assert name in services
+        assert "grpc.health.v1.Health" in services
+
+
+async def test_each_rpc_is_counted_by_method_and_code(graph_service, graph_stub):
+    await graph_stub.Search(graph_pb2.SearchRequest(query="metrics", scope=project_scope(["p"])))
+    value = graph_service.rpc.metrics.registry.get_sample_value(
+        "mirrortree_rpc_total",
+        {"service": "graph_service", "method": "Search", "code": "OK"},
+    )
+    assert value is not None and value >= 1
+
+
+async def test_the_gateways_request_id_reaches_the_graph_service_logs(graph_service):
+    buffer = io.StringIO()
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    logs.configure("info", buffer)
+    try:
+        async with in_memory(graph_service.port, "mtb_unknown") as client:
+            await client.call_tool("story_graph_search", {"query": unique("q")})
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    lines = [json.loads(line) for line in buffer.getvalue().splitlines()]
+    tool_call = next(line for line in lines if line["message"] == "tool call")
+    rpc = next(line for line in lines if line["message"] == "rpc" and line["rpc"] == "Search")
+    assert tool_call["request_id"] and rpc["request_id"] == tool_call["request_id"]
+    assert rpc["code"] == "UNAUTHENTICATED"
