@@ -9,12 +9,20 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from graph_service.errors import InvalidInput
-from graph_service.views import CoverageView, ResolvedScope, SearchPage, SearchRow, TimeFilter
+from graph_service.views import (
+    COUNT_CAP,
+    CoverageView,
+    ResolvedScope,
+    SearchPage,
+    SearchRow,
+    TimeFilter,
+)
 from mirrortree.protoscope import scope_to_proto, time_range
 from mirrortree.rpcstatus import FieldViolation
-from mirrortree.scopes import ScopeError, ScopeValue
-from mirrortree.timefmt import format_utc, parse_aware
+from mirrortree.scopes import ScopeValue
+from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, graph_pb2
+from mirrortree.validation import FieldChecker
 
 MAX_QUERY = 500
 DEFAULT_PAGE = 10
@@ -82,44 +90,11 @@ def reject_unknown_fields(request: Message) -> None:
         )
 
 
-class Checker:
-    """Collects field violations; `done()` raises InvalidInput if there were any."""
+class Checker(FieldChecker):
+    """Field checks of the graph service; fails with InvalidInput."""
 
-    def __init__(self) -> None:
-        self.violations: list[FieldViolation] = []
-
-    def fail(self, field: str, description: str) -> None:
-        self.violations.append(FieldViolation(field, description))
-
-    def time(self, field: str, value: str) -> datetime | None:
-        if not value:
-            return None
-        try:
-            return parse_aware(value)
-        except ValueError as exc:
-            message = str(exc) if "zone" in str(exc) else f"{value!r} is not ISO 8601 / RFC 3339"
-            self.fail(field, message)
-            return None
-
-    def done(self) -> None:
-        if self.violations:
-            raise InvalidInput(self.violations)
-
-
-def scope_from_proto(check: Checker, field: str, scope: common_pb2.Scope) -> ScopeValue | None:
-    """None when the caller left the scope empty (= default)."""
-    which = scope.WhichOneof("kind")
-    if which is None:
-        return None
-    if which == "global":
-        if not getattr(scope, "global"):
-            check.fail(f"{field}.global", "must be true when set")
-        return ScopeValue.global_scope()
-    try:
-        return ScopeValue.of_projects(list(scope.projects.project_ids))
-    except ScopeError as exc:
-        check.fail(f"{field}.projects", str(exc))
-        return None
+    def error(self, violations: list[FieldViolation]) -> Exception:
+        return InvalidInput(violations)
 
 
 def time_filter(check: Checker, value: common_pb2.TimeRange, basis: int) -> TimeFilter:
@@ -139,13 +114,7 @@ def page_size(check: Checker, value: int) -> int:
 
 
 def search_query(check: Checker, value: str) -> str:
-    if not value.strip():
-        check.fail("query", "must not be empty")
-    elif len(value) > MAX_QUERY:
-        check.fail("query", f"is {len(value)} characters long; the limit is {MAX_QUERY}")
-    elif "\x00" in value:
-        check.fail("query", "contains a NUL character")
-    return value
+    return check.text("query", value, MAX_QUERY)
 
 
 def object_types(check: Checker, values: list[int]) -> list[str]:
@@ -340,7 +309,10 @@ def search_response(
             next_cursor=next_cursor,
             complete=not page.has_more,
             limit_reason="page_size" if page.has_more else "",
-            total=count(page.total, "more matches than the counting limit; page through them"),
+            total=count(
+                page.total,
+                f"more than {COUNT_CAP:,} matches; page through them or narrow the query",
+            ),
         ),
         coverage=coverage(page.coverage),
         basis=basis(page.scope, tf, page.read_revision, page.read_at),

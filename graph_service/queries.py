@@ -35,69 +35,85 @@ LIMIT $2
 
 RESULT_COUNT = "SELECT count(*) FROM review_results WHERE scope_key = $1"
 
-# Search: filters first, then relevance (title/label/summary title 2, body 1), then type rank,
-# stable id and result id. $1 scope key, $2 types, $3 ILIKE pattern, $4/$5 time range on the
-# chosen basis ($6: 'event_time' | 'review_generated_at' | 'recorded_at'), then the keyset
-# position $7..$10 (score, rank, id, result id; NULL score = first page) and $11 the limit.
-_SEARCH_MATCHED = """
-WITH matched AS (
-    SELECT o.*,
-           (CASE WHEN o.title ILIKE $3 THEN 2 ELSE 0 END
-            + CASE WHEN o.body ILIKE $3 THEN 1 ELSE 0 END) AS score
-    FROM graph_objects o
+# Search ranks matches in three relevance tiers: the text is in both the title (title, entity
+# label, summary title) and the body (3), in the title only (2), in the body only (1). Within a
+# tier the order is type rank, stable id, result id — exactly the order of the index
+# graph_objects_scope_order — so a common term is answered by walking that index and stopping
+# after one page, and a rare one by the trigram indexes plus a small sort. Each tier is its
+# own statement; the planner picks per call (graph_service forces custom plans for this).
+#
+# Parameters: $1 scope key, $2 object types, $3 ILIKE pattern, $4/$5 the time range on the
+# chosen basis $6 ('event_time' | 'review_generated_at' | 'recorded_at'), $7..$9 the keyset
+# position inside the tier (type rank, object id, result id; NULL = from the start), $10 limit.
+_TIME_FILTER = """
+    (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
+     OR (CASE $6::text
+          WHEN 'event_time' THEN
+              o.event_time_start IS NOT NULL
+              AND ($5::timestamptz IS NULL OR o.event_time_start <= $5)
+              AND ($4::timestamptz IS NULL
+                   OR coalesce(o.event_time_end, o.event_time_start) >= $4)
+          WHEN 'review_generated_at' THEN
+              ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
+              AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
+          ELSE
+              ($4::timestamptz IS NULL OR o.recorded_at >= $4)
+              AND ($5::timestamptz IS NULL OR o.recorded_at <= $5)
+        END))
+"""
+
+_SEARCH_TIER = """
+SELECT o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body,
+       o.kind, o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
+       o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at,
+       o.details
+FROM graph_objects o
+WHERE o.scope_key = $1
+  AND o.object_type = any($2::text[])
+  AND {match}
+  AND {time_filter}
+  AND ($7::smallint IS NULL
+       OR (o.type_rank, o.object_id, o.result_id) > ($7::smallint, $8::text, $9::text))
+ORDER BY o.type_rank, o.object_id, o.result_id
+LIMIT $10
+"""
+
+SEARCH_TIERS: dict[int, str] = {
+    3: _SEARCH_TIER.replace("{match}", "o.title ILIKE $3 AND o.body ILIKE $3"),
+    2: _SEARCH_TIER.replace("{match}", "o.title ILIKE $3 AND o.body NOT ILIKE $3"),
+    1: _SEARCH_TIER.replace("{match}", "o.body ILIKE $3 AND o.title NOT ILIKE $3"),
+}
+SEARCH_TIERS = {
+    score: sql.replace("{time_filter}", _TIME_FILTER) for score, sql in SEARCH_TIERS.items()
+}
+
+# Totals are counted up to a cap ($7); beyond it the total is reported as unknown, not guessed.
+SEARCH_TOTAL = (
+    """
+SELECT count(*) FROM (
+    SELECT 1 FROM graph_objects o
     WHERE o.scope_key = $1
       AND o.object_type = any($2::text[])
       AND (o.title ILIKE $3 OR o.body ILIKE $3)
-)
-"""
-
-_TIME_FILTER = """
-    ($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
-    OR (CASE $6
-          WHEN 'event_time' THEN
-              event_time_start IS NOT NULL
-              AND ($5::timestamptz IS NULL OR event_time_start <= $5)
-              AND ($4::timestamptz IS NULL OR coalesce(event_time_end, event_time_start) >= $4)
-          WHEN 'review_generated_at' THEN
-              ($4::timestamptz IS NULL OR review_generated_at >= $4)
-              AND ($5::timestamptz IS NULL OR review_generated_at <= $5)
-          ELSE
-              ($4::timestamptz IS NULL OR recorded_at >= $4)
-              AND ($5::timestamptz IS NULL OR recorded_at <= $5)
-        END)
-"""
-
-SEARCH_PAGE = (
-    _SEARCH_MATCHED
-    + """
-SELECT result_id, object_type, object_id, type_rank, scope_key, title, body, kind,
-       object_revision, confirmation_state, event_time_start, event_time_end,
-       event_time_precision, event_time_basis, review_generated_at, recorded_at, details, score
-FROM matched
-WHERE ("""
+      AND """
     + _TIME_FILTER
-    + """)
-  AND ($7::int IS NULL
-       OR score < $7
-       OR (score = $7 AND (type_rank, object_id, result_id) > ($8::smallint, $9::text, $10::text)))
-ORDER BY score DESC, type_rank, object_id, result_id
-LIMIT $11
+    + """
+    LIMIT $7
+) capped
 """
 )
 
-# Totals are counted up to a cap; beyond it the total is reported as unknown, not guessed.
-SEARCH_COUNTS = (
-    _SEARCH_MATCHED
-    + """
-SELECT
-    (SELECT count(*) FROM (SELECT 1 FROM matched WHERE ("""
-    + _TIME_FILTER
-    + """) LIMIT $7) capped) AS total,
-    (SELECT count(*) FROM (SELECT 1 FROM matched
-        WHERE $6 = 'event_time' AND ($4::timestamptz IS NOT NULL OR $5::timestamptz IS NOT NULL)
-          AND event_time_start IS NULL LIMIT $7) capped) AS unknown_time
+# Matches left out by an event-time filter because their event time is unknown (capped).
+SEARCH_UNKNOWN_TIME = """
+SELECT count(*) FROM (
+    SELECT 1 FROM graph_objects o
+    WHERE o.scope_key = $1
+      AND o.object_type = any($2::text[])
+      AND (o.title ILIKE $3 OR o.body ILIKE $3)
+      AND o.event_time_start IS NULL
+    LIMIT $4
+) capped
 """
-)
 
 SOURCES_OF = """
 SELECT result_id, object_id, details

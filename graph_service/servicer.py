@@ -121,7 +121,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
             convert.reject_unknown_fields(request)
             check = convert.Checker()
             query = convert.search_query(check, request.query)
-            requested = convert.scope_from_proto(check, "scope", request.scope)
+            requested = check.scope("scope", request.scope, required=False)
             types = convert.object_types(check, list(request.object_types))
             tf = convert.time_filter(check, request.time_range, request.time_basis)
             size = convert.page_size(check, request.page_size)

@@ -17,6 +17,7 @@ from graph_service import queries
 from graph_service.errors import StaleCursor, Unauthenticated
 from graph_service.replicas import ReplicaRouter
 from graph_service.views import (
+    COUNT_CAP,
     Caller,
     CoverageView,
     CoveredResult,
@@ -27,7 +28,6 @@ from graph_service.views import (
     TimeFilter,
 )
 
-COUNT_CAP = 10_000
 COVERAGE_LIMIT = 20
 
 
@@ -94,39 +94,41 @@ class GraphStore:
                         "run the search again from the first page",
                         {"cursor_revision": str(expected_revision), "current": str(revision)},
                     )
-                after = position or [None, None, None, None]
-                rows = await conn.fetch(
-                    queries.SEARCH_PAGE,
-                    scope_key,
-                    object_types,
-                    pattern,
-                    *time_args,
-                    *after,
-                    page_size + 1,
+                rows = await self._search_tiers(
+                    conn, (scope_key, object_types, pattern, *time_args), position, page_size + 1
                 )
-                counts = await conn.fetchrow(
-                    queries.SEARCH_COUNTS,
+                total = await conn.fetchval(
+                    queries.SEARCH_TOTAL,
                     scope_key,
                     object_types,
                     pattern,
                     *time_args,
                     COUNT_CAP + 1,
                 )
+                unknown_time = None
+                if time_filter.active and time_filter.basis == "event_time":
+                    unknown_time = await conn.fetchval(
+                        queries.SEARCH_UNKNOWN_TIME,
+                        scope_key,
+                        object_types,
+                        pattern,
+                        COUNT_CAP + 1,
+                    )
                 page_rows = rows[:page_size]
                 sources = await self._sources(conn, page_rows)
                 coverage = await self._coverage(conn, scope_key)
                 read_at = await conn.fetchval("SELECT clock_timestamp()")
-            hits = tuple(_search_row(r, sources) for r in page_rows)
-            total = counts["total"] if counts["total"] <= COUNT_CAP else None
-            unknown_time = None
-            if time_filter.active and time_filter.basis == "event_time":
-                unknown_time = counts["unknown_time"]
+            hits = tuple(_search_row(score, r, sources) for score, r in page_rows)
             last = hits[-1] if hits else None
             return SearchPage(
                 rows=hits,
                 has_more=len(rows) > page_size,
-                total=total,
-                coverage=CoverageView(coverage.results_in_scope, coverage.processed, unknown_time),
+                total=total if total <= COUNT_CAP else None,
+                coverage=CoverageView(
+                    coverage.results_in_scope,
+                    coverage.processed,
+                    None if unknown_time is None else min(unknown_time, COUNT_CAP),
+                ),
                 read_revision=revision,
                 read_at=read_at,
                 scope=scope,
@@ -138,11 +140,33 @@ class GraphStore:
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
 
     @staticmethod
+    async def _search_tiers(
+        conn: asyncpg.Connection,
+        filters: tuple[Any, ...],
+        position: list[Any] | None,
+        limit: int,
+    ) -> list[tuple[int, asyncpg.Record]]:
+        """Up to `limit` (score, row) pairs after `position`, walking the tiers 3 → 2 → 1."""
+        found: list[tuple[int, asyncpg.Record]] = []
+        start_score = position[0] if position else 3
+        for score in (3, 2, 1):
+            if score > start_score:
+                continue
+            after = position[1:] if position and score == start_score else [None, None, None]
+            rows = await conn.fetch(
+                queries.SEARCH_TIERS[score], *filters, *after, limit - len(found)
+            )
+            found.extend((score, row) for row in rows)
+            if len(found) >= limit:
+                break
+        return found
+
+    @staticmethod
     async def _sources(
-        conn: asyncpg.Connection, rows: list[asyncpg.Record]
+        conn: asyncpg.Connection, rows: list[tuple[int, asyncpg.Record]]
     ) -> dict[tuple[str, str], dict[str, Any]]:
         wanted: list[tuple[str, str]] = []
-        for row in rows:
+        for _, row in rows:
             details = json.loads(row["details"])
             wanted.extend((row["result_id"], s) for s in details.get("source_reference_ids", []))
         if not wanted:
@@ -170,7 +194,9 @@ class GraphStore:
         )
 
 
-def _search_row(row: asyncpg.Record, sources: dict[tuple[str, str], dict[str, Any]]) -> SearchRow:
+def _search_row(
+    score: int, row: asyncpg.Record, sources: dict[tuple[str, str], dict[str, Any]]
+) -> SearchRow:
     details = json.loads(row["details"])
     refs = details.get("source_reference_ids", [])
     return SearchRow(
@@ -191,7 +217,7 @@ def _search_row(row: asyncpg.Record, sources: dict[tuple[str, str], dict[str, An
         review_generated_at=row["review_generated_at"],
         recorded_at=row["recorded_at"],
         details=details,
-        score=row["score"],
+        score=score,
         sources=tuple(
             SourceView(ref, sources[(row["result_id"], ref)])
             for ref in refs

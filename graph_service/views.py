@@ -8,6 +8,9 @@ from typing import Any
 
 from mirrortree.scopes import ScopeValue
 
+# Totals are counted exactly up to this many matches; beyond it they are reported unknown.
+COUNT_CAP = 1_000
+
 
 @dataclass(frozen=True)
 class Caller:

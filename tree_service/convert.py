@@ -6,16 +6,13 @@ raising, so a client sees all of its mistakes at once and nothing is written.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from mirrortree.rpcstatus import FieldViolation
-from mirrortree.scopes import ScopeError, ScopeValue, check_identifier
-from mirrortree.timefmt import format_utc, parse_aware
+from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
+from mirrortree.validation import FieldChecker
 from tree_service.domain import (
     MAX_GRAPH_OBJECTS,
     MAX_GRAPH_TEXT,
-    MAX_ID,
     MAX_OWNER,
     MAX_QUESTION,
     MAX_TITLE,
@@ -70,34 +67,11 @@ _PRECISION = {
 }
 
 
-class Checker:
-    """Collects field violations; `done()` raises InvalidInput if there were any."""
+class Checker(FieldChecker):
+    """Field checks of the tree service; fails with InvalidInput."""
 
-    def __init__(self) -> None:
-        self.violations: list[FieldViolation] = []
-
-    def fail(self, field: str, description: str) -> None:
-        self.violations.append(FieldViolation(field, description))
-
-    def text(self, field: str, value: str, max_len: int, *, required: bool = True) -> str:
-        if not value.strip():
-            if required:
-                self.fail(field, "must not be empty")
-            return value
-        if len(value) > max_len:
-            self.fail(field, f"is {len(value)} characters long; the limit is {max_len}")
-        elif "\x00" in value:
-            self.fail(field, "contains a NUL character")
-        return value
-
-    def identifier(self, field: str, value: str, *, required: bool = True) -> str:
-        if not value and not required:
-            return value
-        try:
-            check_identifier(value, field, MAX_ID)
-        except ScopeError as exc:
-            self.fail(field, str(exc).removeprefix(f"{field} "))
-        return value
+    def error(self, violations: list[FieldViolation]) -> Exception:
+        return InvalidInput(violations)
 
     def idempotency_key(self, value: str) -> str:
         if not value:
@@ -105,21 +79,6 @@ class Checker:
         elif len(value) > MAX_IDEMPOTENCY_KEY or not all(" " < ch < "\x7f" for ch in value):
             self.fail("idempotency_key", "must be 1..128 printable ASCII characters")
         return value
-
-    def time(self, field: str, value: str, *, required: bool = False) -> datetime | None:
-        if not value:
-            if required:
-                self.fail(field, "is required (RFC 3339 with a zone)")
-            return None
-        try:
-            return parse_aware(value)
-        except ValueError as exc:
-            self.fail(field, str(exc) if "zone" in str(exc) else f"{value!r} is not RFC 3339")
-            return None
-
-    def done(self) -> None:
-        if self.violations:
-            raise InvalidInput(self.violations)
 
 
 def realm_from_proto(check: Checker, field: str, value: int) -> Realm | None:
@@ -129,22 +88,6 @@ def realm_from_proto(check: Checker, field: str, value: int) -> Realm | None:
     if realm is None:
         check.fail(field, f"unknown realm {value}")
     return realm
-
-
-def scope_from_proto(check: Checker, field: str, scope: common_pb2.Scope) -> ScopeValue | None:
-    which = scope.WhichOneof("kind")
-    if which is None:
-        check.fail(field, "is required: Global or one or more projects")
-        return None
-    if which == "global":
-        if not getattr(scope, "global"):
-            check.fail(f"{field}.global", "must be true when set")
-        return ScopeValue.global_scope()
-    try:
-        return ScopeValue.of_projects(list(scope.projects.project_ids))
-    except ScopeError as exc:
-        check.fail(f"{field}.projects", str(exc))
-        return None
 
 
 # ---- requests → domain ------------------------------------------------------------------
@@ -189,7 +132,7 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
     check = Checker()
     check.idempotency_key(request.idempotency_key)
     check.identifier("result_id", request.result_id)
-    scope = scope_from_proto(check, "scope", request.scope)
+    scope = check.scope("scope", request.scope, required=True)
     check.text("phase", request.phase, 100)
     generated = check.time("review_generated_at", request.review_generated_at, required=True)
     covered_from = check.time("covered.from", getattr(request.covered, "from"))

@@ -405,3 +405,38 @@ async def test_graph_service_refuses_to_start_on_a_primary(cluster, tree_service
     settings = graph_settings(cluster, replica_dsns=(cluster.primary_dsn,))
     with pytest.raises(PrimaryNotAllowed):
         await graph_app.start(settings)
+
+
+async def test_paging_crosses_relevance_tiers_in_order(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id="b-body", kind=tree_pb2.CHANGE, title="x", description="kiwi"),
+            tree_pb2.EventInput(id="a-body", kind=tree_pb2.CHANGE, title="y", description="kiwi"),
+            tree_pb2.EventInput(id="c-title", kind=tree_pb2.CHANGE, title="Kiwi"),
+            tree_pb2.EventInput(
+                id="z-both", kind=tree_pb2.CHANGE, title="KIWI", description="more kiwi"
+            ),
+        ],
+        summaries=[tree_pb2.SummaryInput(id="a-title", title="kiwi summary", text="n/a")],
+    )
+    order: list[tuple[str, int]] = []
+    cursor = ""
+    while True:
+        response = await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="kiwi",
+                page_size=2,
+                cursor=cursor,
+                scope=project_scope(project),
+                options=options(written),
+            )
+        )
+        order.extend((h.ref.id, h.score) for h in response.hits)
+        if not response.page.has_more:
+            break
+        cursor = response.page.next_cursor
+    # Both fields, then title only (event before summary by type rank), then body only by id.
+    assert order == [("z-both", 3), ("c-title", 2), ("a-title", 2), ("a-body", 1), ("b-body", 1)]

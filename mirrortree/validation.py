@@ -1,0 +1,85 @@
+"""Field validation shared by both services: collect every violation, then fail once.
+
+A client sees all of its mistakes in one answer (dotted paths such as `events[2].title`), and
+nothing is written. Each service subclasses `FieldChecker` with its own error type.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from mirrortree.rpcstatus import FieldViolation
+from mirrortree.scopes import ScopeError, ScopeValue, check_identifier
+from mirrortree.timefmt import parse_aware
+from mirrortree.v1 import common_pb2
+
+MAX_ID = 200
+
+
+class FieldChecker:
+    """Collects field violations; `done()` raises `error(violations)` if there were any."""
+
+    def __init__(self) -> None:
+        self.violations: list[FieldViolation] = []
+
+    def error(self, violations: list[FieldViolation]) -> Exception:
+        """The exception `done()` raises; services return their own InvalidInput."""
+        raise NotImplementedError
+
+    def fail(self, field: str, description: str) -> None:
+        self.violations.append(FieldViolation(field, description))
+
+    def text(self, field: str, value: str, max_len: int, *, required: bool = True) -> str:
+        """Non-empty (when required), at most `max_len` code points, no NUL (PostgreSQL text
+        cannot hold one)."""
+        if not value.strip():
+            if required:
+                self.fail(field, "must not be empty")
+            return value
+        if len(value) > max_len:
+            self.fail(field, f"is {len(value)} characters long; the limit is {max_len}")
+        elif "\x00" in value:
+            self.fail(field, "contains a NUL character")
+        return value
+
+    def identifier(self, field: str, value: str, *, required: bool = True) -> str:
+        if not value and not required:
+            return value
+        try:
+            check_identifier(value, field, MAX_ID)
+        except ScopeError as exc:
+            self.fail(field, str(exc).removeprefix(f"{field} "))
+        return value
+
+    def time(self, field: str, value: str, *, required: bool = False) -> datetime | None:
+        """An RFC 3339 time with a zone, normalized to UTC; naive times are refused."""
+        if not value:
+            if required:
+                self.fail(field, "is required (RFC 3339 with a zone)")
+            return None
+        try:
+            return parse_aware(value)
+        except ValueError as exc:
+            self.fail(field, str(exc) if "zone" in str(exc) else f"{value!r} is not RFC 3339")
+            return None
+
+    def scope(self, field: str, value: common_pb2.Scope, *, required: bool) -> ScopeValue | None:
+        """A normalized scope; None when it is absent (an error only when `required`)."""
+        which = value.WhichOneof("kind")
+        if which is None:
+            if required:
+                self.fail(field, "is required: Global or one or more projects")
+            return None
+        if which == "global":
+            if not getattr(value, "global"):
+                self.fail(f"{field}.global", "must be true when set")
+            return ScopeValue.global_scope()
+        try:
+            return ScopeValue.of_projects(list(value.projects.project_ids))
+        except ScopeError as exc:
+            self.fail(f"{field}.projects", str(exc))
+            return None
+
+    def done(self) -> None:
+        if self.violations:
+            raise self.error(self.violations)
