@@ -10,8 +10,10 @@ from google.protobuf.message import Message
 
 from graph_service.errors import InvalidInput
 from graph_service.views import (
+    COUNT_BUDGET_MS,
     COUNT_CAP,
     CoverageView,
+    MatchCounts,
     ResolvedScope,
     SearchPage,
     SearchRow,
@@ -29,6 +31,10 @@ DEFAULT_PAGE = 10
 MAX_PAGE = 50
 EXCERPT_BEFORE = 80
 EXCERPT_LENGTH = 240
+UNCOUNTED = (
+    f"not counted: more than {COUNT_CAP:,} matches or more than {COUNT_BUDGET_MS} ms to count; "
+    "page through them or narrow the query"
+)
 # Field numbers reserved for `as_of` in every request (see graph.proto).
 AS_OF_FIELD = 100
 
@@ -259,7 +265,7 @@ def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
     )
 
 
-def coverage(view: CoverageView) -> graph_pb2.Coverage:
+def coverage(view: CoverageView, counts: MatchCounts | None = None) -> graph_pb2.Coverage:
     message = graph_pb2.Coverage(
         state=graph_pb2.Coverage.PARTIAL if view.results_in_scope else graph_pb2.Coverage.UNKNOWN,
         results_in_scope=count(view.results_in_scope, ""),
@@ -276,9 +282,11 @@ def coverage(view: CoverageView) -> graph_pb2.Coverage:
     )
     if not view.results_in_scope:
         message.gaps.append("no review result exists in this scope; nothing is known to be covered")
-    # Only an event-time filter can exclude objects for an unknown time (review and record
-    # times are always known), so without one the exact count is zero.
-    message.unknown_time_excluded.CopyFrom(count(view.unknown_time_excluded or 0, ""))
+    if counts is not None:
+        # Only an event-time filter can exclude objects for an unknown time (review and record
+        # times are always known), so without one the exact count is zero.
+        excluded = counts.unknown_time_excluded if counts.event_time_filtered else 0
+        message.unknown_time_excluded.CopyFrom(count(excluded, UNCOUNTED))
     return message
 
 
@@ -309,11 +317,8 @@ def search_response(
             next_cursor=next_cursor,
             complete=not page.has_more,
             limit_reason="page_size" if page.has_more else "",
-            total=count(
-                page.total,
-                f"more than {COUNT_CAP:,} matches; page through them or narrow the query",
-            ),
+            total=count(page.counts.total, UNCOUNTED),
         ),
-        coverage=coverage(page.coverage),
+        coverage=coverage(page.coverage, page.counts),
         basis=basis(page.scope, tf, page.read_revision, page.read_at),
     )

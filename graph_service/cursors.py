@@ -31,6 +31,8 @@ class CursorState:
     resolution: str
     read_revision: int
     position: list[Any]
+    # Counts of the first page, carried so later pages need not count again (None = unknown).
+    counts: list[int | None] | None = None
 
 
 def fingerprint(*parts: object) -> str:
@@ -66,6 +68,7 @@ class CursorCodec:
                 "o": state.resolution,
                 "r": state.read_revision,
                 "p": state.position,
+                "n": state.counts,
             },
             separators=(",", ":"),
             ensure_ascii=False,
@@ -94,4 +97,5 @@ class CursorCodec:
             resolution=data["o"],
             read_revision=int(data["r"]),
             position=list(data["p"]),
+            counts=data.get("n"),
         )

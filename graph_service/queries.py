@@ -87,6 +87,10 @@ SEARCH_TIERS = {
     score: sql.replace("{time_filter}", _TIME_FILTER) for score, sql in SEARCH_TIERS.items()
 }
 
+# statement_timeout for the rest of the current transaction (undone by rolling back to the
+# savepoint it was set in).
+SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', $1, true)"
+
 # Totals are counted up to a cap ($7); beyond it the total is reported as unknown, not guessed.
 SEARCH_TOTAL = (
     """

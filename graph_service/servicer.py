@@ -23,7 +23,7 @@ from graph_service.errors import (
 )
 from graph_service.replicas import parse_lsn
 from graph_service.store import GraphStore
-from graph_service.views import Caller, ResolvedScope
+from graph_service.views import Caller, MatchCounts, ResolvedScope, TimeFilter
 from mirrortree import rpcstatus
 from mirrortree.scopes import ScopeValue
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
@@ -72,6 +72,14 @@ def consistency_lsn(options: graph_pb2.ReadOptions) -> str:
         except ValueError as exc:
             raise InvalidInput.one("options.min_consistency.lsn", str(exc)) from None
     return lsn
+
+
+def carried_counts(state: CursorState | None, tf: TimeFilter) -> MatchCounts | None:
+    """The first page's counts, from the cursor; None on a first page (count now)."""
+    if state is None or state.counts is None:
+        return None
+    total, unknown_time = state.counts
+    return MatchCounts(total, unknown_time, tf.active and tf.basis == "event_time")
 
 
 class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
@@ -152,6 +160,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 page_size=size,
                 position=state.position if state else None,
                 expected_revision=state.read_revision if state else None,
+                carried_counts=carried_counts(state, tf),
                 min_lsn=lsn,
             )
             next_cursor = ""
@@ -164,6 +173,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                         scope.resolution,
                         page.read_revision,
                         page.position,
+                        [page.counts.total, page.counts.unknown_time_excluded],
                     )
                 )
             return convert.search_response(page, query, tf, next_cursor)

@@ -17,10 +17,12 @@ from graph_service import queries
 from graph_service.errors import StaleCursor, Unauthenticated
 from graph_service.replicas import ReplicaRouter
 from graph_service.views import (
+    COUNT_BUDGET_MS,
     COUNT_CAP,
     Caller,
     CoverageView,
     CoveredResult,
+    MatchCounts,
     ResolvedScope,
     SearchPage,
     SearchRow,
@@ -78,11 +80,16 @@ class GraphStore:
         page_size: int,
         position: list[Any] | None,
         expected_revision: int | None,
+        carried_counts: MatchCounts | None,
         min_lsn: str,
     ) -> SearchPage:
-        """One page of search hits, after `position` (None = first page)."""
+        """One page of search hits after `position` (None = first page).
+
+        Counts are taken on the first page only and carried by the cursor afterwards: the
+        cursor pins the read revision, so they cannot change while paging.
+        """
         scope_key = scope.resolved.key
-        pattern = like_pattern(query)
+        filters = (scope_key, object_types, like_pattern(query))
         time_args = (time_filter.start, time_filter.end, time_filter.basis)
 
         async def read(conn: asyncpg.Connection) -> SearchPage:
@@ -95,25 +102,11 @@ class GraphStore:
                         {"cursor_revision": str(expected_revision), "current": str(revision)},
                     )
                 rows = await self._search_tiers(
-                    conn, (scope_key, object_types, pattern, *time_args), position, page_size + 1
+                    conn, (*filters, *time_args), position, page_size + 1
                 )
-                total = await conn.fetchval(
-                    queries.SEARCH_TOTAL,
-                    scope_key,
-                    object_types,
-                    pattern,
-                    *time_args,
-                    COUNT_CAP + 1,
+                counts = carried_counts or await self._count_matches(
+                    conn, filters, time_args, time_filter
                 )
-                unknown_time = None
-                if time_filter.active and time_filter.basis == "event_time":
-                    unknown_time = await conn.fetchval(
-                        queries.SEARCH_UNKNOWN_TIME,
-                        scope_key,
-                        object_types,
-                        pattern,
-                        COUNT_CAP + 1,
-                    )
                 page_rows = rows[:page_size]
                 sources = await self._sources(conn, page_rows)
                 coverage = await self._coverage(conn, scope_key)
@@ -123,12 +116,8 @@ class GraphStore:
             return SearchPage(
                 rows=hits,
                 has_more=len(rows) > page_size,
-                total=total if total <= COUNT_CAP else None,
-                coverage=CoverageView(
-                    coverage.results_in_scope,
-                    coverage.processed,
-                    None if unknown_time is None else min(unknown_time, COUNT_CAP),
-                ),
+                counts=counts,
+                coverage=coverage,
                 read_revision=revision,
                 read_at=read_at,
                 scope=scope,
@@ -138,6 +127,42 @@ class GraphStore:
             )
 
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+
+    @classmethod
+    async def _count_matches(
+        cls,
+        conn: asyncpg.Connection,
+        filters: tuple[Any, ...],
+        time_args: tuple[Any, ...],
+        time_filter: TimeFilter,
+    ) -> MatchCounts:
+        total = await cls._bounded_count(conn, queries.SEARCH_TOTAL, *filters, *time_args)
+        applies = time_filter.active and time_filter.basis == "event_time"
+        unknown_time = (
+            await cls._bounded_count(conn, queries.SEARCH_UNKNOWN_TIME, *filters)
+            if applies
+            else None
+        )
+        return MatchCounts(total, unknown_time, applies)
+
+    @staticmethod
+    async def _bounded_count(conn: asyncpg.Connection, sql: str, *args: Any) -> int | None:
+        """Count up to COUNT_CAP within COUNT_BUDGET_MS; None (unknown) beyond either.
+
+        The count runs in a savepoint with a local statement timeout, so a count that would take
+        too long is abandoned without aborting the page's read transaction.
+        """
+        savepoint = conn.transaction()
+        await savepoint.start()
+        try:
+            await conn.execute(queries.SET_LOCAL_STATEMENT_TIMEOUT, str(COUNT_BUDGET_MS))
+            value: int = await conn.fetchval(sql, *args, COUNT_CAP + 1)
+        except asyncpg.QueryCanceledError:
+            return None
+        finally:
+            # Rolling the savepoint back also drops the timeout again; a count writes nothing.
+            await savepoint.rollback()
+        return value if value <= COUNT_CAP else None
 
     @staticmethod
     async def _search_tiers(

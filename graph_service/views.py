@@ -8,8 +8,10 @@ from typing import Any
 
 from mirrortree.scopes import ScopeValue
 
-# Totals are counted exactly up to this many matches; beyond it they are reported unknown.
+# Totals are counted exactly up to this many matches and within this time; beyond either they
+# are reported unknown rather than guessed.
 COUNT_CAP = 1_000
+COUNT_BUDGET_MS = 25
 
 
 @dataclass(frozen=True)
@@ -83,14 +85,22 @@ class CoveredResult:
 class CoverageView:
     results_in_scope: int
     processed: tuple[CoveredResult, ...]
-    unknown_time_excluded: int | None = None  # None: not applicable
+
+
+@dataclass(frozen=True)
+class MatchCounts:
+    """Counts of one query; None = unknown (over the cap or the time budget)."""
+
+    total: int | None
+    unknown_time_excluded: int | None
+    event_time_filtered: bool  # only an event-time filter can exclude unknown times
 
 
 @dataclass(frozen=True)
 class SearchPage:
     rows: tuple[SearchRow, ...]
     has_more: bool
-    total: int | None  # None: more than the counting cap
+    counts: MatchCounts
     coverage: CoverageView
     read_revision: int
     read_at: datetime

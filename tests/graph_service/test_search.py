@@ -7,6 +7,7 @@ import pytest
 
 from graph_service import app as graph_app
 from graph_service.replicas import PrimaryNotAllowed
+from graph_service.views import COUNT_CAP
 from mirrortree.protoscope import global_scope, time_range
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
@@ -440,3 +441,23 @@ async def test_paging_crosses_relevance_tiers_in_order(tree_stub, graph_stub):
         cursor = response.page.next_cursor
     # Both fields, then title only (event before summary by type rank), then body only by id.
     assert order == [("z-both", 3), ("c-title", 2), ("a-title", 2), ("a-body", 1), ("b-body", 1)]
+
+
+async def test_a_total_beyond_the_counting_cap_is_unknown_not_guessed(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id=f"e{i:04d}", kind=tree_pb2.CHANGE, title=f"Tick {i}")
+            for i in range(COUNT_CAP + 1)
+        ],
+    )
+    response = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="tick", scope=project_scope(project), options=options(written)
+        )
+    )
+    assert response.page.total.WhichOneof("value") == "unknown"
+    assert "more than 1,000 matches" in response.page.total.unknown.reason
+    assert response.page.returned_count == 10 and response.page.has_more

@@ -93,7 +93,12 @@ CREATE TABLE graph_objects (
     details              jsonb       NOT NULL DEFAULT '{}',  -- links, locator, fragment range
     PRIMARY KEY (result_id, object_type, object_id)
 );
-CREATE INDEX graph_objects_title_trgm ON graph_objects USING gin (title gin_trgm_ops);
-CREATE INDEX graph_objects_body_trgm ON graph_objects USING gin (body gin_trgm_ops);
+-- fastupdate off: a pending list left by a large ingestion makes every later search scan it
+-- until vacuum merges it (measured: 15 ms instead of 0.3 ms for a rare term at 100k objects);
+-- reads are the latency-critical path, ingestion is not.
+CREATE INDEX graph_objects_title_trgm ON graph_objects
+    USING gin (title gin_trgm_ops) WITH (fastupdate = off);
+CREATE INDEX graph_objects_body_trgm ON graph_objects
+    USING gin (body gin_trgm_ops) WITH (fastupdate = off);
 CREATE INDEX graph_objects_scope_order
     ON graph_objects (scope_key, type_rank, object_id, result_id);
