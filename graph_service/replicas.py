@@ -21,6 +21,7 @@ import asyncpg
 
 from graph_service import queries
 from graph_service.errors import ConsistencyTimeout, ReplicaUnavailable
+from mirrortree.lsn import parse_lsn
 
 log = logging.getLogger("graph_service.replicas")
 T = TypeVar("T")
@@ -31,14 +32,6 @@ _CONNECTION_ERRORS = (
     asyncpg.InterfaceError,
     asyncpg.CannotConnectNowError,
 )
-
-
-def parse_lsn(text: str) -> int:
-    """PostgreSQL LSN text ("16/B374D848") to an integer; ValueError when malformed."""
-    high, sep, low = text.partition("/")
-    if not sep or not high or not low or len(high) > 8 or len(low) > 8:
-        raise ValueError(f"{text!r} is not an LSN such as 0/16B3748")
-    return (int(high, 16) << 32) | int(low, 16)
 
 
 @dataclass

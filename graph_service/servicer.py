@@ -21,10 +21,10 @@ from graph_service.errors import (
     StaleCursor,
     Unauthenticated,
 )
-from graph_service.replicas import parse_lsn
 from graph_service.store import GraphStore
 from graph_service.views import Caller, MatchCounts, ResolvedScope, TimeFilter
 from mirrortree import rpcstatus
+from mirrortree.lsn import parse_lsn
 from mirrortree.scopes import ScopeValue
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 

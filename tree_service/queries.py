@@ -17,6 +17,11 @@ UPDATE idempotency_keys SET response = $2 WHERE key = $1
 
 CURRENT_LSN = "SELECT pg_current_wal_insert_lsn()::text"
 
+WAL_GEOMETRY = """
+SELECT current_setting('wal_block_size')::int AS block_size,
+       (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size') AS segment_size
+"""
+
 INSERT_TREE = """
 INSERT INTO trees (id, title, owner, project_id, default_realm)
 VALUES ($1, $2, $3, $4, $5)

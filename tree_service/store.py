@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 import asyncpg
 
+from mirrortree.lsn import commit_point, format_lsn, parse_lsn
 from tree_service import queries
 from tree_service.domain import (
     IssuedBinding,
@@ -90,13 +91,15 @@ def token_hash(token: str) -> bytes:
 class TreeStore:
     """All reads and writes of the tree service against the primary."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, wal_block_size: int, wal_segment_size: int) -> None:
         self._pool = pool
+        self._wal_geometry = (wal_block_size, wal_segment_size)
 
     @classmethod
     async def connect(cls, dsn: str, min_size: int = 2, max_size: int = 20) -> TreeStore:
         pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
-        return cls(pool)
+        geometry = await pool.fetchrow(queries.WAL_GEOMETRY)
+        return cls(pool, geometry["block_size"], geometry["segment_size"])
 
     async def close(self) -> None:
         await self._pool.close()
@@ -136,7 +139,8 @@ class TreeStore:
                 else:
                     value = await action(conn)
                     await conn.execute(queries.STORE_IDEMPOTENT_RESPONSE, key, encode(value))
-            lsn = await conn.fetchval(queries.CURRENT_LSN)
+            inserted = parse_lsn(await conn.fetchval(queries.CURRENT_LSN))
+        lsn = format_lsn(commit_point(inserted, *self._wal_geometry))
         return WriteOutcome(value, replayed, lsn)
 
     # ---- trees and nodes ----------------------------------------------------------------

@@ -1,0 +1,34 @@
+"""PostgreSQL WAL positions (LSNs): parsing, formatting, and the commit point of a write.
+
+A write's consistency token must be a position that a replica's *replay* position reaches once
+the commit is replayed. `pg_current_wal_insert_lsn()` reports where the next record will start,
+and when the last record ended exactly at a page boundary that is *after* the next page's header
+(24 bytes, or 40 at the start of a segment) — a position replay never reports until more WAL is
+written. `commit_point` maps such a position back to the boundary.
+"""
+
+from __future__ import annotations
+
+SHORT_PAGE_HEADER = 24  # SizeOfXLogShortPHD, MAXALIGNed
+LONG_PAGE_HEADER = 40  # SizeOfXLogLongPHD: first page of each segment
+
+
+def parse_lsn(text: str) -> int:
+    """LSN text ("16/B374D848") to an integer; ValueError when malformed."""
+    high, sep, low = text.partition("/")
+    if not sep or not high or not low or len(high) > 8 or len(low) > 8:
+        raise ValueError(f"{text!r} is not an LSN such as 0/16B3748")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+def format_lsn(value: int) -> str:
+    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
+
+
+def commit_point(insert_lsn: int, block_size: int, segment_size: int) -> int:
+    """The replay position that proves everything inserted before `insert_lsn` is replayed."""
+    if insert_lsn % segment_size == LONG_PAGE_HEADER:
+        return insert_lsn - LONG_PAGE_HEADER
+    if insert_lsn % block_size == SHORT_PAGE_HEADER:
+        return insert_lsn - SHORT_PAGE_HEADER
+    return insert_lsn
