@@ -138,6 +138,8 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
             filters = fingerprint(
                 query, types, tf.start, tf.end, tf.basis, requested.key if requested else None
             )
+            # Every page authenticates its caller, even when a cursor fixes the scope.
+            caller = await self._caller(context, request.options, lsn)
             state: CursorState | None = None
             if request.cursor:
                 state = self._cursors.decode(request.cursor, "search")
@@ -150,7 +152,6 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                     requested, ScopeValue.from_key(state.scope_key), state.resolution
                 )
             else:
-                caller = await self._caller(context, request.options, lsn)
                 scope = self._resolve_scope(requested, caller)
             page = await self._store.search(
                 query=query,

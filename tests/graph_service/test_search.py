@@ -461,3 +461,30 @@ async def test_a_total_beyond_the_counting_cap_is_unknown_not_guessed(tree_stub,
     assert response.page.total.WhichOneof("value") == "unknown"
     assert "more than 1,000 matches" in response.page.total.unknown.reason
     assert response.page.returned_count == 10 and response.page.has_more
+
+
+async def test_a_cursor_does_not_replace_authentication(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id=f"e{i}", kind=tree_pb2.CHANGE, title="Auth") for i in range(3)
+        ],
+    )
+    first = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="auth", page_size=1, scope=project_scope(project), options=options(written)
+        )
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="auth",
+                page_size=1,
+                scope=project_scope(project),
+                cursor=first.page.next_cursor,
+            ),
+            metadata=[("authorization", "Bearer mtb_forged")],
+        )
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
