@@ -53,12 +53,42 @@ async def load(tree_target: str) -> DemoInfo:
                 text="Which database should the sync server use?",
             )
         )
+        sqlite = await stub.AddAnswer(
+            tree_pb2.AddAnswerRequest(
+                idempotency_key=_key("a1"),
+                question_id=first.node.id,
+                text="Start with SQLite: zero set-up while we prototype.",
+                content=tree_pb2.GeneratedContent(
+                    conditions=tree_pb2.RunConditions(model_strategy="demo/balanced"),
+                    reasoning_summary="Prototype stage; one writer; no ops budget.",
+                ),
+            )
+        )
         second = await stub.AskQuestion(
             tree_pb2.AskQuestionRequest(
                 idempotency_key=_key("q2"),
                 tree_id=tree.id,
-                parent_id=first.node.id,
+                parent_id=sqlite.node.id,
                 text="SQLite cannot take concurrent writers; should we move to PostgreSQL?",
+            )
+        )
+        postgres = await stub.AddAnswer(
+            tree_pb2.AddAnswerRequest(
+                idempotency_key=_key("a2"),
+                question_id=second.node.id,
+                text="Yes: move the sync server to PostgreSQL; the load test shows contention.",
+                content=tree_pb2.GeneratedContent(evidence=["load test: 40% lock waits"]),
+            )
+        )
+        await _adopt_once(stub, second.node, postgres.node.id)
+        # The user confirms this path into the real-experience main line (same key on every
+        # run: a replay, not a second version).
+        await stub.Canonicalize(
+            tree_pb2.CanonicalizeRequest(
+                idempotency_key=_key("canonicalize"),
+                tree_id=tree.id,
+                leaf_node_id=postgres.node.id,
+                confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="demo-user"),
             )
         )
         await stub.RecordReview(_review(first.node, second.node))
@@ -70,6 +100,22 @@ async def load(tree_target: str) -> DemoInfo:
             )
         )
     return DemoInfo(tree.id, DEMO_PROJECT, binding.token, binding.consistency)
+
+
+async def _adopt_once(
+    stub: tree_pb2_grpc.TreeServiceStub, question: tree_pb2.Node, answer_id: str
+) -> None:
+    """Adopt the answer unless an earlier run already did (the question's revision moved)."""
+    current = (await stub.GetNode(tree_pb2.GetNodeRequest(node_id=question.id))).node
+    if current.adopted_answer_id != answer_id:
+        await stub.AdoptAnswer(
+            tree_pb2.AdoptAnswerRequest(
+                idempotency_key=_key("adopt"),
+                question_id=question.id,
+                answer_id=answer_id,
+                expected_revision=current.revision,
+            )
+        )
 
 
 def _source(ref_id: str, node: tree_pb2.Node, fragment: str) -> tree_pb2.SourceReferenceInput:

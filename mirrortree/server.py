@@ -11,7 +11,7 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
+from mirrortree import rpcstatus
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 
 log = logging.getLogger("mirrortree.server")
@@ -66,6 +67,56 @@ def _status_of(context: grpc.aio.ServicerContext[Any, Any], error: BaseException
     return "OK"
 
 
+@dataclass(frozen=True)
+class _Undecodable:
+    """Stands in for a request message that failed to parse (e.g. invalid UTF-8)."""
+
+    error: str
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """Turn a parse failure into a value the handler wrapper can refuse with INVALID_ARGUMENT;
+    left to grpc, it would surface as an opaque INTERNAL error."""
+    if deserializer is None:
+        return None
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:  # protobuf raises DecodeError; anything else is just as bad
+            return _Undecodable(str(exc) or type(exc).__name__)
+
+    return decode
+
+
+async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Undecodable) -> None:
+    await rpcstatus.abort(
+        context,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "invalid_argument",
+        "the request is not a valid protobuf message for this method (for example, a string "
+        f"field holds invalid UTF-8): {bad.error}",
+        violations=[rpcstatus.FieldViolation("request", "cannot be parsed")],
+    )
+
+
+async def _checked(
+    request: Any, streaming: bool, context: grpc.aio.ServicerContext[Any, Any]
+) -> Any:
+    if not streaming:
+        if isinstance(request, _Undecodable):
+            await _refuse(context, request)
+        return request
+
+    async def messages() -> AsyncIterator[Any]:
+        async for message in request:
+            if isinstance(message, _Undecodable):
+                await _refuse(context, message)
+            yield message
+
+    return messages()
+
+
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Binds the caller's request id (or a new one), logs each RPC once and records metrics."""
 
@@ -86,12 +137,15 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         request_id = str(incoming.get(REQUEST_ID_HEADER) or new_request_id())
         service, metrics = self._service, self._metrics
 
-        def observe(behavior: Callable[..., Any], streaming_response: bool) -> Callable[..., Any]:
+        def observe(
+            behavior: Callable[..., Any], streaming_request: bool, streaming_response: bool
+        ) -> Callable[..., Any]:
             async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 token = request_id_var.set(request_id)
                 started = time.perf_counter()
                 error: BaseException | None = None
                 try:
+                    request = await _checked(request, streaming_request, context)
                     return await behavior(request, context)
                 except BaseException as exc:
                     error = exc
@@ -105,6 +159,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                 started = time.perf_counter()
                 error: BaseException | None = None
                 try:
+                    request = await _checked(request, streaming_request, context)
                     async for item in behavior(request, context):
                         yield item
                 except BaseException as exc:
@@ -132,26 +187,26 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
 
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
-                observe(handler.unary_unary, False),
-                request_deserializer=handler.request_deserializer,
+                observe(handler.unary_unary, False, False),
+                request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_unary:
             return grpc.stream_unary_rpc_method_handler(
-                observe(handler.stream_unary, False),
-                request_deserializer=handler.request_deserializer,
+                observe(handler.stream_unary, True, False),
+                request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
-                observe(handler.unary_stream, True),
-                request_deserializer=handler.request_deserializer,
+                observe(handler.unary_stream, False, True),
+                request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream:
             return grpc.stream_stream_rpc_method_handler(
-                observe(handler.stream_stream, True),
-                request_deserializer=handler.request_deserializer,
+                observe(handler.stream_stream, True, True),
+                request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         return handler

@@ -12,7 +12,7 @@ from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.config import Settings
 from tree_service.migrate import migrate
 from tree_service.servicer import TreeServicer
-from tree_service.store import TreeStore
+from tree_service.store import ChunkCommitter, TreeStore
 
 log = logging.getLogger("tree_service")
 SERVICE_NAME = tree_pb2.DESCRIPTOR.services_by_name["TreeService"].full_name
@@ -24,6 +24,7 @@ class TreeService:
 
     rpc: RunningServer
     store: TreeStore
+    chunks: ChunkCommitter
     grace_s: float
 
     @property
@@ -32,6 +33,7 @@ class TreeService:
 
     async def stop(self) -> None:
         await self.rpc.stop(self.grace_s)
+        await self.chunks.stop()
         await self.store.close()
 
 
@@ -53,7 +55,9 @@ async def start(settings: Settings) -> TreeService:
     try:
         if await store.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
-        servicer = TreeServicer(store)
+        chunks = ChunkCommitter(store)
+        chunks.start()
+        servicer = TreeServicer(store, chunks)
         rpc = await start_server(
             service="tree_service",
             listen=settings.listen,
@@ -67,4 +71,4 @@ async def start(settings: Settings) -> TreeService:
         raise
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("tree_service serving", extra={"port": rpc.port})
-    return TreeService(rpc, store, settings.shutdown_grace_s)
+    return TreeService(rpc, store, chunks, settings.shutdown_grace_s)

@@ -44,6 +44,119 @@ class ObjectType(StrEnum):
         return list(ObjectType).index(self) + 1
 
 
+class ContinuationKind(StrEnum):
+    ELABORATION = "elaboration"
+    VERIFICATION = "verification"
+    TOOL_WORK = "tool_work"
+    DEEPER_REASONING = "deeper_reasoning"
+
+
+class AnswerState(StrEnum):
+    STREAMING = "streaming"
+    SEALED = "sealed"
+    FROZEN = "frozen"
+
+
+class CanonicalScope(StrEnum):
+    REAL_EXPERIENCE = "real_experience"
+    WORLD_CANON = "world_canon"
+    REHEARSAL = "rehearsal"
+
+
+class StopReason(StrEnum):
+    CLIENT_CLOSED = "client_closed"
+    CANCELLED = "cancelled"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+
+
+@dataclass(frozen=True)
+class CanonPolicy:
+    """What canonicalizing into one scope produces and may never cause (seed 001 §3)."""
+
+    candidates: tuple[tuple[str, str], ...]  # (kind, detail) created as pending candidates
+    manual_extractions: tuple[str, ...]  # what a user may later extract by hand
+    forbidden_effects: tuple[str, ...]
+
+
+CANON_POLICIES: dict[CanonicalScope, CanonPolicy] = {
+    CanonicalScope.REAL_EXPERIENCE: CanonPolicy(
+        candidates=(
+            ("real_record", ""),
+            ("heart_trace", ""),
+            ("memory_candidate", "short_term"),
+            ("memory_candidate", "long_term"),
+            ("memory_candidate", "core"),
+        ),
+        manual_extractions=(),
+        forbidden_effects=(
+            "memory_reconsolidation_approval",
+            "bond",
+            "persona_change",
+            "authorization",
+            "real_world_action",
+        ),
+    ),
+    CanonicalScope.WORLD_CANON: CanonPolicy(
+        candidates=(
+            ("world_record", ""),
+            ("world_memory", ""),
+            ("world_relationship_meaning", ""),
+        ),
+        manual_extractions=(),
+        forbidden_effects=(
+            "real_truth_update",
+            "real_bond",
+            "real_authorization",
+            "cost",
+            "external_consequence",
+        ),
+    ),
+    CanonicalScope.REHEARSAL: CanonPolicy(
+        candidates=(("rehearsal_record", ""),),
+        manual_extractions=("insight", "opinion", "hypothesis"),
+        forbidden_effects=(
+            "real_record",
+            "real_bond",
+            "real_authorization",
+            "persona_truth",
+            "external_action",
+        ),
+    ),
+}
+
+REALM_SCOPES = {
+    Realm.REAL: CanonicalScope.REAL_EXPERIENCE,
+    Realm.WORLD: CanonicalScope.WORLD_CANON,
+    Realm.REHEARSAL: CanonicalScope.REHEARSAL,
+}
+
+
+class RealmPolicyError(ValueError):
+    """The selected nodes cannot be canonicalized together; the message says why."""
+
+
+def rule_canonical_scope(realms: list[tuple[Realm, str | None]]) -> tuple[CanonicalScope, str]:
+    """The realm policy: one realm (and one world) → its scope; anything mixed is refused.
+
+    Canon established in a world or a rehearsal holds only there ("words may enter illusion,
+    actions must return to truth"), so a selection spanning realms has no single scope.
+    """
+    kinds = {realm for realm, _ in realms}
+    if len(kinds) != 1:
+        names = ", ".join(sorted(r.value for r in kinds))
+        raise RealmPolicyError(
+            f"the selection mixes realms ({names}); canonicalize each realm's nodes separately"
+        )
+    realm = kinds.pop()
+    worlds = {world or "" for _, world in realms}
+    if len(worlds) != 1:
+        raise RealmPolicyError(
+            f"the selection spans worlds ({', '.join(sorted(worlds))}); a world canon holds "
+            "for one world only"
+        )
+    return REALM_SCOPES[realm], worlds.pop()
+
+
 @dataclass(frozen=True)
 class Tree:
     id: str
@@ -54,6 +167,40 @@ class Tree:
     revision: int
     created_at: datetime
     updated_at: datetime
+    default_world: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolTraceEntry:
+    tool: str
+    input_summary: str
+    output_summary: str
+
+
+@dataclass(frozen=True)
+class Generated:
+    """How an answer or continuation came about (readable reasoning only)."""
+
+    conditions: dict[str, Any] = field(default_factory=dict)
+    reasoning_summary: str = ""
+    evidence: tuple[str, ...] = ()
+    tool_trace: tuple[ToolTraceEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class Attachment:
+    id: str
+    name: str
+    media_type: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class CitationRequest:
+    node_id: str
+    start: int
+    end: int  # 0 with start 0: the whole text
+    note: str
 
 
 @dataclass(frozen=True)
@@ -67,6 +214,21 @@ class Node:
     revision: int
     ordinal: int
     created_at: datetime
+    world: str | None = None
+    conditions: dict[str, Any] = field(default_factory=dict)
+    attachments: tuple[dict[str, Any], ...] = ()
+    citations: tuple[dict[str, Any], ...] = ()
+    version_of: str | None = None
+    version: int = 1
+    adopted_answer_id: str | None = None
+    answer_state: AnswerState | None = None
+    stop_reason: str | None = None
+    acked_chunks: int = 0
+    extends_answer_id: str | None = None
+    continuation_kind: ContinuationKind | None = None
+    reasoning_summary: str = ""
+    evidence: tuple[str, ...] = ()
+    tool_trace: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +237,15 @@ class NewTree:
     owner: str
     project_id: str | None
     default_realm: Realm
+    default_world: str | None = None
+
+
+@dataclass(frozen=True)
+class RealmChoice:
+    """An explicit realm switch (None: inherit from the parent, else the tree default)."""
+
+    realm: Realm | None
+    world: str | None
 
 
 @dataclass(frozen=True)
@@ -82,7 +253,76 @@ class NewQuestion:
     tree_id: str
     parent_id: str | None
     text: str
-    realm: Realm | None  # None: inherit from the parent, else the tree's default
+    realm: RealmChoice = field(default_factory=lambda: RealmChoice(None, None))
+    conditions: dict[str, Any] = field(default_factory=dict)
+    attachments: tuple[Attachment, ...] = ()
+    citations: tuple[CitationRequest, ...] = ()
+
+
+@dataclass(frozen=True)
+class QuestionEdit:
+    question_id: str
+    expected_revision: int
+    text: str
+    conditions: dict[str, Any]
+    attachments: tuple[Attachment, ...]
+    citations: tuple[CitationRequest, ...]
+
+
+@dataclass(frozen=True)
+class NewAnswer:
+    question_id: str
+    text: str
+    generated: Generated
+    realm: RealmChoice
+    state: AnswerState = AnswerState.SEALED
+    extends_answer_id: str | None = None
+
+
+@dataclass(frozen=True)
+class NewContinuation:
+    answer_id: str
+    kind: ContinuationKind
+    text: str
+    generated: Generated
+    realm: RealmChoice
+
+
+@dataclass(frozen=True)
+class Canonicalization:
+    tree_id: str
+    leaf_node_id: str | None  # path mode
+    node_ids: tuple[str, ...]  # selection mode
+    confirmed_by: str
+    invitation_id: str | None
+    expected_version: int
+
+
+@dataclass(frozen=True)
+class CanonCandidate:
+    id: str
+    kind: str
+    detail: str
+    status: str
+
+
+@dataclass(frozen=True)
+class MainLineVersion:
+    id: str
+    tree_id: str
+    scope: CanonicalScope
+    world: str
+    version: int
+    node_ids: tuple[str, ...]
+    snapshot: tuple[Node, ...]
+    confirmed_by: str
+    created_at: datetime
+    candidates: tuple[CanonCandidate, ...]
+    replaces_version_id: str | None
+
+    @property
+    def policy(self) -> CanonPolicy:
+        return CANON_POLICIES[self.scope]
 
 
 @dataclass(frozen=True)

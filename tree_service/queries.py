@@ -23,13 +23,15 @@ SELECT current_setting('wal_block_size')::int AS block_size,
 """
 
 INSERT_TREE = """
-INSERT INTO trees (id, title, owner, project_id, default_realm)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id::text, title, owner, project_id, default_realm, revision, created_at, updated_at
+INSERT INTO trees (id, title, owner, project_id, default_realm, default_world)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING id::text, title, owner, project_id, default_realm, default_world, revision, created_at,
+          updated_at
 """
 
 SELECT_TREE = """
-SELECT id::text, title, owner, project_id, default_realm, revision, created_at, updated_at
+SELECT id::text, title, owner, project_id, default_realm, default_world, revision, created_at,
+       updated_at
 FROM trees WHERE id = $1
 """
 
@@ -39,26 +41,179 @@ BUMP_TREE_FOR_APPEND = """
 UPDATE trees
 SET revision = revision + 1, node_count = node_count + 1, updated_at = clock_timestamp()
 WHERE id = $1
-RETURNING revision, node_count, default_realm
+RETURNING revision, node_count, default_realm, default_world, project_id, owner
 """
 
-SELECT_NODE_PARENT = """
-SELECT tree_id::text, kind, realm FROM nodes WHERE id = $1
+# Every read of a node goes through these columns; a streaming bud shows the text of its
+# acknowledged chunks so far.
+NODE_COLUMNS = """
+n.id::text, n.tree_id::text, n.parent_id::text, n.kind, n.realm, n.world,
+CASE WHEN n.answer_state = 'streaming'
+     THEN coalesce((SELECT string_agg(c.text, '' ORDER BY c.seq)
+                    FROM bud_chunks c WHERE c.node_id = n.id), '')
+     ELSE n.text END AS text,
+n.revision, n.ordinal, n.created_at, n.conditions, n.attachments, n.citations,
+n.version_of::text, n.version, n.adopted_answer_id::text, n.answer_state, n.stop_reason,
+n.acked_chunks, n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
+n.evidence, n.tool_trace
 """
 
-INSERT_NODE = """
-INSERT INTO nodes (id, tree_id, parent_id, kind, realm, text, ordinal)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id::text, tree_id::text, parent_id::text, kind, realm, text, revision, ordinal,
-          created_at
+SELECT_NODE = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = $1"
+
+SELECT_NODES = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = any($1::uuid[])"
+
+INSERT_NODE = (
+    """
+INSERT INTO nodes AS n (
+    id, tree_id, parent_id, kind, realm, world, text, ordinal, conditions, attachments,
+    citations, lineage_id, version_of, version, answer_state, extends_answer_id,
+    continuation_kind, reasoning_summary, evidence, tool_trace)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+        $20)
+RETURNING """
+    + NODE_COLUMNS
+)
+
+# Locks the original of a question's version lineage: edits of any version of one question
+# take their version numbers one after another.
+LOCK_LINEAGE = """
+SELECT o.id FROM nodes q JOIN nodes o ON o.id = q.lineage_id WHERE q.id = $1 FOR UPDATE OF o
 """
 
-LIST_NODES = """
-SELECT id::text, tree_id::text, parent_id::text, kind, realm, text, revision, ordinal, created_at
-FROM nodes
-WHERE tree_id = $1 AND ordinal > $2
-ORDER BY ordinal
+# The next version number of a question lineage (taken under LOCK_LINEAGE; the unique index
+# nodes_lineage_version backs this up).
+NEXT_LINEAGE_VERSION = """
+SELECT coalesce(max(version), 0) + 1 FROM nodes WHERE lineage_id = $1 AND kind = 'question'
+"""
+
+LIST_NODES = (
+    "SELECT "
+    + NODE_COLUMNS
+    + """
+FROM nodes n
+WHERE n.tree_id = $1 AND n.ordinal > $2
+ORDER BY n.ordinal
 LIMIT $3
+"""
+)
+
+SELECT_PATH = (
+    """
+WITH RECURSIVE up (id, depth) AS (
+    SELECT id, 0 FROM nodes WHERE id = $1
+    UNION ALL
+    SELECT p.parent_id, up.depth + 1
+    FROM up JOIN nodes p ON p.id = up.id
+    WHERE p.parent_id IS NOT NULL
+)
+SELECT """
+    + NODE_COLUMNS
+    + """
+FROM up JOIN nodes n ON n.id = up.id
+ORDER BY up.depth DESC
+"""
+)
+
+ADOPT_ANSWER = (
+    """
+UPDATE nodes AS n SET adopted_answer_id = $2, revision = revision + 1
+WHERE n.id = $1 AND n.kind = 'question' AND n.revision = $3
+RETURNING """
+    + NODE_COLUMNS
+)
+
+INSERT_SOURCE_REVISION = """
+INSERT INTO source_revisions (source_id, revision, node_id, role, text, project_id, tree_id,
+                              ordinal)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+"""
+
+# ---- buds ---------------------------------------------------------------------------------
+
+LOCK_STREAMING_BUDS = """
+SELECT id FROM nodes WHERE id = any($1::uuid[]) AND answer_state = 'streaming' FOR SHARE
+"""
+
+INSERT_CHUNKS = """
+INSERT INTO bud_chunks (node_id, seq, text)
+SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[])
+ON CONFLICT (node_id, seq) DO NOTHING
+"""
+
+SELECT_CHUNKS = """
+SELECT node_id, seq, text FROM bud_chunks
+WHERE (node_id, seq) IN (SELECT * FROM unnest($1::uuid[], $2::bigint[]))
+"""
+
+RECORD_ACKED_CHUNKS = """
+UPDATE nodes n SET acked_chunks = greatest(n.acked_chunks, s.seq)
+FROM (SELECT node_id, max(seq) AS seq FROM unnest($1::uuid[], $2::bigint[]) AS u (node_id, seq)
+      GROUP BY node_id) s
+WHERE n.id = s.node_id
+"""
+
+# Seal or freeze: the final text is the acknowledged chunks in order; only a streaming bud
+# can end, and only once.
+END_BUD = (
+    """
+UPDATE nodes AS n
+SET answer_state = $2,
+    stop_reason = $3,
+    text = coalesce((SELECT string_agg(c.text, '' ORDER BY c.seq)
+                     FROM bud_chunks c WHERE c.node_id = n.id), ''),
+    reasoning_summary = CASE WHEN $4 = '' THEN n.reasoning_summary ELSE $4 END,
+    evidence = CASE WHEN $5::jsonb = '[]'::jsonb THEN n.evidence ELSE $5::jsonb END,
+    tool_trace = CASE WHEN $6::jsonb = '[]'::jsonb THEN n.tool_trace ELSE $6::jsonb END,
+    revision = n.revision + 1
+WHERE n.id = $1 AND n.answer_state = 'streaming'
+RETURNING """
+    + NODE_COLUMNS
+)
+
+# ---- canonicalization -----------------------------------------------------------------------
+
+START_MAIN_LINE = """
+INSERT INTO main_lines (tree_id, scope, world, version) VALUES ($1, $2, $3, 1)
+ON CONFLICT (tree_id, scope, world) DO NOTHING
+RETURNING version
+"""
+
+ADVANCE_MAIN_LINE = """
+UPDATE main_lines SET version = version + 1
+WHERE tree_id = $1 AND scope = $2 AND world = $3 AND version = $4
+RETURNING version
+"""
+
+MAIN_LINE_HEAD = """
+SELECT version FROM main_lines WHERE tree_id = $1 AND scope = $2 AND world = $3
+"""
+
+MAIN_LINE_VERSION_ID = """
+SELECT id FROM main_line_versions
+WHERE tree_id = $1 AND scope = $2 AND world = $3 AND version = $4
+"""
+
+INSERT_MAIN_LINE_VERSION = """
+INSERT INTO main_line_versions (id, tree_id, scope, world, version, node_ids, snapshot,
+                                confirmed_by, invitation_id, replaces_version_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING created_at
+"""
+
+INSERT_CANDIDATE = """
+INSERT INTO canon_candidates (id, version_id, kind, detail) VALUES ($1, $2, $3, $4)
+"""
+
+LIST_MAIN_LINE_VERSIONS = """
+SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::text[] AS node_ids,
+       v.snapshot, v.confirmed_by, v.created_at, v.replaces_version_id::text,
+       coalesce((SELECT json_agg(json_build_object('id', c.id, 'kind', c.kind,
+                                                   'detail', c.detail, 'status', c.status)
+                                 ORDER BY c.kind, c.detail)
+                 FROM canon_candidates c WHERE c.version_id = v.id), '[]') AS candidates
+FROM main_line_versions v
+WHERE v.tree_id = $1 AND ($2::text IS NULL OR (v.scope = $2 AND v.world = $3))
+ORDER BY v.created_at DESC, v.version DESC
 """
 
 SELECT_REVIEW_HASH = "SELECT request_hash FROM review_results WHERE result_id = $1"
@@ -99,10 +254,4 @@ GRAPH_OBJECT_COLUMNS = (
 
 INSERT_BINDING = """
 INSERT INTO bindings (id, token_hash, session_id, runtime) VALUES ($1, $2, $3, $4)
-"""
-
-SELECT_BINDING_BY_ID = """
-SELECT b.id::text, b.session_id::text, b.runtime, t.project_id
-FROM bindings b JOIN trees t ON t.id = b.session_id
-WHERE b.id = $1
 """

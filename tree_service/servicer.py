@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
@@ -12,6 +15,7 @@ from google.protobuf.message import Message
 from mirrortree import rpcstatus
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
 from tree_service import convert
+from tree_service.domain import AnswerState, Generated, Node, StopReason
 from tree_service.errors import (
     IdempotencyKeyReused,
     InvalidInput,
@@ -20,10 +24,11 @@ from tree_service.errors import (
     RevisionConflict,
     TreeServiceError,
 )
-from tree_service.store import TreeStore
+from tree_service.store import ChunkCommitter, TreeStore
 
 # grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
 Ctx: TypeAlias = Any
+log = logging.getLogger("tree_service.buds")
 R = TypeVar("R", bound=Message)
 
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
@@ -34,6 +39,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     IdempotencyKeyReused: grpc.StatusCode.ALREADY_EXISTS,
 }
 
+DEADLINE_TOLERANCE_S = 0.05
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
 
@@ -60,8 +66,28 @@ async def fail(context: Ctx, error: TreeServiceError) -> Any:
 class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
     """TreeService over a TreeStore on the primary."""
 
-    def __init__(self, store: TreeStore) -> None:
+    def __init__(self, store: TreeStore, chunks: ChunkCommitter) -> None:
         self._store = store
+        self.chunks = chunks
+        self._background: set[asyncio.Task[None]] = set()
+
+    @property
+    def store(self) -> TreeStore:
+        return self._store
+
+    def keep(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run `work` as a task that outlives the RPC that started it (the event loop holds
+        tasks only weakly); failures are logged."""
+        task = asyncio.create_task(work)
+        self._background.add(task)
+
+        def finished(done: asyncio.Task[None]) -> None:
+            self._background.discard(done)
+            if not done.cancelled() and done.exception() is not None:
+                log.error("background work failed", exc_info=done.exception())
+
+        task.add_done_callback(finished)
+        return task
 
     async def _write(
         self,
@@ -120,20 +146,162 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
 
+    async def _append_node(
+        self,
+        context: Ctx,
+        method: str,
+        request: Any,
+        response_type: type[R],
+        append: Callable[[Any], Awaitable[tuple[Node, int]]],
+    ) -> R:
+        """The shape every node-creating RPC shares: one idempotent append, node + revision."""
+
+        async def action(conn: Any) -> R:
+            node, revision = await append(conn)
+            return response_type(node=convert.node_to_proto(node), tree_revision=revision)
+
+        return await self._write(context, method, request, response_type, action)
+
     async def AskQuestion(
         self, request: tree_pb2.AskQuestionRequest, context: Ctx
     ) -> tree_pb2.AskQuestionResponse:
         try:
             question = convert.new_question(request)
+            return await self._append_node(
+                context,
+                "AskQuestion",
+                request,
+                tree_pb2.AskQuestionResponse,
+                lambda conn: self._store.ask_question(conn, question),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
 
-            async def action(conn: Any) -> tree_pb2.AskQuestionResponse:
-                node, revision = await self._store.ask_question(conn, question)
-                return tree_pb2.AskQuestionResponse(
-                    node=convert.node_to_proto(node), tree_revision=revision
-                )
+    async def EditQuestion(
+        self, request: tree_pb2.EditQuestionRequest, context: Ctx
+    ) -> tree_pb2.EditQuestionResponse:
+        try:
+            edit = convert.question_edit(request)
+            return await self._append_node(
+                context,
+                "EditQuestion",
+                request,
+                tree_pb2.EditQuestionResponse,
+                lambda conn: self._store.edit_question(conn, edit),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def AddAnswer(
+        self, request: tree_pb2.AddAnswerRequest, context: Ctx
+    ) -> tree_pb2.AddAnswerResponse:
+        try:
+            answer = convert.new_answer(request)
+            return await self._append_node(
+                context,
+                "AddAnswer",
+                request,
+                tree_pb2.AddAnswerResponse,
+                lambda conn: self._store.add_answer(conn, answer),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def AddContinuation(
+        self, request: tree_pb2.AddContinuationRequest, context: Ctx
+    ) -> tree_pb2.AddContinuationResponse:
+        try:
+            continuation = convert.new_continuation(request)
+            return await self._append_node(
+                context,
+                "AddContinuation",
+                request,
+                tree_pb2.AddContinuationResponse,
+                lambda conn: self._store.add_continuation(conn, continuation),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def AdoptAnswer(
+        self, request: tree_pb2.AdoptAnswerRequest, context: Ctx
+    ) -> tree_pb2.AdoptAnswerResponse:
+        try:
+            question_id, answer_id, expected = convert.adoption(request)
+
+            async def action(conn: Any) -> tree_pb2.AdoptAnswerResponse:
+                question = await self._store.adopt(conn, question_id, answer_id, expected)
+                return tree_pb2.AdoptAnswerResponse(question=convert.node_to_proto(question))
 
             return await self._write(
-                context, "AskQuestion", request, tree_pb2.AskQuestionResponse, action
+                context, "AdoptAnswer", request, tree_pb2.AdoptAnswerResponse, action
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def Canonicalize(
+        self, request: tree_pb2.CanonicalizeRequest, context: Ctx
+    ) -> tree_pb2.CanonicalizeResponse:
+        try:
+            canonicalization = convert.canonicalization(request)
+
+            async def action(conn: Any) -> tree_pb2.CanonicalizeResponse:
+                version = await self._store.canonicalize(conn, canonicalization)
+                return tree_pb2.CanonicalizeResponse(version=convert.version_to_proto(version))
+
+            return await self._write(
+                context, "Canonicalize", request, tree_pb2.CanonicalizeResponse, action
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def StreamAnswer(
+        self, request_iterator: AsyncIterator[tree_pb2.StreamAnswerRequest], context: Ctx
+    ) -> AsyncIterator[tree_pb2.StreamAnswerResponse]:
+        """Bud streaming (T6); see BudStream for the rules."""
+        stream = BudStream(self, context)
+        try:
+            async for response in stream.run(request_iterator):
+                yield response
+        except TreeServiceError as error:
+            await fail(context, error)
+
+    async def GetNode(
+        self, request: tree_pb2.GetNodeRequest, context: Ctx
+    ) -> tree_pb2.GetNodeResponse:
+        try:
+            check = convert.Checker()
+            check.identifier("node_id", request.node_id)
+            check.done()
+            node = await self._store.get_node(request.node_id)
+            return tree_pb2.GetNodeResponse(node=convert.node_to_proto(node))
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def GetPath(
+        self, request: tree_pb2.GetPathRequest, context: Ctx
+    ) -> tree_pb2.GetPathResponse:
+        try:
+            check = convert.Checker()
+            check.identifier("node_id", request.node_id)
+            check.done()
+            nodes = await self._store.get_path(request.node_id)
+            return tree_pb2.GetPathResponse(nodes=[convert.node_to_proto(n) for n in nodes])
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def ListMainLineVersions(
+        self, request: tree_pb2.ListMainLineVersionsRequest, context: Ctx
+    ) -> tree_pb2.ListMainLineVersionsResponse:
+        try:
+            check = convert.Checker()
+            check.identifier("tree_id", request.tree_id)
+            check.done()
+            scope = convert.scope_filter(request.scope)
+            versions = await self._store.list_main_line_versions(
+                request.tree_id, scope, request.world
+            )
+            return tree_pb2.ListMainLineVersionsResponse(
+                versions=[convert.version_to_proto(v) for v in versions]
             )
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
@@ -211,3 +379,122 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             )
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
+
+
+class BudStream:
+    """One StreamAnswer call: open → chunks → complete, or frozen when the stream ends early.
+
+    Chunks must arrive in order (1, 2, 3 …). Each is acknowledged only after the group commit
+    that stored it; re-sending an acknowledged chunk is acknowledged again without storing it
+    twice. Any end other than `complete` — the client half-closing, cancelling, a deadline, or
+    a bad message — freezes the bud with every acknowledged chunk and the reason.
+    """
+
+    def __init__(self, servicer: TreeServicer, context: Ctx) -> None:
+        self._servicer = servicer
+        self._context = context
+        self._bud: str | None = None
+        self._acked = 0
+        self._ended = False
+
+    async def run(
+        self, requests: AsyncIterator[tree_pb2.StreamAnswerRequest]
+    ) -> AsyncIterator[tree_pb2.StreamAnswerResponse]:
+        try:
+            async for message in requests:
+                kind = message.WhichOneof("message")
+                if self._ended:
+                    raise InvalidInput.one(kind or "message", "the bud is already sealed")
+                if kind == "open":
+                    yield await self._open(message)
+                elif self._bud is None:
+                    raise InvalidInput.one(kind or "message", "the first message must be open")
+                elif kind == "chunk":
+                    yield await self._chunk(message.chunk)
+                elif kind == "complete":
+                    yield await self._complete(message.complete)
+                else:
+                    raise InvalidInput.one("message", "is empty")
+            # A client that cancels also ends the request stream; its cancellation lands on the
+            # next await, so give it that chance before calling this a plain half-close.
+            await asyncio.sleep(0)
+            await self._freeze(StopReason.CLIENT_CLOSED)
+        except asyncio.CancelledError:
+            # grpc cancels a call at its deadline a few milliseconds early by the server's
+            # clock, so "nearly none left" counts as the deadline.
+            remaining = self._context.time_remaining()
+            expired = remaining is not None and remaining < DEADLINE_TOLERANCE_S
+            await self._freeze(StopReason.DEADLINE_EXCEEDED if expired else StopReason.CANCELLED)
+            raise
+        except TreeServiceError:
+            await self._freeze("invalid_message")
+            raise
+
+    async def _open(self, message: tree_pb2.StreamAnswerRequest) -> tree_pb2.StreamAnswerResponse:
+        if self._bud is not None:
+            raise InvalidInput.one("open", "was already sent on this stream")
+        answer = convert.bud_open(message.open)
+        store = self._servicer.store
+
+        async def action(conn: Any) -> tree_pb2.StreamAnswerResponse:
+            node, _ = await store.add_answer(conn, answer)
+            return tree_pb2.StreamAnswerResponse(opened=convert.node_to_proto(node))
+
+        outcome = await store.write(
+            key=message.open.idempotency_key,
+            method="StreamAnswer",
+            request_hash=request_hash("StreamAnswer", message.open),
+            action=action,
+            encode=lambda r: r.SerializeToString(),
+        )
+        if outcome.value is None:
+            opened = tree_pb2.StreamAnswerResponse.FromString(outcome.replayed or b"")
+            current = await store.get_node(opened.opened.id)
+            raise PreconditionFailed(
+                f"bud {current.id!r} was opened by an earlier stream and is "
+                f"{current.answer_state}; a bud is never reattached — read it, or continue a "
+                "frozen one with extends_answer_id",
+                {"answer_id": current.id, "answer_state": str(current.answer_state)},
+            )
+        self._bud = outcome.value.opened.id
+        outcome.value.consistency.lsn = outcome.lsn
+        return outcome.value
+
+    async def _chunk(
+        self, chunk: tree_pb2.StreamAnswerRequest.Chunk
+    ) -> tree_pb2.StreamAnswerResponse:
+        convert.chunk(chunk, self._acked + 1)
+        assert self._bud is not None
+        lsn = await self._servicer.chunks.submit(self._bud, chunk.seq, chunk.text)
+        self._acked = max(self._acked, chunk.seq)
+        return tree_pb2.StreamAnswerResponse(
+            ack=tree_pb2.StreamAnswerResponse.Ack(seq=chunk.seq),
+            consistency=common_pb2.ConsistencyToken(lsn=lsn),
+        )
+
+    async def _complete(
+        self, complete: tree_pb2.StreamAnswerRequest.Complete
+    ) -> tree_pb2.StreamAnswerResponse:
+        made = convert.bud_complete(complete)
+        assert self._bud is not None
+        node, lsn = await self._servicer.store.end_bud(self._bud, AnswerState.SEALED, None, made)
+        self._ended = True
+        return tree_pb2.StreamAnswerResponse(
+            sealed=convert.node_to_proto(node), consistency=common_pb2.ConsistencyToken(lsn=lsn)
+        )
+
+    async def _freeze(self, reason: str) -> None:
+        """Freeze the bud unless it already ended. The freeze runs as its own task that this
+        call's cancellation cannot interrupt: the call may be gone, but its acknowledged
+        chunks must stay readable."""
+        if self._bud is None or self._ended:
+            return
+        self._ended = True
+        freezing = self._servicer.keep(self._end_frozen(self._bud, reason))
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(freezing)
+
+    async def _end_frozen(self, bud: str, reason: str) -> None:
+        with contextlib.suppress(PreconditionFailed):  # it ended some other way meanwhile
+            await self._servicer.store.end_bud(bud, AnswerState.FROZEN, reason, Generated())
+        log.info("bud frozen", extra={"answer_id": bud, "stop_reason": reason})

@@ -7,12 +7,16 @@ first commits, then replays its stored response), so a retry can never write twi
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import dataclasses
 import hashlib
 import json
 import secrets
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import asyncpg
@@ -20,21 +24,38 @@ import asyncpg
 from mirrortree.lsn import commit_point, format_lsn, parse_lsn
 from tree_service import queries
 from tree_service.domain import (
+    CANON_POLICIES,
+    AnswerState,
+    Attachment,
+    CanonCandidate,
+    Canonicalization,
+    CanonicalScope,
+    CitationRequest,
+    ContinuationKind,
+    Generated,
     IssuedBinding,
+    MainLineVersion,
+    NewAnswer,
+    NewContinuation,
     NewQuestion,
     NewTree,
     Node,
     NodeKind,
+    QuestionEdit,
     Realm,
+    RealmChoice,
+    RealmPolicyError,
     RecordedReview,
     ReviewResult,
     Tree,
+    rule_canonical_scope,
 )
 from tree_service.errors import (
     IdempotencyKeyReused,
     InvalidInput,
     NotFound,
     PreconditionFailed,
+    RevisionConflict,
 )
 
 T = TypeVar("T")
@@ -59,6 +80,7 @@ def _tree(row: asyncpg.Record) -> Tree:
         revision=row["revision"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        default_world=row["default_world"],
     )
 
 
@@ -73,6 +95,68 @@ def _node(row: asyncpg.Record) -> Node:
         revision=row["revision"],
         ordinal=row["ordinal"],
         created_at=row["created_at"],
+        world=row["world"],
+        conditions=json.loads(row["conditions"]),
+        attachments=tuple(json.loads(row["attachments"])),
+        citations=tuple(json.loads(row["citations"])),
+        version_of=row["version_of"],
+        version=row["version"],
+        adopted_answer_id=row["adopted_answer_id"],
+        answer_state=AnswerState(row["answer_state"]) if row["answer_state"] else None,
+        stop_reason=row["stop_reason"],
+        acked_chunks=row["acked_chunks"],
+        extends_answer_id=row["extends_answer_id"],
+        continuation_kind=(
+            ContinuationKind(row["continuation_kind"]) if row["continuation_kind"] else None
+        ),
+        reasoning_summary=row["reasoning_summary"],
+        evidence=tuple(json.loads(row["evidence"])),
+        tool_trace=tuple(json.loads(row["tool_trace"])),
+    )
+
+
+def _node_json(node: Node) -> dict[str, Any]:
+    """A node as stored in a main-line snapshot (JSON-safe)."""
+    data = dataclasses.asdict(node)
+    data["created_at"] = node.created_at.isoformat()
+    return data
+
+
+def _node_from_json(data: dict[str, Any]) -> Node:
+    values = dict(data)
+    values["created_at"] = datetime.fromisoformat(values["created_at"])
+    values["kind"] = NodeKind(values["kind"])
+    values["realm"] = Realm(values["realm"])
+    values["answer_state"] = AnswerState(values["answer_state"]) if values["answer_state"] else None
+    kind = values["continuation_kind"]
+    values["continuation_kind"] = ContinuationKind(kind) if kind else None
+    for key in ("attachments", "citations", "evidence", "tool_trace"):
+        values[key] = tuple(values[key])
+    return Node(**values)
+
+
+def _version(row: asyncpg.Record) -> MainLineVersion:
+    return MainLineVersion(
+        id=row["id"],
+        tree_id=row["tree_id"],
+        scope=CanonicalScope(row["scope"]),
+        world=row["world"],
+        version=row["version"],
+        node_ids=tuple(row["node_ids"]),
+        snapshot=tuple(_node_from_json(n) for n in json.loads(row["snapshot"])),
+        confirmed_by=row["confirmed_by"],
+        created_at=row["created_at"],
+        candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
+        replaces_version_id=row["replaces_version_id"],
+    )
+
+
+def _generated_json(generated: Generated) -> tuple[str, str, str, str]:
+    return (
+        json.dumps(generated.conditions, ensure_ascii=False),
+        generated.reasoning_summary,
+        json.dumps(list(generated.evidence), ensure_ascii=False),
+        json.dumps([dataclasses.asdict(t) for t in generated.tool_trace], ensure_ascii=False),
     )
 
 
@@ -100,6 +184,10 @@ class TreeStore:
         pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
         geometry = await pool.fetchrow(queries.WAL_GEOMETRY)
         return cls(pool, geometry["block_size"], geometry["segment_size"])
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        return self._pool
 
     async def close(self) -> None:
         await self._pool.close()
@@ -139,8 +227,7 @@ class TreeStore:
                 else:
                     value = await action(conn)
                     await conn.execute(queries.STORE_IDEMPOTENT_RESPONSE, key, encode(value))
-            inserted = parse_lsn(await conn.fetchval(queries.CURRENT_LSN))
-        lsn = format_lsn(commit_point(inserted, *self._wal_geometry))
+            lsn = await self.commit_lsn(conn)
         return WriteOutcome(value, replayed, lsn)
 
     # ---- trees and nodes ----------------------------------------------------------------
@@ -154,6 +241,7 @@ class TreeStore:
             new.owner,
             new.project_id,
             new.default_realm.value,
+            new.default_world,
         )
         return _tree(row)
 
@@ -164,38 +252,366 @@ class TreeStore:
         return _tree(row)
 
     @staticmethod
-    async def ask_question(conn: asyncpg.Connection, question: NewQuestion) -> tuple[Node, int]:
-        """Append a question node; returns it with the tree's new revision."""
-        tree_uuid = _uuid(question.tree_id, "tree_id")
-        parent_uuid = (
-            _uuid(question.parent_id, "parent_id") if question.parent_id is not None else None
-        )
+    async def _load(conn: asyncpg.Connection, node_id: str, field: str) -> Node:
+        row = await conn.fetchrow(queries.SELECT_NODE, _uuid(node_id, field))
+        if row is None:
+            raise NotFound("node", node_id)
+        return _node(row)
+
+    @staticmethod
+    def _expect_kind(node: Node, field: str, *kinds: NodeKind) -> None:
+        if node.kind not in kinds:
+            wanted = " or ".join(k.value for k in kinds)
+            raise PreconditionFailed(
+                f"{field} {node.id!r} is a {node.kind.value} node; it must be: {wanted}",
+                {"field": field, "kind": node.kind.value},
+            )
+
+    @staticmethod
+    async def _append(
+        conn: asyncpg.Connection,
+        *,
+        tree_id: str,
+        parent: Node | None,
+        kind: NodeKind,
+        text: str,
+        realm: RealmChoice,
+        conditions: dict[str, Any] | None = None,
+        attachments: tuple[Attachment, ...] = (),
+        citations: tuple[dict[str, Any], ...] = (),
+        lineage: tuple[uuid.UUID, str | None, int] | None = None,
+        answer_state: AnswerState | None = None,
+        extends_answer_id: str | None = None,
+        continuation_kind: ContinuationKind | None = None,
+        generated: Generated | None = None,
+    ) -> tuple[Node, int]:
+        """Insert one node under `parent` (already validated); returns it and the tree revision.
+
+        The realm is the explicit choice, else the parent's, else the tree default; a node is
+        also recorded as a story-graph source revision unless it is a bud still streaming.
+        """
+        tree_uuid = _uuid(tree_id, "tree_id")
         bumped = await conn.fetchrow(queries.BUMP_TREE_FOR_APPEND, tree_uuid)
         if bumped is None:
-            raise NotFound("tree", question.tree_id)
-        realm = question.realm or Realm(bumped["default_realm"])
-        if parent_uuid is not None:
-            parent = await conn.fetchrow(queries.SELECT_NODE_PARENT, parent_uuid)
-            if parent is None:
-                raise NotFound("node", str(question.parent_id))
-            if parent["tree_id"] != str(tree_uuid):
-                raise PreconditionFailed(
-                    f"parent_id {question.parent_id!r} belongs to another tree",
-                    {"field": "parent_id"},
-                )
-            if question.realm is None:
-                realm = Realm(parent["realm"])
+            raise NotFound("tree", tree_id)
+        if realm.realm is not None:
+            node_realm, world = realm.realm, realm.world
+        elif parent is not None:
+            node_realm, world = parent.realm, parent.world
+        else:
+            node_realm, world = Realm(bumped["default_realm"]), bumped["default_world"]
+        node_id = uuid.uuid4()
+        lineage_id, version_of, version = lineage or (
+            (node_id, None, 1) if kind is NodeKind.QUESTION else (None, None, 1)
+        )
+        made = generated or Generated(conditions=conditions or {})
+        conditions_json, summary, evidence, tool_trace = _generated_json(made)
         row = await conn.fetchrow(
             queries.INSERT_NODE,
-            uuid.uuid4(),
+            node_id,
             tree_uuid,
-            parent_uuid,
-            NodeKind.QUESTION.value,
-            realm.value,
-            question.text,
+            _uuid(parent.id, "parent_id") if parent else None,
+            kind.value,
+            node_realm.value,
+            world if node_realm is Realm.WORLD else None,
+            text,
             bumped["node_count"],
+            conditions_json,
+            json.dumps([dataclasses.asdict(a) for a in attachments], ensure_ascii=False),
+            json.dumps(list(citations), ensure_ascii=False),
+            lineage_id,
+            _uuid(version_of, "question_id") if version_of else None,
+            version,
+            answer_state.value if answer_state else None,
+            _uuid(extends_answer_id, "extends_answer_id") if extends_answer_id else None,
+            continuation_kind.value if continuation_kind else None,
+            summary,
+            evidence,
+            tool_trace,
         )
-        return _node(row), bumped["revision"]
+        node = _node(row)
+        if answer_state is not AnswerState.STREAMING:
+            await TreeStore._record_source(conn, node, bumped["project_id"], lineage_id)
+        return node, bumped["revision"]
+
+    @staticmethod
+    async def _record_source(
+        conn: asyncpg.Connection,
+        node: Node,
+        project_id: str | None,
+        lineage_id: uuid.UUID | None = None,
+    ) -> None:
+        """W2: every node is a message source; a question edit is a new revision of its
+        lineage's source, anything else is revision 1 of its own."""
+        is_question = node.kind is NodeKind.QUESTION
+        source_id = lineage_id if is_question and lineage_id else uuid.UUID(node.id)
+        await conn.execute(
+            queries.INSERT_SOURCE_REVISION,
+            source_id,
+            node.version if is_question else 1,
+            uuid.UUID(node.id),
+            "user" if is_question else "assistant",
+            node.text,
+            project_id,
+            uuid.UUID(node.tree_id),
+            node.ordinal,
+        )
+
+    async def _citations(
+        self, conn: asyncpg.Connection, requested: tuple[CitationRequest, ...], owner_tree: str
+    ) -> tuple[dict[str, Any], ...]:
+        """Snapshot each cited range as it is now; the snapshot never changes afterwards."""
+        if not requested:
+            return ()
+        tree = await conn.fetchrow(queries.SELECT_TREE, _uuid(owner_tree, "tree_id"))
+        if tree is None:
+            raise NotFound("tree", owner_tree)
+        snapshots = []
+        for i, citation in enumerate(requested):
+            cited = await self._load(conn, citation.node_id, f"citations[{i}].node_id")
+            cited_tree = await conn.fetchrow(queries.SELECT_TREE, uuid.UUID(cited.tree_id))
+            if cited_tree["owner"] != tree["owner"]:
+                raise PreconditionFailed(
+                    f"citations[{i}] cites another person's conversation; cross-person "
+                    "citations need an authorization, which is not offered yet",
+                    {"field": f"citations[{i}].node_id"},
+                )
+            start, end = citation.start, citation.end or len(cited.text)
+            if not 0 <= start <= end <= len(cited.text):
+                raise InvalidInput.one(
+                    f"citations[{i}].end",
+                    f"range [{start}, {end}) is outside the cited text "
+                    f"(length {len(cited.text)} code points)",
+                )
+            snapshots.append(
+                {
+                    "node_id": cited.id,
+                    "start": start,
+                    "end": end,
+                    "note": citation.note,
+                    "snapshot": cited.text[start:end],
+                }
+            )
+        return tuple(snapshots)
+
+    async def ask_question(
+        self, conn: asyncpg.Connection, question: NewQuestion
+    ) -> tuple[Node, int]:
+        """Append a question: a root, or a follow-up bound to the answer/continuation it
+        continues from."""
+        parent = None
+        if question.parent_id is not None:
+            parent = await self._load(conn, question.parent_id, "parent_id")
+            self._expect_kind(parent, "parent_id", NodeKind.ANSWER, NodeKind.CONTINUATION)
+            self._same_tree(parent, question.tree_id, "parent_id")
+            if parent.answer_state is AnswerState.STREAMING:
+                raise PreconditionFailed(
+                    f"parent_id {parent.id!r} is still streaming; continue once it is sealed "
+                    "or frozen",
+                    {"field": "parent_id"},
+                )
+        citations = await self._citations(conn, question.citations, question.tree_id)
+        return await self._append(
+            conn,
+            tree_id=question.tree_id,
+            parent=parent,
+            kind=NodeKind.QUESTION,
+            text=question.text,
+            realm=question.realm,
+            conditions=question.conditions,
+            attachments=question.attachments,
+            citations=citations,
+        )
+
+    @staticmethod
+    def _same_tree(node: Node, tree_id: str, field: str) -> None:
+        if node.tree_id != tree_id:
+            raise PreconditionFailed(
+                f"{field} {node.id!r} belongs to another tree", {"field": field}
+            )
+
+    async def edit_question(self, conn: asyncpg.Connection, edit: QuestionEdit) -> tuple[Node, int]:
+        """A new version beside the edited question; the old version stays as it was."""
+        old = await self._load(conn, edit.question_id, "question_id")
+        self._expect_kind(old, "question_id", NodeKind.QUESTION)
+        if old.revision != edit.expected_revision:
+            raise RevisionConflict("question", old.id, edit.expected_revision, old.revision)
+        parent = await self._load(conn, old.parent_id, "parent_id") if old.parent_id else None
+        lineage_id: uuid.UUID = await conn.fetchval(queries.LOCK_LINEAGE, uuid.UUID(old.id))
+        version = await conn.fetchval(queries.NEXT_LINEAGE_VERSION, lineage_id)
+        citations = await self._citations(conn, edit.citations, old.tree_id)
+        return await self._append(
+            conn,
+            tree_id=old.tree_id,
+            parent=parent,
+            kind=NodeKind.QUESTION,
+            text=edit.text,
+            realm=RealmChoice(old.realm, old.world),
+            conditions=edit.conditions,
+            attachments=edit.attachments,
+            citations=citations,
+            lineage=(lineage_id, old.id, version),
+        )
+
+    async def add_answer(self, conn: asyncpg.Connection, answer: NewAnswer) -> tuple[Node, int]:
+        """A candidate answer (complete, or a bud opened for streaming) under a question."""
+        question = await self._load(conn, answer.question_id, "question_id")
+        self._expect_kind(question, "question_id", NodeKind.QUESTION)
+        if answer.extends_answer_id is not None:
+            extended = await self._load(conn, answer.extends_answer_id, "extends_answer_id")
+            if extended.parent_id != question.id or extended.kind is not NodeKind.ANSWER:
+                raise PreconditionFailed(
+                    f"extends_answer_id {extended.id!r} is not an answer of question "
+                    f"{question.id!r}",
+                    {"field": "extends_answer_id"},
+                )
+            if extended.answer_state is not AnswerState.FROZEN:
+                raise PreconditionFailed(
+                    f"extends_answer_id {extended.id!r} is {extended.answer_state}; only a "
+                    "frozen (interrupted) answer is continued",
+                    {"field": "extends_answer_id"},
+                )
+        return await self._append(
+            conn,
+            tree_id=question.tree_id,
+            parent=question,
+            kind=NodeKind.ANSWER,
+            text=answer.text,
+            realm=answer.realm,
+            answer_state=answer.state,
+            extends_answer_id=answer.extends_answer_id,
+            generated=answer.generated,
+        )
+
+    async def add_continuation(
+        self, conn: asyncpg.Connection, continuation: NewContinuation
+    ) -> tuple[Node, int]:
+        answer = await self._load(conn, continuation.answer_id, "answer_id")
+        self._expect_kind(answer, "answer_id", NodeKind.ANSWER)
+        return await self._append(
+            conn,
+            tree_id=answer.tree_id,
+            parent=answer,
+            kind=NodeKind.CONTINUATION,
+            text=continuation.text,
+            realm=continuation.realm,
+            continuation_kind=continuation.kind,
+            generated=continuation.generated,
+        )
+
+    async def adopt(
+        self, conn: asyncpg.Connection, question_id: str, answer_id: str, expected: int
+    ) -> Node:
+        """Set the question's working entry; optimistic on the question's revision."""
+        answer = await self._load(conn, answer_id, "answer_id")
+        self._expect_kind(answer, "answer_id", NodeKind.ANSWER)
+        if answer.parent_id != question_id:
+            raise PreconditionFailed(
+                f"answer_id {answer_id!r} answers another question", {"field": "answer_id"}
+            )
+        if answer.answer_state is AnswerState.STREAMING:
+            raise PreconditionFailed(
+                f"answer_id {answer_id!r} is still streaming", {"field": "answer_id"}
+            )
+        row = await conn.fetchrow(
+            queries.ADOPT_ANSWER, _uuid(question_id, "question_id"), uuid.UUID(answer_id), expected
+        )
+        if row is None:
+            current = await self._load(conn, question_id, "question_id")
+            raise RevisionConflict("question", question_id, expected, current.revision)
+        return _node(row)
+
+    async def canonicalize(
+        self, conn: asyncpg.Connection, request: Canonicalization
+    ) -> MainLineVersion:
+        """Append a main-line version for the selection's scope; nothing earlier changes."""
+        tree_uuid = _uuid(request.tree_id, "tree_id")
+        if await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
+            raise NotFound("tree", request.tree_id)
+        if request.leaf_node_id is not None:
+            leaf = await self._load(conn, request.leaf_node_id, "leaf_node_id")
+            self._same_tree(leaf, request.tree_id, "leaf_node_id")
+            rows = await conn.fetch(queries.SELECT_PATH, uuid.UUID(leaf.id))
+            nodes = [_node(r) for r in rows]
+        else:
+            ids = [_uuid(n, f"nodes.node_ids[{i}]") for i, n in enumerate(request.node_ids)]
+            found = {r["id"]: _node(r) for r in await conn.fetch(queries.SELECT_NODES, ids)}
+            for i, node_id in enumerate(request.node_ids):
+                if str(uuid.UUID(node_id)) not in found:
+                    raise NotFound("node", node_id)
+                self._same_tree(
+                    found[str(uuid.UUID(node_id))], request.tree_id, f"nodes.node_ids[{i}]"
+                )
+            nodes = sorted(found.values(), key=lambda n: n.ordinal)
+        for node in nodes:
+            if node.answer_state in (AnswerState.STREAMING, AnswerState.FROZEN):
+                raise PreconditionFailed(
+                    f"node {node.id!r} is a {node.answer_state.value} answer; only complete "
+                    "answers are canonicalized (continue generating, or select another)",
+                    {"node_id": node.id},
+                )
+        try:
+            scope, world = rule_canonical_scope([(n.realm, n.world) for n in nodes])
+        except RealmPolicyError as exc:
+            raise PreconditionFailed(str(exc), {"reason": "realm_policy"}) from None
+        key = (tree_uuid, scope.value, world)
+        if request.expected_version == 0:
+            version = await conn.fetchval(queries.START_MAIN_LINE, *key)
+        else:
+            version = await conn.fetchval(queries.ADVANCE_MAIN_LINE, *key, request.expected_version)
+        if version is None:
+            current = await conn.fetchval(queries.MAIN_LINE_HEAD, *key) or 0
+            raise RevisionConflict(
+                f"main line {scope.value}{'/' + world if world else ''}",
+                request.tree_id,
+                request.expected_version,
+                current,
+            )
+        previous = await conn.fetchval(queries.MAIN_LINE_VERSION_ID, *key, version - 1)
+        version_id = uuid.uuid4()
+        created_at = await conn.fetchval(
+            queries.INSERT_MAIN_LINE_VERSION,
+            version_id,
+            tree_uuid,
+            scope.value,
+            world,
+            version,
+            [uuid.UUID(n.id) for n in nodes],
+            json.dumps([_node_json(n) for n in nodes], ensure_ascii=False),
+            request.confirmed_by,
+            request.invitation_id,
+            previous,
+        )
+        candidates = []
+        for kind, detail in CANON_POLICIES[scope].candidates:
+            candidate_id = uuid.uuid4()
+            await conn.execute(queries.INSERT_CANDIDATE, candidate_id, version_id, kind, detail)
+            candidates.append(CanonCandidate(str(candidate_id), kind, detail, "pending"))
+        return MainLineVersion(
+            id=str(version_id),
+            tree_id=request.tree_id,
+            scope=scope,
+            world=world,
+            version=version,
+            node_ids=tuple(n.id for n in nodes),
+            snapshot=tuple(nodes),
+            confirmed_by=request.confirmed_by,
+            created_at=created_at,
+            candidates=tuple(candidates),
+            replaces_version_id=str(previous) if previous else None,
+        )
+
+    # ---- reads ----------------------------------------------------------------------------
+
+    async def get_node(self, node_id: str) -> Node:
+        async with self._pool.acquire() as conn:
+            return await self._load(conn, node_id, "node_id")
+
+    async def get_path(self, node_id: str) -> list[Node]:
+        rows = await self._pool.fetch(queries.SELECT_PATH, _uuid(node_id, "node_id"))
+        if not rows:
+            raise NotFound("node", node_id)
+        return [_node(r) for r in rows]
 
     async def list_nodes(self, tree_id: str, after_ordinal: int, limit: int) -> list[Node]:
         tree_uuid = _uuid(tree_id, "tree_id")
@@ -204,6 +620,51 @@ class TreeStore:
             if not rows and await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
                 raise NotFound("tree", tree_id)
         return [_node(r) for r in rows]
+
+    async def list_main_line_versions(
+        self, tree_id: str, scope: CanonicalScope | None, world: str
+    ) -> list[MainLineVersion]:
+        tree_uuid = _uuid(tree_id, "tree_id")
+        async with self._pool.acquire() as conn:
+            if await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
+                raise NotFound("tree", tree_id)
+            rows = await conn.fetch(
+                queries.LIST_MAIN_LINE_VERSIONS, tree_uuid, scope.value if scope else None, world
+            )
+        return [_version(r) for r in rows]
+
+    # ---- buds -------------------------------------------------------------------------------
+
+    async def end_bud(
+        self, node_id: str, state: AnswerState, stop_reason: str | None, generated: Generated
+    ) -> tuple[Node, str]:
+        """Seal or freeze a streaming bud with its acknowledged chunks; returns it and the LSN."""
+        _, summary, evidence, tool_trace = _generated_json(generated)
+        async with self._pool.acquire() as conn:
+            async with conn.transaction():
+                row = await conn.fetchrow(
+                    queries.END_BUD,
+                    uuid.UUID(node_id),
+                    state.value,
+                    stop_reason,
+                    summary,
+                    evidence,
+                    tool_trace,
+                )
+                if row is None:
+                    current = await self._load(conn, node_id, "answer_id")
+                    raise PreconditionFailed(
+                        f"bud {node_id!r} is already {current.answer_state}; it cannot end twice",
+                        {"answer_state": str(current.answer_state)},
+                    )
+                node = _node(row)
+                tree = await conn.fetchrow(queries.SELECT_TREE, uuid.UUID(node.tree_id))
+                await self._record_source(conn, node, tree["project_id"])
+            return node, await self.commit_lsn(conn)
+
+    async def commit_lsn(self, conn: asyncpg.Connection) -> str:
+        inserted = parse_lsn(await conn.fetchval(queries.CURRENT_LSN))
+        return format_lsn(commit_point(inserted, *self._wal_geometry))
 
     # ---- story graph ingestion ----------------------------------------------------------
 
@@ -283,3 +744,106 @@ class TreeStore:
             queries.INSERT_BINDING, binding_id, token_hash(token), session_uuid, runtime
         )
         return IssuedBinding(str(binding_id), token, session_id, runtime, tree["project_id"])
+
+
+@dataclass
+class _PendingChunk:
+    node_id: uuid.UUID
+    seq: int
+    text: str
+    done: asyncio.Future[str]  # resolves to the commit LSN once durable
+
+
+class ChunkCommitter:
+    """Group commit for bud chunks.
+
+    Every open bud hands its chunks here; one writer task commits whatever has accumulated in
+    one transaction, so a hundred buds streaming at once cost a handful of commits, not a
+    hundred. A chunk's future resolves only after its transaction committed (its
+    acknowledgement is then safe to send); a chunk for a bud that is no longer streaming fails
+    instead of being stored.
+    """
+
+    def __init__(self, store: TreeStore, max_batch: int = 2000) -> None:
+        self._store = store
+        self._queue: asyncio.Queue[_PendingChunk] = asyncio.Queue()
+        self._max_batch = max_batch
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="chunk-committer")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        while not self._queue.empty():
+            pending = self._queue.get_nowait()
+            if not pending.done.done():
+                pending.done.set_exception(PreconditionFailed("the service is shutting down"))
+
+    async def submit(self, node_id: str, seq: int, text: str) -> str:
+        """Store one chunk durably; returns the commit LSN. Idempotent per (bud, seq)."""
+        done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_PendingChunk(uuid.UUID(node_id), seq, text, done))
+        return await done
+
+    async def _run(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while len(batch) < self._max_batch and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                await self._commit(batch)
+            except Exception as exc:  # the whole batch failed: report it to every waiter
+                for pending in batch:
+                    if not pending.done.done():
+                        pending.done.set_exception(exc)
+
+    async def _commit(self, batch: list[_PendingChunk]) -> None:
+        async with self._store.pool.acquire() as conn:
+            async with conn.transaction():
+                ids = list({p.node_id for p in batch})
+                live = {r["id"] for r in await conn.fetch(queries.LOCK_STREAMING_BUDS, ids)}
+                accepted = [p for p in batch if p.node_id in live]
+                if accepted:
+                    await conn.execute(
+                        queries.INSERT_CHUNKS,
+                        [p.node_id for p in accepted],
+                        [p.seq for p in accepted],
+                        [p.text for p in accepted],
+                    )
+                    stored = await conn.fetch(
+                        queries.SELECT_CHUNKS,
+                        [p.node_id for p in accepted],
+                        [p.seq for p in accepted],
+                    )
+                    texts = {(r["node_id"], r["seq"]): r["text"] for r in stored}
+                    await conn.execute(
+                        queries.RECORD_ACKED_CHUNKS,
+                        [p.node_id for p in accepted],
+                        [p.seq for p in accepted],
+                    )
+            lsn = await self._store.commit_lsn(conn)
+        for pending in batch:
+            if pending.done.done():
+                continue
+            if pending.node_id not in live:
+                pending.done.set_exception(
+                    PreconditionFailed(
+                        f"bud {pending.node_id} is no longer streaming; chunk {pending.seq} "
+                        "was refused",
+                        {"seq": str(pending.seq)},
+                    )
+                )
+            elif texts.get((pending.node_id, pending.seq)) != pending.text:
+                pending.done.set_exception(
+                    InvalidInput.one(
+                        "chunk.text",
+                        f"chunk {pending.seq} was already stored with different text; a "
+                        "re-sent chunk must repeat the original exactly",
+                    )
+                )
+            else:
+                pending.done.set_result(lsn)

@@ -22,6 +22,28 @@ class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ANSWER: _ClassVar[NodeKind]
     CONTINUATION: _ClassVar[NodeKind]
 
+class ContinuationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTINUATION_KIND_UNSPECIFIED: _ClassVar[ContinuationKind]
+    ELABORATION: _ClassVar[ContinuationKind]
+    VERIFICATION: _ClassVar[ContinuationKind]
+    TOOL_WORK: _ClassVar[ContinuationKind]
+    DEEPER_REASONING: _ClassVar[ContinuationKind]
+
+class AnswerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ANSWER_STATE_UNSPECIFIED: _ClassVar[AnswerState]
+    STREAMING: _ClassVar[AnswerState]
+    SEALED: _ClassVar[AnswerState]
+    FROZEN: _ClassVar[AnswerState]
+
+class CanonicalScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CANONICAL_SCOPE_UNSPECIFIED: _ClassVar[CanonicalScope]
+    REAL_EXPERIENCE: _ClassVar[CanonicalScope]
+    WORLD_CANON: _ClassVar[CanonicalScope]
+    REHEARSAL_RECORD: _ClassVar[CanonicalScope]
+
 class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     EVENT_KIND_UNSPECIFIED: _ClassVar[EventKind]
@@ -37,6 +59,19 @@ NODE_KIND_UNSPECIFIED: NodeKind
 QUESTION: NodeKind
 ANSWER: NodeKind
 CONTINUATION: NodeKind
+CONTINUATION_KIND_UNSPECIFIED: ContinuationKind
+ELABORATION: ContinuationKind
+VERIFICATION: ContinuationKind
+TOOL_WORK: ContinuationKind
+DEEPER_REASONING: ContinuationKind
+ANSWER_STATE_UNSPECIFIED: AnswerState
+STREAMING: AnswerState
+SEALED: AnswerState
+FROZEN: AnswerState
+CANONICAL_SCOPE_UNSPECIFIED: CanonicalScope
+REAL_EXPERIENCE: CanonicalScope
+WORLD_CANON: CanonicalScope
+REHEARSAL_RECORD: CanonicalScope
 EVENT_KIND_UNSPECIFIED: EventKind
 DECISION: EventKind
 DISCUSSION: EventKind
@@ -44,7 +79,7 @@ CHANGE: EventKind
 MILESTONE: EventKind
 
 class Tree(_message.Message):
-    __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at")
+    __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
     ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +88,7 @@ class Tree(_message.Message):
     REVISION_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_WORLD_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     owner: str
@@ -61,10 +97,62 @@ class Tree(_message.Message):
     revision: int
     created_at: str
     updated_at: str
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., owner: _Optional[str] = ..., project_id: _Optional[str] = ..., default_realm: _Optional[_Union[Realm, str]] = ..., revision: _Optional[int] = ..., created_at: _Optional[str] = ..., updated_at: _Optional[str] = ...) -> None: ...
+    default_world: str
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., owner: _Optional[str] = ..., project_id: _Optional[str] = ..., default_realm: _Optional[_Union[Realm, str]] = ..., revision: _Optional[int] = ..., created_at: _Optional[str] = ..., updated_at: _Optional[str] = ..., default_world: _Optional[str] = ...) -> None: ...
+
+class RunConditions(_message.Message):
+    __slots__ = ("model_strategy", "parameters")
+    class ParametersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    MODEL_STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    model_strategy: str
+    parameters: _containers.ScalarMap[str, str]
+    def __init__(self, model_strategy: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class Attachment(_message.Message):
+    __slots__ = ("id", "name", "media_type", "size_bytes")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    media_type: str
+    size_bytes: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
+
+class Citation(_message.Message):
+    __slots__ = ("node_id", "start", "end", "note", "snapshot")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    start: int
+    end: int
+    note: str
+    snapshot: str
+    def __init__(self, node_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., note: _Optional[str] = ..., snapshot: _Optional[str] = ...) -> None: ...
+
+class ToolTraceEntry(_message.Message):
+    __slots__ = ("tool", "input_summary", "output_summary")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    INPUT_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    input_summary: str
+    output_summary: str
+    def __init__(self, tool: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at")
+    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -74,6 +162,21 @@ class Node(_message.Message):
     REVISION_FIELD_NUMBER: _ClassVar[int]
     ORDINAL_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENTS_FIELD_NUMBER: _ClassVar[int]
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_OF_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    ADOPTED_ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_STATE_FIELD_NUMBER: _ClassVar[int]
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    ACKNOWLEDGED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EXTENDS_ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTINUATION_KIND_FIELD_NUMBER: _ClassVar[int]
+    REASONING_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_TRACE_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     parent_id: str
@@ -83,21 +186,38 @@ class Node(_message.Message):
     revision: int
     ordinal: int
     created_at: str
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ...) -> None: ...
+    world: str
+    conditions: RunConditions
+    attachments: _containers.RepeatedCompositeFieldContainer[Attachment]
+    citations: _containers.RepeatedCompositeFieldContainer[Citation]
+    version_of: str
+    version: int
+    adopted_answer_id: str
+    answer_state: AnswerState
+    stop_reason: str
+    acknowledged_chunks: int
+    extends_answer_id: str
+    continuation_kind: ContinuationKind
+    reasoning_summary: str
+    evidence: _containers.RepeatedScalarFieldContainer[str]
+    tool_trace: _containers.RepeatedCompositeFieldContainer[ToolTraceEntry]
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ...) -> None: ...
 
 class CreateTreeRequest(_message.Message):
-    __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm")
+    __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm", "default_world")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_REALM_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_WORLD_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     title: str
     owner: str
     project_id: str
     default_realm: Realm
-    def __init__(self, idempotency_key: _Optional[str] = ..., title: _Optional[str] = ..., owner: _Optional[str] = ..., project_id: _Optional[str] = ..., default_realm: _Optional[_Union[Realm, str]] = ...) -> None: ...
+    default_world: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., title: _Optional[str] = ..., owner: _Optional[str] = ..., project_id: _Optional[str] = ..., default_realm: _Optional[_Union[Realm, str]] = ..., default_world: _Optional[str] = ...) -> None: ...
 
 class CreateTreeResponse(_message.Message):
     __slots__ = ("tree", "consistency")
@@ -120,18 +240,26 @@ class GetTreeResponse(_message.Message):
     def __init__(self, tree: _Optional[_Union[Tree, _Mapping]] = ...) -> None: ...
 
 class AskQuestionRequest(_message.Message):
-    __slots__ = ("idempotency_key", "tree_id", "parent_id", "text", "realm")
+    __slots__ = ("idempotency_key", "tree_id", "parent_id", "text", "realm", "world", "conditions", "attachments", "citations")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     REALM_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENTS_FIELD_NUMBER: _ClassVar[int]
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     tree_id: str
     parent_id: str
     text: str
     realm: Realm
-    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., text: _Optional[str] = ..., realm: _Optional[_Union[Realm, str]] = ...) -> None: ...
+    world: str
+    conditions: RunConditions
+    attachments: _containers.RepeatedCompositeFieldContainer[Attachment]
+    citations: _containers.RepeatedCompositeFieldContainer[Citation]
+    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., text: _Optional[str] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ...) -> None: ...
 
 class AskQuestionResponse(_message.Message):
     __slots__ = ("node", "tree_revision", "consistency")
@@ -142,6 +270,282 @@ class AskQuestionResponse(_message.Message):
     tree_revision: int
     consistency: _common_pb2.ConsistencyToken
     def __init__(self, node: _Optional[_Union[Node, _Mapping]] = ..., tree_revision: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class EditQuestionRequest(_message.Message):
+    __slots__ = ("idempotency_key", "question_id", "expected_revision", "text", "conditions", "attachments", "citations")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENTS_FIELD_NUMBER: _ClassVar[int]
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    question_id: str
+    expected_revision: int
+    text: str
+    conditions: RunConditions
+    attachments: _containers.RepeatedCompositeFieldContainer[Attachment]
+    citations: _containers.RepeatedCompositeFieldContainer[Citation]
+    def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., expected_revision: _Optional[int] = ..., text: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ...) -> None: ...
+
+class EditQuestionResponse(_message.Message):
+    __slots__ = ("node", "tree_revision", "consistency")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    TREE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    node: Node
+    tree_revision: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, node: _Optional[_Union[Node, _Mapping]] = ..., tree_revision: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GeneratedContent(_message.Message):
+    __slots__ = ("conditions", "reasoning_summary", "evidence", "tool_trace", "chain_of_thought")
+    CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    REASONING_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_TRACE_FIELD_NUMBER: _ClassVar[int]
+    CHAIN_OF_THOUGHT_FIELD_NUMBER: _ClassVar[int]
+    conditions: RunConditions
+    reasoning_summary: str
+    evidence: _containers.RepeatedScalarFieldContainer[str]
+    tool_trace: _containers.RepeatedCompositeFieldContainer[ToolTraceEntry]
+    chain_of_thought: str
+    def __init__(self, conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., chain_of_thought: _Optional[str] = ...) -> None: ...
+
+class AddAnswerRequest(_message.Message):
+    __slots__ = ("idempotency_key", "question_id", "text", "content", "realm", "world")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    REALM_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    question_id: str
+    text: str
+    content: GeneratedContent
+    realm: Realm
+    world: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., text: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ...) -> None: ...
+
+class AddAnswerResponse(_message.Message):
+    __slots__ = ("node", "tree_revision", "consistency")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    TREE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    node: Node
+    tree_revision: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, node: _Optional[_Union[Node, _Mapping]] = ..., tree_revision: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class StreamAnswerRequest(_message.Message):
+    __slots__ = ("open", "chunk", "complete")
+    class Open(_message.Message):
+        __slots__ = ("idempotency_key", "question_id", "extends_answer_id", "content", "realm", "world")
+        IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+        QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+        EXTENDS_ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
+        CONTENT_FIELD_NUMBER: _ClassVar[int]
+        REALM_FIELD_NUMBER: _ClassVar[int]
+        WORLD_FIELD_NUMBER: _ClassVar[int]
+        idempotency_key: str
+        question_id: str
+        extends_answer_id: str
+        content: GeneratedContent
+        realm: Realm
+        world: str
+        def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., extends_answer_id: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ...) -> None: ...
+    class Chunk(_message.Message):
+        __slots__ = ("seq", "text")
+        SEQ_FIELD_NUMBER: _ClassVar[int]
+        TEXT_FIELD_NUMBER: _ClassVar[int]
+        seq: int
+        text: str
+        def __init__(self, seq: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+    class Complete(_message.Message):
+        __slots__ = ("content",)
+        CONTENT_FIELD_NUMBER: _ClassVar[int]
+        content: GeneratedContent
+        def __init__(self, content: _Optional[_Union[GeneratedContent, _Mapping]] = ...) -> None: ...
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    open: StreamAnswerRequest.Open
+    chunk: StreamAnswerRequest.Chunk
+    complete: StreamAnswerRequest.Complete
+    def __init__(self, open: _Optional[_Union[StreamAnswerRequest.Open, _Mapping]] = ..., chunk: _Optional[_Union[StreamAnswerRequest.Chunk, _Mapping]] = ..., complete: _Optional[_Union[StreamAnswerRequest.Complete, _Mapping]] = ...) -> None: ...
+
+class StreamAnswerResponse(_message.Message):
+    __slots__ = ("opened", "ack", "sealed", "consistency")
+    class Ack(_message.Message):
+        __slots__ = ("seq",)
+        SEQ_FIELD_NUMBER: _ClassVar[int]
+        seq: int
+        def __init__(self, seq: _Optional[int] = ...) -> None: ...
+    OPENED_FIELD_NUMBER: _ClassVar[int]
+    ACK_FIELD_NUMBER: _ClassVar[int]
+    SEALED_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    opened: Node
+    ack: StreamAnswerResponse.Ack
+    sealed: Node
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, opened: _Optional[_Union[Node, _Mapping]] = ..., ack: _Optional[_Union[StreamAnswerResponse.Ack, _Mapping]] = ..., sealed: _Optional[_Union[Node, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class AddContinuationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "answer_id", "kind", "text", "content", "realm", "world")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    REALM_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    answer_id: str
+    kind: ContinuationKind
+    text: str
+    content: GeneratedContent
+    realm: Realm
+    world: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., answer_id: _Optional[str] = ..., kind: _Optional[_Union[ContinuationKind, str]] = ..., text: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ...) -> None: ...
+
+class AddContinuationResponse(_message.Message):
+    __slots__ = ("node", "tree_revision", "consistency")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    TREE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    node: Node
+    tree_revision: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, node: _Optional[_Union[Node, _Mapping]] = ..., tree_revision: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class AdoptAnswerRequest(_message.Message):
+    __slots__ = ("idempotency_key", "question_id", "answer_id", "expected_revision")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    question_id: str
+    answer_id: str
+    expected_revision: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., answer_id: _Optional[str] = ..., expected_revision: _Optional[int] = ...) -> None: ...
+
+class AdoptAnswerResponse(_message.Message):
+    __slots__ = ("question", "consistency")
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    question: Node
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, question: _Optional[_Union[Node, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class CanonCandidate(_message.Message):
+    __slots__ = ("id", "kind", "detail", "status")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    detail: str
+    status: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+
+class MainLineVersion(_message.Message):
+    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    NODE_IDS_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    FORBIDDEN_EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    MANUAL_EXTRACTIONS_FIELD_NUMBER: _ClassVar[int]
+    REPLACES_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    scope: CanonicalScope
+    world: str
+    version: int
+    node_ids: _containers.RepeatedScalarFieldContainer[str]
+    snapshot: _containers.RepeatedCompositeFieldContainer[Node]
+    confirmed_by: str
+    created_at: str
+    candidates: _containers.RepeatedCompositeFieldContainer[CanonCandidate]
+    forbidden_effects: _containers.RepeatedScalarFieldContainer[str]
+    manual_extractions: _containers.RepeatedScalarFieldContainer[str]
+    replaces_version_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ...) -> None: ...
+
+class UserConfirmation(_message.Message):
+    __slots__ = ("confirmed", "user_id", "invitation_id")
+    CONFIRMED_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    INVITATION_ID_FIELD_NUMBER: _ClassVar[int]
+    confirmed: bool
+    user_id: str
+    invitation_id: str
+    def __init__(self, confirmed: _Optional[bool] = ..., user_id: _Optional[str] = ..., invitation_id: _Optional[str] = ...) -> None: ...
+
+class CanonicalizeRequest(_message.Message):
+    __slots__ = ("idempotency_key", "tree_id", "leaf_node_id", "nodes", "confirmation", "expected_version")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    LEAF_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    tree_id: str
+    leaf_node_id: str
+    nodes: NodeSelection
+    confirmation: UserConfirmation
+    expected_version: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., leaf_node_id: _Optional[str] = ..., nodes: _Optional[_Union[NodeSelection, _Mapping]] = ..., confirmation: _Optional[_Union[UserConfirmation, _Mapping]] = ..., expected_version: _Optional[int] = ...) -> None: ...
+
+class NodeSelection(_message.Message):
+    __slots__ = ("node_ids",)
+    NODE_IDS_FIELD_NUMBER: _ClassVar[int]
+    node_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, node_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CanonicalizeResponse(_message.Message):
+    __slots__ = ("version", "consistency")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    version: MainLineVersion
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, version: _Optional[_Union[MainLineVersion, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GetNodeRequest(_message.Message):
+    __slots__ = ("node_id",)
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    def __init__(self, node_id: _Optional[str] = ...) -> None: ...
+
+class GetNodeResponse(_message.Message):
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: Node
+    def __init__(self, node: _Optional[_Union[Node, _Mapping]] = ...) -> None: ...
+
+class GetPathRequest(_message.Message):
+    __slots__ = ("node_id",)
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    def __init__(self, node_id: _Optional[str] = ...) -> None: ...
+
+class GetPathResponse(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[Node]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ...) -> None: ...
 
 class ListNodesRequest(_message.Message):
     __slots__ = ("tree_id", "page_size", "page_token")
@@ -160,6 +564,22 @@ class ListNodesResponse(_message.Message):
     nodes: _containers.RepeatedCompositeFieldContainer[Node]
     next_page_token: str
     def __init__(self, nodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListMainLineVersionsRequest(_message.Message):
+    __slots__ = ("tree_id", "scope", "world")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    scope: CanonicalScope
+    world: str
+    def __init__(self, tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ...) -> None: ...
+
+class ListMainLineVersionsResponse(_message.Message):
+    __slots__ = ("versions",)
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    versions: _containers.RepeatedCompositeFieldContainer[MainLineVersion]
+    def __init__(self, versions: _Optional[_Iterable[_Union[MainLineVersion, _Mapping]]] = ...) -> None: ...
 
 class SourceReferenceInput(_message.Message):
     __slots__ = ("id", "source_type", "source_id", "source_version", "fragment", "fragment_start", "fragment_end", "locator")

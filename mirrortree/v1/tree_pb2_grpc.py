@@ -49,10 +49,55 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.AskQuestionRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AskQuestionResponse.FromString,
                 _registered_method=True)
+        self.EditQuestion = channel.unary_unary(
+                '/mirrortree.v1.TreeService/EditQuestion',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.EditQuestionRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.EditQuestionResponse.FromString,
+                _registered_method=True)
+        self.AddAnswer = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AddAnswer',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.AddAnswerRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AddAnswerResponse.FromString,
+                _registered_method=True)
+        self.StreamAnswer = channel.stream_stream(
+                '/mirrortree.v1.TreeService/StreamAnswer',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.StreamAnswerRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.StreamAnswerResponse.FromString,
+                _registered_method=True)
+        self.AddContinuation = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AddContinuation',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.AddContinuationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AddContinuationResponse.FromString,
+                _registered_method=True)
+        self.AdoptAnswer = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AdoptAnswer',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.AdoptAnswerRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AdoptAnswerResponse.FromString,
+                _registered_method=True)
+        self.Canonicalize = channel.unary_unary(
+                '/mirrortree.v1.TreeService/Canonicalize',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonicalizeRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonicalizeResponse.FromString,
+                _registered_method=True)
+        self.GetNode = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetNode',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetNodeRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetNodeResponse.FromString,
+                _registered_method=True)
+        self.GetPath = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetPath',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetPathRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetPathResponse.FromString,
+                _registered_method=True)
         self.ListNodes = channel.unary_unary(
                 '/mirrortree.v1.TreeService/ListNodes',
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListNodesRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListNodesResponse.FromString,
+                _registered_method=True)
+        self.ListMainLineVersions = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListMainLineVersions',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsResponse.FromString,
                 _registered_method=True)
         self.RecordReview = channel.unary_unary(
                 '/mirrortree.v1.TreeService/RecordReview',
@@ -85,10 +130,84 @@ class TreeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def AskQuestion(self, request, context):
-        """Appends a question node, as a root of the tree or under an existing node of the same tree.
-        Appending does not conflict with parallel branches, so no expected revision is needed; the
-        tree revision is bumped and returned. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
-        FAILED_PRECONDITION (parent in another tree), ALREADY_EXISTS (idempotency key reused).
+        """Appends a question node: a root of the tree, or a follow-up under the exact answer or
+        continuation it continues from (bound permanently). Appending never conflicts with parallel
+        branches, so no expected revision is needed; the tree revision is bumped and returned.
+        Codes: OK, INVALID_ARGUMENT (incl. a hidden chain-of-thought field), NOT_FOUND,
+        FAILED_PRECONDITION (parent of the wrong kind or in another tree), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EditQuestion(self, request, context):
+        """Edits a sent question: creates a new version of it beside the old one (same parent); the
+        old version and everything under it stay untouched. Codes: as AskQuestion, plus ABORTED
+        when `expected_revision` is not the edited question's current revision.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddAnswer(self, request, context):
+        """Adds a complete candidate answer under a question; regenerating adds a sibling, nothing
+        is ever overwritten. Codes: as AskQuestion.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StreamAnswer(self, request_iterator, context):
+        """Streams a candidate answer as a bud: the first message opens it, then sequence-numbered
+        chunks follow; each chunk is acknowledged only once durable; a re-sent chunk is
+        acknowledged again without being stored twice; `complete` seals the bud. If the stream
+        ends any other way (client gone, cancel, deadline) the bud is frozen with every
+        acknowledged chunk and the stop reason. Sealed and frozen buds are final. Opening with
+        `extends_answer_id` continues a frozen bud as a new extension node.
+        Codes: OK, INVALID_ARGUMENT (bad chunk order or text), NOT_FOUND, FAILED_PRECONDITION
+        (bud no longer streaming), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddContinuation(self, request, context):
+        """Adds a continuation (elaboration, verification, tool work, deeper reasoning) to one answer;
+        it is its own node and never appends to the answer. Codes: as AskQuestion.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AdoptAnswer(self, request, context):
+        """Makes an answer the question's current reading/working entry. Never changes canon.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (answer of another question or
+        still streaming), ABORTED (expected_revision is stale; details carry the current one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Canonicalize(self, request, context):
+        """User-confirmed canonicalization of a path (root → `leaf_node_id`) or of selected nodes into
+        a new immutable main-line version of the scope the realm policy rules. Codes: OK,
+        INVALID_ARGUMENT (not confirmed by a user, bad selection), NOT_FOUND, FAILED_PRECONDITION
+        (mixed or disallowed realms, unfinished answers), ABORTED (expected_version is stale).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetNode(self, request, context):
+        """Reads one node (a streaming bud shows its acknowledged text so far).
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPath(self, request, context):
+        """Reads the path root → node, in order. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -96,6 +215,13 @@ class TreeServiceServicer:
 
     def ListNodes(self, request, context):
         """Lists a tree's nodes in creation order, paged. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMainLineVersions(self, request, context):
+        """Reads main-line versions of a tree, newest first. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -138,10 +264,55 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.AskQuestionRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.AskQuestionResponse.SerializeToString,
             ),
+            'EditQuestion': grpc.unary_unary_rpc_method_handler(
+                    servicer.EditQuestion,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.EditQuestionRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.EditQuestionResponse.SerializeToString,
+            ),
+            'AddAnswer': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddAnswer,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.AddAnswerRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.AddAnswerResponse.SerializeToString,
+            ),
+            'StreamAnswer': grpc.stream_stream_rpc_method_handler(
+                    servicer.StreamAnswer,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.StreamAnswerRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.StreamAnswerResponse.SerializeToString,
+            ),
+            'AddContinuation': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddContinuation,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.AddContinuationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.AddContinuationResponse.SerializeToString,
+            ),
+            'AdoptAnswer': grpc.unary_unary_rpc_method_handler(
+                    servicer.AdoptAnswer,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.AdoptAnswerRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.AdoptAnswerResponse.SerializeToString,
+            ),
+            'Canonicalize': grpc.unary_unary_rpc_method_handler(
+                    servicer.Canonicalize,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonicalizeRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonicalizeResponse.SerializeToString,
+            ),
+            'GetNode': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetNode,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetNodeRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetNodeResponse.SerializeToString,
+            ),
+            'GetPath': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPath,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetPathRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetPathResponse.SerializeToString,
+            ),
             'ListNodes': grpc.unary_unary_rpc_method_handler(
                     servicer.ListNodes,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListNodesRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListNodesResponse.SerializeToString,
+            ),
+            'ListMainLineVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMainLineVersions,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsResponse.SerializeToString,
             ),
             'RecordReview': grpc.unary_unary_rpc_method_handler(
                     servicer.RecordReview,
@@ -246,6 +417,222 @@ class TreeService:
             _registered_method=True)
 
     @staticmethod
+    def EditQuestion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/EditQuestion',
+            mirrortree_dot_v1_dot_tree__pb2.EditQuestionRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.EditQuestionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddAnswer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AddAnswer',
+            mirrortree_dot_v1_dot_tree__pb2.AddAnswerRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.AddAnswerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamAnswer(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/mirrortree.v1.TreeService/StreamAnswer',
+            mirrortree_dot_v1_dot_tree__pb2.StreamAnswerRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.StreamAnswerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddContinuation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AddContinuation',
+            mirrortree_dot_v1_dot_tree__pb2.AddContinuationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.AddContinuationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AdoptAnswer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AdoptAnswer',
+            mirrortree_dot_v1_dot_tree__pb2.AdoptAnswerRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.AdoptAnswerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Canonicalize(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/Canonicalize',
+            mirrortree_dot_v1_dot_tree__pb2.CanonicalizeRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonicalizeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetNode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetNode',
+            mirrortree_dot_v1_dot_tree__pb2.GetNodeRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.GetNodeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPath(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetPath',
+            mirrortree_dot_v1_dot_tree__pb2.GetPathRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.GetPathResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def ListNodes(request,
             target,
             options=(),
@@ -262,6 +649,33 @@ class TreeService:
             '/mirrortree.v1.TreeService/ListNodes',
             mirrortree_dot_v1_dot_tree__pb2.ListNodesRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.ListNodesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMainLineVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListMainLineVersions',
+            mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

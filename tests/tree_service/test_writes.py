@@ -28,15 +28,10 @@ async def test_asking_questions_appends_nodes_in_order_and_bumps_the_tree_revisi
     )
     second = await tree_stub.AskQuestion(
         tree_pb2.AskQuestionRequest(
-            idempotency_key=unique("k"),
-            tree_id=tree.id,
-            parent_id=first.node.id,
-            text="And then?",
-            realm=tree_pb2.REHEARSAL,
+            idempotency_key=unique("k"), tree_id=tree.id, text="And then?", realm=tree_pb2.REHEARSAL
         )
     )
     assert (first.tree_revision, second.tree_revision) == (2, 3)
-    assert second.node.parent_id == first.node.id
     assert second.node.realm == tree_pb2.REHEARSAL
     assert first.node.realm == tree_pb2.REAL  # inherited from the tree default
     listed = await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=tree.id, page_size=1))
@@ -48,19 +43,39 @@ async def test_asking_questions_appends_nodes_in_order_and_bumps_the_tree_revisi
     assert rest.next_page_token == ""
 
 
-async def test_a_child_question_inherits_its_parents_realm(tree_stub):
+async def test_descendants_inherit_realm_and_world_unless_they_switch(tree_stub):
     tree = (await create_tree(tree_stub)).tree
-    parent = await tree_stub.AskQuestion(
+    question = await tree_stub.AskQuestion(
         tree_pb2.AskQuestionRequest(
-            idempotency_key=unique("k"), tree_id=tree.id, text="q", realm=tree_pb2.WORLD
+            idempotency_key=unique("k"),
+            tree_id=tree.id,
+            text="q",
+            realm=tree_pb2.WORLD,
+            world="Arden",
+        )
+    )
+    answer = await tree_stub.AddAnswer(
+        tree_pb2.AddAnswerRequest(
+            idempotency_key=unique("k"), question_id=question.node.id, text="a"
         )
     )
     child = await tree_stub.AskQuestion(
         tree_pb2.AskQuestionRequest(
-            idempotency_key=unique("k"), tree_id=tree.id, parent_id=parent.node.id, text="q2"
+            idempotency_key=unique("k"), tree_id=tree.id, parent_id=answer.node.id, text="q2"
         )
     )
-    assert child.node.realm == tree_pb2.WORLD
+    switched = await tree_stub.AskQuestion(
+        tree_pb2.AskQuestionRequest(
+            idempotency_key=unique("k"),
+            tree_id=tree.id,
+            parent_id=answer.node.id,
+            text="q3",
+            realm=tree_pb2.REAL,
+        )
+    )
+    assert (answer.node.realm, answer.node.world) == (tree_pb2.WORLD, "Arden")
+    assert (child.node.realm, child.node.world) == (tree_pb2.WORLD, "Arden")
+    assert (switched.node.realm, switched.node.world) == (tree_pb2.REAL, "")
 
 
 async def test_a_retry_with_the_same_key_returns_the_same_node_and_writes_nothing(tree_stub):
@@ -167,8 +182,13 @@ async def test_unknown_ids_are_not_found_and_malformed_ids_are_invalid(tree_stub
 async def test_a_parent_from_another_tree_is_refused_and_nothing_is_written(tree_stub):
     one = (await create_tree(tree_stub)).tree
     other = (await create_tree(tree_stub)).tree
-    foreign = await tree_stub.AskQuestion(
+    foreign_q = await tree_stub.AskQuestion(
         tree_pb2.AskQuestionRequest(idempotency_key=unique("k"), tree_id=other.id, text="q")
+    )
+    foreign = await tree_stub.AddAnswer(
+        tree_pb2.AddAnswerRequest(
+            idempotency_key=unique("k"), question_id=foreign_q.node.id, text="a"
+        )
     )
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await tree_stub.AskQuestion(

@@ -1,0 +1,242 @@
+"""Buds (T6): ordered, idempotent, durable chunk appends; sealing; freezing on interruption
+with every acknowledged chunk; late writes refused; continuing a frozen answer."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import grpc
+import pytest
+
+from mirrortree.rpcstatus import describe
+from mirrortree.v1 import tree_pb2
+from tests.conftest import unique
+from tests.tree_service.helpers import answer, ask, new_tree
+
+Req = tree_pb2.StreamAnswerRequest
+
+
+def open_message(question_id: str, key: str = "", extends: str = "") -> Req:
+    return Req(
+        open=Req.Open(
+            idempotency_key=key or unique("k"), question_id=question_id, extends_answer_id=extends
+        )
+    )
+
+
+def chunk(seq: int, text: str) -> Req:
+    return Req(chunk=Req.Chunk(seq=seq, text=text))
+
+
+class Stream:
+    """Drives one StreamAnswer call message by message."""
+
+    def __init__(self, stub) -> None:
+        self.queue: asyncio.Queue[Req | None] = asyncio.Queue()
+        self.call = stub.StreamAnswer(self._requests())
+
+    async def _requests(self):
+        while (message := await self.queue.get()) is not None:
+            yield message
+
+    async def send(self, message: Req) -> tree_pb2.StreamAnswerResponse:
+        await self.queue.put(message)
+        response: tree_pb2.StreamAnswerResponse = await self.call.read()
+        return response
+
+    async def close(self) -> None:
+        await self.queue.put(None)
+
+    async def finish(self) -> None:
+        """Half-close and wait until the server has ended the call."""
+        await self.close()
+        while await self.call.read() is not grpc.aio.EOF:
+            pass
+
+
+async def node(stub, node_id: str) -> tree_pb2.Node:
+    found: tree_pb2.Node = (await stub.GetNode(tree_pb2.GetNodeRequest(node_id=node_id))).node
+    return found
+
+
+async def question_in_new_tree(stub) -> tree_pb2.Node:
+    tree = await new_tree(stub)
+    question: tree_pb2.Node = await ask(stub, tree.id)
+    return question
+
+
+async def test_a_bud_streams_acknowledged_chunks_and_seals(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    assert opened.answer_state == tree_pb2.STREAMING
+    for seq, text in enumerate(["Hello", ", ", "world"], start=1):
+        ack = await stream.send(chunk(seq, text))
+        assert ack.ack.seq == seq and ack.consistency.lsn
+    partial = await node(tree_stub, opened.id)
+    assert (partial.text, partial.acknowledged_chunks) == ("Hello, world", 3)
+    sealed = await stream.send(
+        Req(complete=Req.Complete(content=tree_pb2.GeneratedContent(reasoning_summary="short")))
+    )
+    await stream.close()
+    assert sealed.sealed.answer_state == tree_pb2.SEALED
+    assert (sealed.sealed.text, sealed.sealed.reasoning_summary) == ("Hello, world", "short")
+
+
+async def test_a_resent_chunk_is_acknowledged_again_but_stored_once(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    await stream.send(chunk(1, "a"))
+    again = await stream.send(chunk(1, "a"))
+    assert again.ack.seq == 1
+    await stream.send(chunk(2, "b"))
+    await stream.finish()
+    frozen = await node(tree_stub, opened.id)
+    assert (frozen.text, frozen.answer_state, frozen.stop_reason) == (
+        "ab",
+        tree_pb2.FROZEN,
+        "client_closed",
+    )
+
+
+async def test_a_resent_chunk_with_other_text_is_refused_and_the_bud_frozen(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    await stream.send(chunk(1, "a"))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(chunk(1, "different"))
+    assert describe(caught.value).violations[0].field == "chunk.text"
+    frozen = await node(tree_stub, opened.id)
+    assert (frozen.text, frozen.answer_state) == ("a", tree_pb2.FROZEN)
+
+
+async def test_a_gap_in_the_sequence_is_refused(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    await stream.send(open_message(question.id))
+    await stream.send(chunk(1, "a"))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(chunk(3, "c"))
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert failure.violations[0].field == "chunk.seq"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+async def test_an_interrupted_bud_keeps_exactly_its_acknowledged_chunks(tree_stub, seed):
+    rng = random.Random(seed)
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    chunks = [f"[{i}:{rng.random():.3f}]" for i in range(1, 41)]
+    stop_after = rng.randint(0, len(chunks))
+    acked: list[str] = []
+    for seq, text in enumerate(chunks[:stop_after], start=1):
+        response = await stream.send(chunk(seq, text))
+        assert response.ack.seq == seq
+        acked.append(text)
+    stream.call.cancel()  # the client goes away mid-answer
+    for _ in range(200):
+        kept = await node(tree_stub, opened.id)
+        if kept.answer_state == tree_pb2.FROZEN:
+            break
+        await asyncio.sleep(0.01)
+    assert kept.answer_state == tree_pb2.FROZEN
+    assert kept.stop_reason == "cancelled"
+    assert kept.text == "".join(acked)
+    assert kept.acknowledged_chunks == len(acked)
+
+
+async def test_a_deadline_freezes_the_bud_with_its_reason(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    queue: asyncio.Queue[Req | None] = asyncio.Queue()
+
+    async def requests():
+        while (message := await queue.get()) is not None:
+            yield message
+
+    call = tree_stub.StreamAnswer(requests(), timeout=1.0)
+    await queue.put(open_message(question.id))
+    opened = (await call.read()).opened
+    await queue.put(chunk(1, "partial"))
+    await call.read()
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call.read()  # nothing more is sent; the deadline passes
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    for _ in range(200):
+        kept = await node(tree_stub, opened.id)
+        if kept.answer_state == tree_pb2.FROZEN:
+            break
+        await asyncio.sleep(0.01)
+    assert (kept.text, kept.stop_reason) == ("partial", "deadline_exceeded")
+
+
+async def test_writes_after_sealing_are_refused(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    await stream.send(open_message(question.id))
+    await stream.send(chunk(1, "done"))
+    await stream.send(Req(complete=Req.Complete()))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(chunk(2, "late"))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_a_bud_is_never_reattached_by_a_second_stream(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    key = unique("k")
+    first = Stream(tree_stub)
+    opened = (await first.send(open_message(question.id, key))).opened
+    await first.send(chunk(1, "x"))
+    await first.finish()
+    second = Stream(tree_stub)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await second.send(open_message(question.id, key))
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert failure.metadata["answer_id"] == opened.id
+
+
+async def test_continue_generating_extends_a_frozen_answer_as_a_new_node(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    frozen_id = (await stream.send(open_message(question.id))).opened.id
+    await stream.send(chunk(1, "The first half"))
+    await stream.finish()
+    more = Stream(tree_stub)
+    extension = (await more.send(open_message(question.id, extends=frozen_id))).opened
+    await more.send(chunk(1, " and the rest."))
+    sealed = (await more.send(Req(complete=Req.Complete()))).sealed
+    await more.close()
+    assert extension.extends_answer_id == frozen_id and extension.parent_id == question.id
+    assert sealed.text == " and the rest."
+    assert (await node(tree_stub, frozen_id)).text == "The first half"  # never appended to
+
+
+async def test_only_a_frozen_answer_can_be_continued(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    complete = await answer(tree_stub, question.id, "complete")
+    stream = Stream(tree_stub)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(open_message(question.id, extends=complete.id))
+    assert describe(caught.value).metadata["field"] == "extends_answer_id"
+
+
+async def test_many_concurrent_buds_keep_every_chunk_in_order(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+
+    async def one_bud(n: int) -> tuple[str, str]:
+        stream = Stream(tree_stub)
+        await stream.send(open_message(question.id))
+        parts = [f"<{n}.{i}>" for i in range(1, 21)]
+        for seq, text in enumerate(parts, start=1):
+            assert (await stream.send(chunk(seq, text))).ack.seq == seq
+        sealed = (await stream.send(Req(complete=Req.Complete()))).sealed
+        await stream.close()
+        return sealed.text, "".join(parts)
+
+    results = await asyncio.gather(*(one_bud(n) for n in range(25)))
+    assert all(stored == sent for stored, sent in results)

@@ -1,0 +1,194 @@
+"""Canonicalization: user-confirmed only, scope ruled by the realms, immutable numbered
+main-line versions, and per scope exactly the candidates seed 001 §3 allows and none of the
+forbidden side effects."""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+import grpc
+import pytest
+
+from mirrortree.rpcstatus import describe
+from mirrortree.v1 import tree_pb2
+from tests.conftest import unique
+from tests.tree_service.helpers import adopt, answer, ask, canonicalize, confirmation, new_tree
+
+
+async def effects_and_candidates(dsn: str, tree_id: str) -> tuple[int, list[tuple[str, str, str]]]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        effects = await conn.fetchval(
+            "SELECT count(*) FROM effects WHERE tree_id = $1", uuid.UUID(tree_id)
+        )
+        candidates = await conn.fetch(
+            "SELECT c.kind, c.detail, c.status FROM canon_candidates c "
+            "JOIN main_line_versions v ON v.id = c.version_id WHERE v.tree_id = $1 "
+            "ORDER BY c.kind, c.detail",
+            uuid.UUID(tree_id),
+        )
+    finally:
+        await conn.close()
+    return effects, [(r["kind"], r["detail"], r["status"]) for r in candidates]
+
+
+async def path_in(stub, realm: int, world: str = ""):
+    tree = await new_tree(stub)
+    question = await ask(stub, tree.id, "q", realm=realm, world=world)
+    a = await answer(stub, question.id, "a")
+    return tree, question, a
+
+
+async def test_real_realm_canonicalizes_into_the_real_experience_main_line(cluster, tree_stub):
+    tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
+    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    assert version.scope == tree_pb2.REAL_EXPERIENCE
+    assert (version.version, list(version.node_ids)) == (1, [question.id, a.id])
+    effects, candidates = await effects_and_candidates(cluster.primary_dsn, tree.id)
+    assert candidates == [
+        ("heart_trace", "", "pending"),
+        ("memory_candidate", "core", "pending"),
+        ("memory_candidate", "long_term", "pending"),
+        ("memory_candidate", "short_term", "pending"),
+        ("real_record", "", "pending"),
+    ]
+    assert effects == 0  # no bond, persona change, authorization or real action
+    assert {"bond", "authorization", "real_world_action", "persona_change"} <= set(
+        version.forbidden_effects
+    )
+    assert list(version.manual_extractions) == []
+
+
+async def test_world_realm_canonicalizes_into_that_worlds_canon_only(cluster, tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.WORLD, "Arden")
+    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    assert (version.scope, version.world) == (tree_pb2.WORLD_CANON, "Arden")
+    effects, candidates = await effects_and_candidates(cluster.primary_dsn, tree.id)
+    assert candidates == [
+        ("world_memory", "", "pending"),
+        ("world_record", "", "pending"),
+        ("world_relationship_meaning", "", "pending"),
+    ]
+    assert effects == 0  # no real truth, bond, authorization, cost or external consequence
+    assert {"real_truth_update", "cost", "external_consequence"} <= set(version.forbidden_effects)
+
+
+async def test_rehearsal_canonicalizes_into_a_rehearsal_record_only(cluster, tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REHEARSAL)
+    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    assert version.scope == tree_pb2.REHEARSAL_RECORD
+    effects, candidates = await effects_and_candidates(cluster.primary_dsn, tree.id)
+    assert candidates == [("rehearsal_record", "", "pending")]
+    assert effects == 0  # no real record, bond, authorization, persona truth or action
+    assert list(version.manual_extractions) == ["insight", "opinion", "hypothesis"]
+    assert "real_record" in version.forbidden_effects
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [((tree_pb2.REHEARSAL, ""), "mixes realms"), ((tree_pb2.WORLD, "Other"), "mixes realms")],
+)
+async def test_mixed_realms_are_refused_with_a_reason(tree_stub, second, message):
+    tree = await new_tree(tree_stub)
+    question = await ask(tree_stub, tree.id, realm=tree_pb2.REAL)
+    a = await answer(tree_stub, question.id, realm=second[0], world=second[1])
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, leaf=a.id)
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert message in failure.message
+
+
+async def test_two_worlds_are_refused(tree_stub):
+    tree = await new_tree(tree_stub)
+    question = await ask(tree_stub, tree.id, realm=tree_pb2.WORLD, world="Arden")
+    a = await answer(tree_stub, question.id, realm=tree_pb2.WORLD, world="Brest")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, leaf=a.id)
+    assert "spans worlds" in describe(caught.value).message
+
+
+async def test_without_a_user_confirmation_nothing_is_canonicalized(tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
+    request = tree_pb2.CanonicalizeRequest(
+        idempotency_key=unique("k"),
+        tree_id=tree.id,
+        leaf_node_id=a.id,
+        confirmation=tree_pb2.UserConfirmation(confirmed=False, user_id="system"),
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.Canonicalize(request)
+    assert describe(caught.value).violations[0].field == "confirmation.confirmed"
+    listed = await tree_stub.ListMainLineVersions(
+        tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id)
+    )
+    assert list(listed.versions) == []
+
+
+async def test_selected_nodes_canonicalize_in_tree_order(tree_stub):
+    tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
+    b = await answer(tree_stub, question.id, "b")
+    version = await canonicalize(tree_stub, tree.id, nodes=[b.id, question.id])
+    assert list(version.node_ids) == [question.id, b.id]
+    assert a.id not in version.node_ids
+
+
+async def test_later_versions_append_and_never_rewrite_earlier_ones(cluster, tree_stub):
+    tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
+    b = await answer(tree_stub, question.id, "b")
+    first = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    await adopt(tree_stub, question.id, b.id, question.revision)  # adoption never touches canon
+    second = await canonicalize(tree_stub, tree.id, leaf=b.id, expected=1)
+    assert (second.version, second.replaces_version_id) == (2, first.id)
+    listed = await tree_stub.ListMainLineVersions(
+        tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id, scope=tree_pb2.REAL_EXPERIENCE)
+    )
+    assert [v.version for v in listed.versions] == [2, 1]
+    earlier = listed.versions[1]
+    assert list(earlier.node_ids) == [question.id, a.id]
+    assert [n.text for n in earlier.snapshot] == ["q", "a"]
+    assert earlier.snapshot[0].adopted_answer_id == ""  # as it was when canonicalized
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        with pytest.raises(asyncpg.IntegrityConstraintViolationError, match="immutable"):
+            await conn.execute(
+                "UPDATE main_line_versions SET confirmed_by = 'x' WHERE id = $1",
+                uuid.UUID(first.id),
+            )
+    finally:
+        await conn.close()
+
+
+async def test_a_stale_expected_version_is_aborted_with_the_current_one(tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
+    await canonicalize(tree_stub, tree.id, leaf=a.id)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, leaf=a.id, expected=0)
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.ABORTED
+    assert failure.metadata["current_revision"] == "1"
+
+
+async def test_streaming_or_frozen_answers_cannot_be_canonicalized(tree_stub):
+    tree, question, _ = await path_in(tree_stub, tree_pb2.REAL)
+    opened = []
+
+    async def requests():
+        yield tree_pb2.StreamAnswerRequest(
+            open=tree_pb2.StreamAnswerRequest.Open(
+                idempotency_key=unique("k"), question_id=question.id
+            )
+        )
+
+    async for response in tree_stub.StreamAnswer(requests()):
+        opened.append(response.opened.id)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, leaf=opened[0])
+    assert describe(caught.value).code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_confirmation_names_the_user(tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
+    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    assert version.confirmed_by == confirmation().user_id
