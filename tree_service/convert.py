@@ -387,6 +387,22 @@ def canonicalization(request: tree_pb2.CanonicalizeRequest) -> Canonicalization:
     )
 
 
+def page_size(check: Checker, value: int, default: int, maximum: int) -> int:
+    if not 0 <= value <= maximum:
+        check.fail("page_size", f"must be between 1 and {maximum} (0 = {default})")
+    return value or default
+
+
+def page_token(check: Checker, value: str) -> int:
+    """Tokens are positions this service issued (a path never changes, ordinals never move)."""
+    if not value:
+        return 0
+    if not value.isdigit() or len(value) > 18:
+        check.fail("page_token", "is not a token this service issued")
+        return 0
+    return int(value)
+
+
 def scope_filter(value: int) -> CanonicalScope | None:
     if value == tree_pb2.CANONICAL_SCOPE_UNSPECIFIED:
         return None

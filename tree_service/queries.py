@@ -97,6 +97,8 @@ LIMIT $3
 """
 )
 
+# The path root → $1; $2/$3 page it (offset from the root, limit). Each row also carries the
+# path's full length.
 SELECT_PATH = (
     """
 WITH RECURSIVE up (id, depth) AS (
@@ -106,11 +108,12 @@ WITH RECURSIVE up (id, depth) AS (
     FROM up JOIN nodes p ON p.id = up.id
     WHERE p.parent_id IS NOT NULL
 )
-SELECT """
+SELECT count(*) OVER () AS path_length, """
     + NODE_COLUMNS
     + """
 FROM up JOIN nodes n ON n.id = up.id
 ORDER BY up.depth DESC
+OFFSET $2 LIMIT $3
 """
 )
 

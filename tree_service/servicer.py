@@ -42,6 +42,8 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
 DEADLINE_TOLERANCE_S = 0.05
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
+DEFAULT_PATH_PAGE = 100
+MAX_PATH_PAGE = 1000
 
 
 def request_hash(method: str, request: Message) -> bytes:
@@ -283,9 +285,16 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         try:
             check = convert.Checker()
             check.identifier("node_id", request.node_id)
+            limit = convert.page_size(check, request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
+            offset = convert.page_token(check, request.page_token)
             check.done()
-            nodes = await self._store.get_path(request.node_id)
-            return tree_pb2.GetPathResponse(nodes=[convert.node_to_proto(n) for n in nodes])
+            nodes, length = await self._store.get_path(request.node_id, offset, limit)
+            following = offset + len(nodes)
+            return tree_pb2.GetPathResponse(
+                nodes=[convert.node_to_proto(n) for n in nodes],
+                next_page_token=str(following) if following < length else "",
+                path_length=length,
+            )
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
 
@@ -312,16 +321,9 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         try:
             check = convert.Checker()
             check.identifier("tree_id", request.tree_id)
-            if not 0 <= request.page_size <= MAX_PAGE:
-                check.fail("page_size", f"must be between 1 and {MAX_PAGE} (0 = {DEFAULT_PAGE})")
-            after = 0
-            if request.page_token:
-                try:
-                    after = int(request.page_token)
-                except ValueError:
-                    check.fail("page_token", "is not a token this service issued")
+            limit = convert.page_size(check, request.page_size, DEFAULT_PAGE, MAX_PAGE)
+            after = convert.page_token(check, request.page_token)
             check.done()
-            limit = request.page_size or DEFAULT_PAGE
             nodes = await self._store.list_nodes(request.tree_id, after, limit + 1)
             page = nodes[:limit]
             more = len(nodes) > limit

@@ -59,6 +59,7 @@ from tree_service.errors import (
 )
 
 T = TypeVar("T")
+MAX_CANON_NODES = 1000
 
 
 @dataclass(frozen=True)
@@ -531,7 +532,13 @@ class TreeStore:
         if request.leaf_node_id is not None:
             leaf = await self._load(conn, request.leaf_node_id, "leaf_node_id")
             self._same_tree(leaf, request.tree_id, "leaf_node_id")
-            rows = await conn.fetch(queries.SELECT_PATH, uuid.UUID(leaf.id))
+            rows = await conn.fetch(queries.SELECT_PATH, uuid.UUID(leaf.id), 0, MAX_CANON_NODES + 1)
+            if len(rows) > MAX_CANON_NODES:
+                raise PreconditionFailed(
+                    f"the path to {leaf.id!r} is longer than {MAX_CANON_NODES} nodes; select "
+                    "the nodes to canonicalize instead",
+                    {"field": "leaf_node_id"},
+                )
             nodes = [_node(r) for r in rows]
         else:
             ids = [_uuid(n, f"nodes.node_ids[{i}]") for i, n in enumerate(request.node_ids)]
@@ -607,11 +614,17 @@ class TreeStore:
         async with self._pool.acquire() as conn:
             return await self._load(conn, node_id, "node_id")
 
-    async def get_path(self, node_id: str) -> list[Node]:
-        rows = await self._pool.fetch(queries.SELECT_PATH, _uuid(node_id, "node_id"))
-        if not rows:
-            raise NotFound("node", node_id)
-        return [_node(r) for r in rows]
+    async def get_path(self, node_id: str, offset: int, limit: int) -> tuple[list[Node], int]:
+        """One page of the path root → node, and the path's length."""
+        node_uuid = _uuid(node_id, "node_id")
+        async with self._pool.acquire() as conn:
+            rows = await conn.fetch(queries.SELECT_PATH, node_uuid, offset, limit)
+            if not rows:  # past the end, or no such node
+                first = await conn.fetchrow(queries.SELECT_PATH, node_uuid, 0, 1)
+                if first is None:
+                    raise NotFound("node", node_id)
+                return [], first["path_length"]
+        return [_node(r) for r in rows], rows[0]["path_length"]
 
     async def list_nodes(self, tree_id: str, after_ordinal: int, limit: int) -> list[Node]:
         tree_uuid = _uuid(tree_id, "tree_id")

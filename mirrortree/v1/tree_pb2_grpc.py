@@ -207,7 +207,8 @@ class TreeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetPath(self, request, context):
-        """Reads the path root → node, in order. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """Reads the path root → node, in order, paged (a path never changes: parents are immutable).
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

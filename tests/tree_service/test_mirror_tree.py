@@ -245,3 +245,35 @@ async def test_a_world_realm_needs_its_world(tree_stub):
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await ask(tree_stub, tree.id, realm=tree_pb2.WORLD)
     assert describe(caught.value).violations[0].field == "world"
+
+
+async def test_a_long_path_reads_root_first_in_pages(tree_stub):
+    tree = await new_tree(tree_stub)
+    parent = ""
+    expected = []
+    for depth in range(7):
+        question = await ask(tree_stub, tree.id, f"q{depth}", parent_id=parent)
+        reply = await answer(tree_stub, question.id, f"a{depth}")
+        expected += [question.id, reply.id]
+        parent = reply.id
+    seen: list[str] = []
+    token = ""
+    while True:
+        page = await tree_stub.GetPath(
+            tree_pb2.GetPathRequest(node_id=parent, page_size=4, page_token=token)
+        )
+        assert page.path_length == len(expected)
+        seen += [n.id for n in page.nodes]
+        token = page.next_page_token
+        if not token:
+            break
+    assert seen == expected
+
+
+async def test_oversize_question_text_is_refused_naming_the_field(tree_stub):
+    tree = await new_tree(tree_stub)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await ask(tree_stub, tree.id, "x" * 100_001)
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert failure.violations[0].field == "text"
