@@ -25,6 +25,7 @@ class TreeService:
     rpc: RunningServer
     store: TreeStore
     chunks: ChunkCommitter
+    servicer: TreeServicer
     grace_s: float
 
     @property
@@ -33,6 +34,7 @@ class TreeService:
 
     async def stop(self) -> None:
         await self.rpc.stop(self.grace_s)
+        await self.servicer.drain()  # buds cut off by the shutdown are frozen, not left open
         await self.chunks.stop()
         await self.store.close()
 
@@ -52,10 +54,10 @@ async def start(settings: Settings) -> TreeService:
         applied = await run_migrations(settings.dsn)
         log.info("migrations checked", extra={"applied": applied})
     store = await TreeStore.connect(settings.dsn, settings.pool_min, settings.pool_max)
+    chunks = ChunkCommitter(store)
     try:
         if await store.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
-        chunks = ChunkCommitter(store)
         chunks.start()
         servicer = TreeServicer(store, chunks)
         rpc = await start_server(
@@ -67,8 +69,9 @@ async def start(settings: Settings) -> TreeService:
             service_names=[SERVICE_NAME],
         )
     except BaseException:
+        await chunks.stop()
         await store.close()
         raise
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("tree_service serving", extra={"port": rpc.port})
-    return TreeService(rpc, store, chunks, settings.shutdown_grace_s)
+    return TreeService(rpc, store, chunks, servicer, settings.shutdown_grace_s)

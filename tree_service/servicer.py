@@ -40,6 +40,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
 }
 
 DEADLINE_TOLERANCE_S = 0.05
+HALF_CLOSE_GRACE_S = 0.1
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
 DEFAULT_PATH_PAGE = 100
@@ -76,6 +77,11 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
     @property
     def store(self) -> TreeStore:
         return self._store
+
+    async def drain(self) -> None:
+        """Wait for background work (bud freezes) started by RPCs that have ended."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     def keep(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run `work` as a task that outlives the RPC that started it (the event loop holds
@@ -417,9 +423,11 @@ class BudStream:
                     yield await self._complete(message.complete)
                 else:
                     raise InvalidInput.one("message", "is empty")
-            # A client that cancels also ends the request stream; its cancellation lands on the
-            # next await, so give it that chance before calling this a plain half-close.
-            await asyncio.sleep(0)
+            # A client that cancels also ends the request stream, and grpc delivers the
+            # cancellation just after; wait briefly for it before calling this a half-close
+            # (an abnormal end either way: a well-behaved client sends `complete`).
+            if self._bud is not None and not self._ended:
+                await asyncio.sleep(HALF_CLOSE_GRACE_S)
             await self._freeze(StopReason.CLIENT_CLOSED)
         except asyncio.CancelledError:
             # grpc cancels a call at its deadline a few milliseconds early by the server's
@@ -430,6 +438,9 @@ class BudStream:
             raise
         except TreeServiceError:
             await self._freeze("invalid_message")
+            raise
+        except Exception:
+            await self._freeze("server_error")
             raise
 
     async def _open(self, message: tree_pb2.StreamAnswerRequest) -> tree_pb2.StreamAnswerResponse:

@@ -489,6 +489,12 @@ class TreeStore:
     ) -> tuple[Node, int]:
         answer = await self._load(conn, continuation.answer_id, "answer_id")
         self._expect_kind(answer, "answer_id", NodeKind.ANSWER)
+        if answer.answer_state is AnswerState.STREAMING:
+            raise PreconditionFailed(
+                f"answer_id {answer.id!r} is still streaming; continue it once it is sealed "
+                "or frozen",
+                {"field": "answer_id"},
+            )
         return await self._append(
             conn,
             tree_id=answer.tree_id,
@@ -815,6 +821,7 @@ class ChunkCommitter:
                         pending.done.set_exception(exc)
 
     async def _commit(self, batch: list[_PendingChunk]) -> None:
+        texts: dict[tuple[uuid.UUID, int], str] = {}
         async with self._store.pool.acquire() as conn:
             async with conn.transaction():
                 ids = list({p.node_id for p in batch})
