@@ -405,12 +405,7 @@ class TreeStore:
             parent = await self._load(conn, question.parent_id, "parent_id")
             self._expect_kind(parent, "parent_id", NodeKind.ANSWER, NodeKind.CONTINUATION)
             self._same_tree(parent, question.tree_id, "parent_id")
-            if parent.answer_state is AnswerState.STREAMING:
-                raise PreconditionFailed(
-                    f"parent_id {parent.id!r} is still streaming; continue once it is sealed "
-                    "or frozen",
-                    {"field": "parent_id"},
-                )
+            self._expect_settled(parent, "parent_id")
         citations = await self._citations(conn, question.citations, question.tree_id)
         return await self._append(
             conn,
@@ -423,6 +418,15 @@ class TreeStore:
             attachments=question.attachments,
             citations=citations,
         )
+
+    @staticmethod
+    def _expect_settled(node: Node, field: str) -> None:
+        """Nothing builds on a bud that is still streaming: its text is not final yet."""
+        if node.answer_state is AnswerState.STREAMING:
+            raise PreconditionFailed(
+                f"{field} {node.id!r} is still streaming; use it once it is sealed or frozen",
+                {"field": field},
+            )
 
     @staticmethod
     def _same_tree(node: Node, tree_id: str, field: str) -> None:
@@ -489,12 +493,7 @@ class TreeStore:
     ) -> tuple[Node, int]:
         answer = await self._load(conn, continuation.answer_id, "answer_id")
         self._expect_kind(answer, "answer_id", NodeKind.ANSWER)
-        if answer.answer_state is AnswerState.STREAMING:
-            raise PreconditionFailed(
-                f"answer_id {answer.id!r} is still streaming; continue it once it is sealed "
-                "or frozen",
-                {"field": "answer_id"},
-            )
+        self._expect_settled(answer, "answer_id")
         return await self._append(
             conn,
             tree_id=answer.tree_id,
@@ -516,10 +515,7 @@ class TreeStore:
             raise PreconditionFailed(
                 f"answer_id {answer_id!r} answers another question", {"field": "answer_id"}
             )
-        if answer.answer_state is AnswerState.STREAMING:
-            raise PreconditionFailed(
-                f"answer_id {answer_id!r} is still streaming", {"field": "answer_id"}
-            )
+        self._expect_settled(answer, "answer_id")
         row = await conn.fetchrow(
             queries.ADOPT_ANSWER, _uuid(question_id, "question_id"), uuid.UUID(answer_id), expected
         )
