@@ -38,6 +38,7 @@ NEXT_STEP = {
     "invalid_cursor": "Use next_cursor exactly as returned, with the same arguments.",
     "not_found": "Search again to get a current reference.",
     "historical_version_unavailable": "Read the snapshot or the current version instead.",
+    "source_unavailable": "Only the saved snapshot can be read; use read_kind snapshot.",
     "response_too_large": "Call again with a smaller page_size or content_page_size.",
     "disabled": "The story graph is switched off for this session; do not retry.",
     "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",

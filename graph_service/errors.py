@@ -10,7 +10,9 @@
     ├── Unauthenticated       unknown or revoked binding credential
     ├── NotImplementedYet     a query this build does not answer yet
     ├── ConsistencyTimeout    no replica reached the requested consistency token in time
-    └── ReplicaUnavailable    no healthy replica to read from
+    ├── ReplicaUnavailable    no healthy replica to read from
+    ├── HistoricalVersionUnavailable   that version's text is not kept (says what can be read)
+    └── SourceUnavailable     the source is deleted, inaccessible or moved out of the scope
 
 The store raises these (it alone translates asyncpg errors); the servicer maps each class to a
 gRPC status code in one table.
@@ -84,3 +86,13 @@ class ConsistencyTimeout(GraphError):
 
 class ReplicaUnavailable(GraphError):
     reason = "replica_unavailable"
+
+
+class HistoricalVersionUnavailable(GraphError):
+    reason = "historical_version_unavailable"
+
+
+class SourceUnavailable(GraphError):
+    """The source behind a reference is deleted, inaccessible or moved out of the scope."""
+
+    reason = "source_unavailable"

@@ -125,3 +125,32 @@ FROM graph_objects
 WHERE object_type = 'source_reference'
   AND (result_id, object_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
 """
+
+# ---- sources ------------------------------------------------------------------------------
+
+# Every stored copy of a source reference, newest result first, with the scope it lives in.
+SOURCE_REFERENCE = """
+SELECT o.result_id, o.scope_key, o.body AS fragment, o.details, r.graph_revision
+FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+WHERE o.object_type = 'source_reference' AND o.object_id = $1
+ORDER BY r.graph_revision DESC
+"""
+
+# The message source behind a tree node: its lineage (source id), its newest revision, and
+# where the conversation lives now.
+CURRENT_MESSAGE_SOURCE = """
+SELECT s.source_id, s.revision, s.text, s.role, s.ordinal, t.project_id, t.id::text AS tree_id,
+       s.node_id::text AS node_id
+FROM source_revisions s
+JOIN trees t ON t.id = s.tree_id
+WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 LIMIT 1)
+ORDER BY s.revision DESC
+LIMIT 1
+"""
+
+MESSAGE_SOURCE_REVISION = """
+SELECT s.revision, s.text, t.project_id
+FROM source_revisions s JOIN trees t ON t.id = s.tree_id
+WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 LIMIT 1)
+  AND s.revision = $2
+"""

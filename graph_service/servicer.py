@@ -11,6 +11,7 @@ from graph_service.cursors import CursorCodec, CursorState, fingerprint
 from graph_service.errors import (
     ConsistencyTimeout,
     GraphError,
+    HistoricalVersionUnavailable,
     InvalidCursor,
     InvalidInput,
     NotFound,
@@ -18,6 +19,7 @@ from graph_service.errors import (
     ReplicaUnavailable,
     ScopeMismatch,
     ScopeRequired,
+    SourceUnavailable,
     StaleCursor,
     Unauthenticated,
 )
@@ -42,6 +44,8 @@ STATUS_BY_ERROR: dict[type[GraphError], grpc.StatusCode] = {
     NotImplementedYet: grpc.StatusCode.UNIMPLEMENTED,
     ConsistencyTimeout: grpc.StatusCode.UNAVAILABLE,
     ReplicaUnavailable: grpc.StatusCode.UNAVAILABLE,
+    HistoricalVersionUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
+    SourceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -197,9 +201,69 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     ) -> graph_pb2.ReadSourceResponse:
         try:
             convert.reject_unknown_fields(request)
-            raise NotImplementedYet(
-                "story_graph_read_source is not implemented yet; search hits carry source "
-                "entries with their saved fragments' locators"
+            check = convert.Checker()
+            check.identifier("source_reference_id", request.source_reference_id)
+            requested = check.scope("scope", request.scope, required=False)
+            kind = convert.read_kind(check, request.read_kind, request.source_version)
+            offset, size = convert.content_page(check, request.offset, request.page_size)
+            if request.cursor and request.offset:
+                check.fail("offset", "leave it 0 when continuing with a cursor")
+            check.done()
+            lsn = consistency_lsn(request.options)
+            caller = await self._caller(context, request.options, lsn)
+            filters = fingerprint(
+                request.source_reference_id,
+                kind,
+                request.source_version,
+                requested.key if requested else None,
+            )
+            state: CursorState | None = None
+            if request.cursor:
+                state = self._cursors.decode(request.cursor, "read_source")
+                if state.fingerprint != filters:
+                    raise InvalidCursor("cursor belongs to another read; start a new read")
+                scope = ResolvedScope(
+                    requested, ScopeValue.from_key(state.scope_key), state.resolution
+                )
+                offset = int(state.position[0])
+            else:
+                scope = self._resolve_scope(requested, caller)
+            read = await self._store.read_source(
+                reference_id=request.source_reference_id,
+                scope=scope,
+                kind=kind,
+                version=request.source_version,
+                min_lsn=lsn,
+            )
+            digest = fingerprint(read.content, read.returned_version)
+            if state is not None and state.position[1] != digest:
+                raise StaleCursor(
+                    "the source changed since the first page; read it again from the start",
+                    {"source_reference_id": request.source_reference_id},
+                )
+            if offset > len(read.content):
+                raise InvalidInput.one(
+                    "offset", f"is past the end of the content ({len(read.content)} code points)"
+                )
+            next_cursor = ""
+            if offset + size < len(read.content):
+                next_cursor = self._cursors.encode(
+                    CursorState(
+                        "read_source",
+                        filters,
+                        scope.resolved.key,
+                        scope.resolution,
+                        read.read_revision,
+                        [offset + size, digest],
+                    )
+                )
+            return convert.read_source_response(
+                read,
+                scope,
+                requested_version=request.source_version,
+                start=offset,
+                size=size,
+                next_cursor=next_cursor,
             )
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]

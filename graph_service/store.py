@@ -14,7 +14,14 @@ from typing import Any
 import asyncpg
 
 from graph_service import queries
-from graph_service.errors import StaleCursor, Unauthenticated
+from graph_service.errors import (
+    HistoricalVersionUnavailable,
+    NotFound,
+    ScopeMismatch,
+    SourceUnavailable,
+    StaleCursor,
+    Unauthenticated,
+)
 from graph_service.replicas import ReplicaRouter
 from graph_service.views import (
     COUNT_BUDGET_MS,
@@ -26,6 +33,7 @@ from graph_service.views import (
     ResolvedScope,
     SearchPage,
     SearchRow,
+    SourceRead,
     SourceView,
     TimeFilter,
 )
@@ -127,6 +135,142 @@ class GraphStore:
             )
 
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+
+    async def read_source(
+        self,
+        *,
+        reference_id: str,
+        scope: ResolvedScope,
+        kind: str,
+        version: str,
+        min_lsn: str,
+    ) -> SourceRead:
+        """Read a source reference's saved fragment, a named version, or the current source.
+
+        Ownership is checked on every read: a reference that exists only in another scope is
+        refused, and so is a current source that has moved out of the resolved scope.
+        """
+        scope_key = scope.resolved.key
+
+        async def read(conn: asyncpg.Connection) -> SourceRead:
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                rows = await conn.fetch(queries.SOURCE_REFERENCE, reference_id)
+                if not rows:
+                    raise NotFound(
+                        f"source reference {reference_id!r} does not exist",
+                        {"resource": "source_reference", "id": reference_id},
+                    )
+                owned = [r for r in rows if r["scope_key"] == scope_key]
+                if not owned:
+                    raise ScopeMismatch(
+                        f"source reference {reference_id!r} is not in "
+                        f"{scope.resolved.describe()}; read it in the scope it belongs to",
+                        {"source_reference_id": reference_id},
+                    )
+                reference = owned[0]
+                details = json.loads(reference["details"])
+                message = await self._message_source(conn, details)
+                available = ("snapshot", "version", "current") if message else ("snapshot",)
+                # snapshot: exactly the fragment saved as evidence, at the version it was saved
+                content, content_kind = reference["fragment"], "saved_fragment"
+                returned = str(details.get("source_version", ""))
+                differs = False
+                if kind == "current":
+                    current = self._require_current(message, scope, reference_id, available)
+                    content, content_kind = current["text"], "whole_source"
+                    returned = str(current["revision"])
+                    differs = returned != str(details.get("source_version", ""))
+                elif kind == "version":
+                    if message is None or not version.isdigit():
+                        raise self._no_version(reference_id, version, available)
+                    old = await conn.fetchrow(
+                        queries.MESSAGE_SOURCE_REVISION,
+                        uuid.UUID(message["node_id"]),
+                        int(version),
+                    )
+                    if old is None:
+                        raise self._no_version(reference_id, version, available)
+                    self._require_in_scope(old["project_id"], scope, reference_id)
+                    content, content_kind, returned = old["text"], "whole_source", version
+                coverage = await self._coverage(conn, scope_key)
+                revision = await conn.fetchval(queries.READ_REVISION, scope_key)
+                read_at = await conn.fetchval("SELECT clock_timestamp()")
+            return SourceRead(
+                reference_id=reference_id,
+                result_id=reference["result_id"],
+                scope_key=scope_key,
+                source_type=str(details.get("source_type", "")),
+                source_id=str(details.get("source_id", "")),
+                reference_version=str(details.get("source_version", "")),
+                fragment_start=int(details.get("fragment_start", 0)),
+                fragment_end=int(details.get("fragment_end", 0)),
+                locator=details.get("locator", {}),
+                content=content,
+                content_kind=content_kind,
+                returned_version=returned,
+                available_kinds=available,
+                differs_from_reference=differs,
+                source_length=len(message["text"]) if message else None,
+                coverage=coverage,
+                read_revision=revision,
+                read_at=read_at,
+            )
+
+        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+
+    @staticmethod
+    async def _message_source(
+        conn: asyncpg.Connection, details: dict[str, Any]
+    ) -> asyncpg.Record | None:
+        """The current state of a message source (a tree node), or None when there is none."""
+        if details.get("source_type") != "message":
+            return None
+        try:
+            node_id = uuid.UUID(str(details.get("source_id", "")))
+        except ValueError:
+            return None
+        row: asyncpg.Record | None = await conn.fetchrow(queries.CURRENT_MESSAGE_SOURCE, node_id)
+        return row
+
+    @classmethod
+    def _require_current(
+        cls,
+        message: asyncpg.Record | None,
+        scope: ResolvedScope,
+        reference_id: str,
+        available: tuple[str, ...],
+    ) -> asyncpg.Record:
+        if message is None:
+            raise SourceUnavailable(
+                f"the source behind {reference_id!r} cannot be read as it is now (deleted, or "
+                f"not a readable message); it can be read as: {', '.join(available)}",
+                {"availability": "inaccessible", "available_read_kinds": ",".join(available)},
+            )
+        cls._require_in_scope(message["project_id"], scope, reference_id)
+        return message
+
+    @staticmethod
+    def _require_in_scope(project_id: str | None, scope: ResolvedScope, reference_id: str) -> None:
+        if scope.resolved.is_global or project_id in scope.resolved.projects:
+            return
+        raise SourceUnavailable(
+            f"the source behind {reference_id!r} has moved out of "
+            f"{scope.resolved.describe()}; only its saved snapshot can be read here",
+            {"availability": "moved_out_of_scope", "available_read_kinds": "snapshot"},
+        )
+
+    @staticmethod
+    def _no_version(
+        reference_id: str, version: str, available: tuple[str, ...]
+    ) -> HistoricalVersionUnavailable:
+        return HistoricalVersionUnavailable(
+            f"version {version!r} of the source behind {reference_id!r} is not kept; it can be "
+            f"read as: {', '.join(k for k in available if k != 'version') or 'snapshot'}",
+            {
+                "source_reference_id": reference_id,
+                "available_read_kinds": ",".join(k for k in available if k != "version"),
+            },
+        )
 
     @classmethod
     async def _count_matches(

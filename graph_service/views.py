@@ -106,3 +106,27 @@ class SearchPage:
     read_at: datetime
     scope: ResolvedScope
     position: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    """One read of a source reference, before paging (content is the whole text read)."""
+
+    reference_id: str
+    result_id: str
+    scope_key: str
+    source_type: str
+    source_id: str
+    reference_version: str  # the version the reference saved ("" = unknown)
+    fragment_start: int
+    fragment_end: int
+    locator: dict[str, Any]
+    content: str
+    content_kind: str  # "saved_fragment" | "whole_source"
+    returned_version: str
+    available_kinds: tuple[str, ...]  # "snapshot", "version", "current"
+    differs_from_reference: bool
+    source_length: int | None  # whole-source length in code points, when known
+    coverage: CoverageView
+    read_revision: int
+    read_at: datetime

@@ -8,6 +8,7 @@ import httpx2
 import pytest
 from mcp import types
 
+from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import create_tree, unique
 from tests.gateway.harness import http_client, http_gateway, in_memory, stdio_gateway, tool_error
@@ -90,20 +91,38 @@ async def test_arguments_that_break_the_schema_are_refused_before_any_call(graph
     assert error["fields"][0]["field"] == "page_size"
 
 
-async def test_graph_errors_become_tool_errors_with_the_machine_code(tree_stub, graph_service):
+async def test_graph_errors_become_tool_errors_with_the_machine_code(
+    tree_stub, graph_stub, graph_service
+):
     session = (await create_tree(tree_stub)).tree  # no current project
     binding = await tree_stub.CreateBinding(
         tree_pb2.CreateBindingRequest(
             idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
         )
     )
+    await graph_stub.Search(  # wait until the replica knows the binding
+        graph_pb2.SearchRequest(
+            query="x",
+            scope=project_scope(["p"]),
+            options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
+        )
+    )
     async with in_memory(graph_service.port, binding.token) as client:
         missing_scope = await client.call_tool("story_graph_search", {"query": "x"})
-        unbacked = await client.call_tool(
+        missing_source = await client.call_tool(
             "story_graph_read_source", {"source_reference_id": "s1", "scope": {"global": True}}
         )
-    assert tool_error(missing_scope)["code"] in {"scope_required", "unauthenticated"}
-    assert tool_error(unbacked)["code"] in {"not_implemented", "unauthenticated"}
+        as_of = await client.call_tool(
+            "story_graph_get_context",
+            {
+                "object_ref": {"type": "event", "id": "e"},
+                "as_of": "2026-01-01T00:00:00Z",
+            },
+        )
+    assert tool_error(missing_scope)["code"] == "scope_required"
+    assert "scope" in tool_error(missing_scope)["next_step"]
+    assert tool_error(missing_source)["code"] == "not_found"
+    assert tool_error(as_of)["code"] == "as_of_unsupported"
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -393,12 +393,9 @@ async def test_an_unknown_binding_token_is_unauthenticated(graph_stub):
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-async def test_the_two_unbacked_queries_say_so(graph_stub):
+async def test_get_context_says_it_is_not_implemented_yet(graph_stub):
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await graph_stub.GetContext(graph_pb2.GetContextRequest())
-    assert describe(caught.value).reason == "not_implemented"
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.ReadSource(graph_pb2.ReadSourceRequest())
     assert describe(caught.value).reason == "not_implemented"
 
 

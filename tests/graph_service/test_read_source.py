@@ -1,0 +1,208 @@
+"""StoryGraph.ReadSource: saved snapshots, named versions and the current source, in
+code-point pages, with ownership checked on every read (G3)."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from mirrortree.protoscope import project_scope
+from mirrortree.rpcstatus import describe
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from tests.conftest import unique
+from tests.tree_service.helpers import ask, new_tree
+
+
+async def referenced_question(tree_stub, text: str, fragment: str, project: str = ""):
+    """A question in a fresh project, and a review whose source reference saved `fragment`."""
+    project = project or unique("proj")
+    tree = await new_tree(tree_stub, project_id=project)
+    question = await ask(tree_stub, tree.id, text)
+    start = text.index(fragment)
+    reference_id = unique("src")
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=project_scope([project]),
+            phase="daily",
+            review_generated_at="2026-10-02T01:00:00Z",
+            source_references=[
+                tree_pb2.SourceReferenceInput(
+                    id=reference_id,
+                    source_type="message",
+                    source_id=question.id,
+                    source_version=str(question.version),
+                    fragment=fragment,
+                    fragment_start=start,
+                    fragment_end=start + len(fragment),
+                    locator=common_pb2.SourceLocator(
+                        project_id=project,
+                        session_id=tree.id,
+                        message_id=question.id,
+                        order=question.ordinal,
+                        role="user",
+                        known=True,
+                    ),
+                )
+            ],
+        )
+    )
+    return project, question, reference_id, written.consistency
+
+
+def read(reference_id: str, project: str, token, **fields) -> graph_pb2.ReadSourceRequest:
+    return graph_pb2.ReadSourceRequest(
+        source_reference_id=reference_id,
+        scope=project_scope([project]),
+        options=graph_pb2.ReadOptions(min_consistency=token),
+        **fields,
+    )
+
+
+async def test_a_snapshot_is_the_saved_fragment_with_its_ranges(tree_stub, graph_stub):
+    text = "Decision: we move the sync server to PostgreSQL next sprint."
+    project, question, ref, token = await referenced_question(
+        tree_stub, text, "move the sync server to PostgreSQL"
+    )
+    response = await graph_stub.ReadSource(read(ref, project, token))
+    assert response.text == "move the sync server to PostgreSQL"
+    assert response.content_kind == "saved_fragment"
+    assert (response.fragment_start, response.fragment_end) == (13, 47)
+    assert response.returned_version == "1"
+    assert response.source_length.exact == len(text)
+    assert response.location.message_id == question.id and response.location.known
+    assert list(response.available_read_kinds) == [
+        graph_pb2.SNAPSHOT,
+        graph_pb2.VERSION,
+        graph_pb2.CURRENT_CONTENT,
+    ]
+    assert response.page.complete and not response.page.has_more
+
+
+async def test_pages_count_code_points_including_astral_characters(tree_stub, graph_stub):
+    fragment = "Plan 𝔸 → plan 𝔹 🚀 done"
+    project, _, ref, token = await referenced_question(tree_stub, f"Note: {fragment}", fragment)
+    pieces, offsets, cursor = [], [], ""
+    while True:
+        page = await graph_stub.ReadSource(read(ref, project, token, page_size=4, cursor=cursor))
+        pieces.append(page.text)
+        offsets.append((page.start, page.end))
+        assert page.content_length == len(fragment)
+        if not page.page.has_more:
+            break
+        cursor = page.page.next_cursor
+    assert "".join(pieces) == fragment
+    assert offsets[0] == (0, 4) and offsets[-1][1] == len(fragment)
+    assert all(len(p) <= 4 for p in pieces)
+
+
+async def test_current_reads_the_source_as_it_is_now_and_says_it_differs(tree_stub, graph_stub):
+    project, question, ref, _ = await referenced_question(tree_stub, "Budget: 10k", "10k")
+    edited = await tree_stub.EditQuestion(
+        tree_pb2.EditQuestionRequest(
+            idempotency_key=unique("k"),
+            question_id=question.id,
+            expected_revision=question.revision,
+            text="Budget: 12k",
+        )
+    )
+    response = await graph_stub.ReadSource(
+        read(ref, project, edited.consistency, read_kind=graph_pb2.CURRENT_CONTENT)
+    )
+    assert (response.text, response.content_kind) == ("Budget: 12k", "whole_source")
+    assert (response.returned_version, response.differs_from_reference) == ("2", True)
+    version_one = await graph_stub.ReadSource(
+        read(ref, project, edited.consistency, read_kind=graph_pb2.VERSION, source_version="1")
+    )
+    assert version_one.text == "Budget: 10k" and version_one.returned_version == "1"
+
+
+async def test_a_missing_version_is_unavailable_with_the_read_kinds_that_exist(
+    tree_stub, graph_stub
+):
+    project, _, ref, token = await referenced_question(tree_stub, "Budget: 10k", "10k")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(
+            read(ref, project, token, read_kind=graph_pb2.VERSION, source_version="7")
+        )
+    failure = describe(caught.value)
+    assert failure.reason == "historical_version_unavailable"
+    assert failure.metadata["available_read_kinds"] == "snapshot,current"
+
+
+async def test_a_reference_from_another_scope_is_refused_by_stable_id(tree_stub, graph_stub):
+    project, _, ref, token = await referenced_question(tree_stub, "Secret plan", "plan")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(read(ref, unique("other"), token))
+    failure = describe(caught.value)
+    assert (failure.code, failure.reason) == (grpc.StatusCode.PERMISSION_DENIED, "scope_mismatch")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(read(unique("nope"), project, token))
+    assert describe(caught.value).reason == "not_found"
+
+
+async def test_a_cursor_goes_stale_when_the_current_source_changes(tree_stub, graph_stub):
+    project, question, ref, token = await referenced_question(
+        tree_stub, "A long enough message to page through", "long"
+    )
+    first = await graph_stub.ReadSource(
+        read(ref, project, token, read_kind=graph_pb2.CURRENT_CONTENT, page_size=5)
+    )
+    edited = await tree_stub.EditQuestion(
+        tree_pb2.EditQuestionRequest(
+            idempotency_key=unique("k"),
+            question_id=question.id,
+            expected_revision=question.revision,
+            text="Changed in between",
+        )
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(
+            read(
+                ref,
+                project,
+                edited.consistency,
+                read_kind=graph_pb2.CURRENT_CONTENT,
+                page_size=5,
+                cursor=first.page.next_cursor,
+            )
+        )
+    assert describe(caught.value).reason == "stale_cursor"
+
+
+async def test_sources_that_are_not_messages_have_only_their_snapshot(tree_stub, graph_stub):
+    project = unique("proj")
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=project_scope([project]),
+            phase="daily",
+            review_generated_at="2026-10-02T01:00:00Z",
+            source_references=[
+                tree_pb2.SourceReferenceInput(
+                    id="task-src",
+                    source_type="task_status",
+                    source_id="task-9",
+                    fragment="Migration: in progress",
+                )
+            ],
+        )
+    )
+    snapshot = await graph_stub.ReadSource(read("task-src", project, written.consistency))
+    assert snapshot.text == "Migration: in progress"
+    assert snapshot.source_length.WhichOneof("value") == "unknown"
+    assert not snapshot.location.known
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(
+            read("task-src", project, written.consistency, read_kind=graph_pb2.CURRENT_CONTENT)
+        )
+    assert describe(caught.value).reason == "source_unavailable"
+
+
+async def test_reading_past_the_end_is_refused(tree_stub, graph_stub):
+    project, _, ref, token = await referenced_question(tree_stub, "short", "short")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(read(ref, project, token, offset=99))
+    assert describe(caught.value).violations[0].field == "offset"
