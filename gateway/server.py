@@ -116,6 +116,7 @@ class BindingVerifier:
 
     client: GraphClient
     ttl_s: float = 10.0
+    grace_s: float = 300.0
     _cache: dict[bytes, tuple[float, AccessToken]] = field(default_factory=dict)
 
     async def verify_token(self, token: str) -> AccessToken | None:
@@ -129,9 +130,14 @@ class BindingVerifier:
                 "ResolveBinding", graph_pb2.ResolveBindingRequest(token=token), token
             )
         except grpc.aio.AioRpcError as error:
-            if error.code() != grpc.StatusCode.UNAUTHENTICATED:
-                log.warning("binding check failed", extra={"code": error.code().name})
-            return None
+            if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                self._cache.pop(key, None)
+                return None
+            log.warning("binding check failed", extra={"code": error.code().name})
+            # graph_service is briefly unreachable: a token it recently accepted stays
+            # accepted (every tool call is re-checked there anyway) rather than making the
+            # client throw away a good credential.
+            return cached[1] if cached and cached[0] + self.grace_s > now else None
         access = AccessToken(
             token=token,
             client_id=binding.binding_id,
@@ -192,8 +198,9 @@ def build_server(settings: Settings, client: GraphClient | None = None) -> Serve
                 raise ToolError("unauthenticated", "This connection has no runtime binding.")
             arguments = dict(params.arguments or {})
             translate.check_arguments(params.name, arguments)
+            request = translate.build_request(build, arguments)
             try:
-                response = await ctx.lifespan_context.call(method, build(arguments), token)
+                response = await ctx.lifespan_context.call(method, request, token)
             except grpc.aio.AioRpcError as error:
                 raise translate.tool_error_from_rpc(rpcstatus.describe(error)) from None
             data = translate.to_json(response)

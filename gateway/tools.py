@@ -154,7 +154,12 @@ READ_SOURCE_INPUT: dict[str, Any] = {
             ),
         },
         "source_version": {"type": "string", "maxLength": 200},
-        "offset": {"type": "integer", "minimum": 0, "description": "Zero-based code point."},
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 2**53,
+            "description": "Zero-based code point.",
+        },
         "page_size": {"type": "integer", "minimum": 1, "maximum": 8000, "default": 4000},
         "cursor": {"type": "string", "maxLength": 2048},
     },

@@ -8,6 +8,7 @@ precise message before any network hop.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +106,11 @@ def check_arguments(tool_name: str, arguments: dict[str, Any]) -> None:
             f"invalid {fields[0]['field']}: {fields[0]['description']}",
             fields,
         )
+    # JSON Schema counts 5.0 as an integer; protobuf does not. Pass such numbers on as ints.
+    properties: dict[str, Any] = tools.TOOLS_BY_NAME[tool_name].input_schema["properties"]
+    for name, value in list(arguments.items()):
+        if properties.get(name, {}).get("type") == "integer" and isinstance(value, float):
+            arguments[name] = int(value)
 
 
 def _scope(value: dict[str, Any] | None) -> common_pb2.Scope:
@@ -164,6 +170,19 @@ def read_source_request(arguments: dict[str, Any]) -> graph_pb2.ReadSourceReques
         page_size=arguments.get("page_size", 0),
         cursor=arguments.get("cursor", ""),
     )
+
+
+def build_request(build: Callable[[dict[str, Any]], Message], arguments: dict[str, Any]) -> Any:
+    """Build the gRPC request; what JSON Schema lets through but protobuf refuses (1.0 for an
+    integer, an out-of-range number) becomes a named argument error, not a crash."""
+    try:
+        return build(arguments)
+    except (TypeError, ValueError) as exc:
+        raise ToolError(
+            "invalid_argument",
+            f"an argument has a value the story graph cannot take: {exc}; use whole numbers "
+            "within the documented ranges",
+        ) from None
 
 
 def to_json(message: Message) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def read_kind(check: Checker, value: int, version: str) -> str:
         check.fail("read_kind", f"unknown read kind {value}")
         return "snapshot"
     if kind == "version":
-        check.identifier("source_version", version)
+        check.counter("source_version", version)
     elif version:
         check.fail("source_version", "is only used with read_kind VERSION")
     return kind

@@ -181,7 +181,7 @@ class GraphStore:
                     returned = str(current["revision"])
                     differs = returned != str(details.get("source_version", ""))
                 elif kind == "version":
-                    if message is None or not version.isdigit():
+                    if message is None:
                         raise self._no_version(reference_id, version, available)
                     old = await conn.fetchrow(
                         queries.MESSAGE_SOURCE_REVISION,

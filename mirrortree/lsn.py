@@ -9,16 +9,21 @@ written. `commit_point` maps such a position back to the boundary.
 
 from __future__ import annotations
 
+import re
+
 SHORT_PAGE_HEADER = 24  # SizeOfXLogShortPHD, MAXALIGNed
 LONG_PAGE_HEADER = 40  # SizeOfXLogLongPHD: first page of each segment
 
 
+_LSN = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
+
+
 def parse_lsn(text: str) -> int:
     """LSN text ("16/B374D848") to an integer; ValueError when malformed."""
-    high, sep, low = text.partition("/")
-    if not sep or not high or not low or len(high) > 8 or len(low) > 8:
-        raise ValueError(f"{text!r} is not an LSN such as 0/16B3748")
-    return (int(high, 16) << 32) | int(low, 16)
+    match = _LSN.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{text[:40]!r} is not an LSN such as 0/16B3748")
+    return (int(match[1], 16) << 32) | int(match[2], 16)
 
 
 def format_lsn(value: int) -> str:

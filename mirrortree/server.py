@@ -8,6 +8,8 @@ SIGTERM/SIGINT → health NOT_SERVING → `server.stop(grace)` → the service's
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import logging
 import signal
 import time
@@ -117,6 +119,29 @@ async def _checked(
     return messages()
 
 
+async def _conceal(
+    exc: BaseException, context: grpc.aio.ServicerContext[Any, Any], request_id: str
+) -> None:
+    """A bug must not leak internals to the client: anything that is not already a gRPC
+    status becomes INTERNAL with the request id to look up in the logs."""
+    if isinstance(exc, (asyncio.CancelledError, grpc.aio.AbortError)) or not isinstance(
+        exc, Exception
+    ):
+        return
+    log.error("unexpected error", exc_info=exc)
+    await context.abort(
+        grpc.StatusCode.INTERNAL,
+        f"internal error; the service logged it under request id {request_id}",
+    )
+
+
+def _reset(token: contextvars.Token[str]) -> None:
+    # A streaming handler abandoned by grpc is closed from another context, where the
+    # token cannot be reset (the value dies with that context anyway).
+    with contextlib.suppress(ValueError):
+        request_id_var.reset(token)
+
+
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Binds the caller's request id (or a new one), logs each RPC once and records metrics."""
 
@@ -149,10 +174,11 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                     return await behavior(request, context)
                 except BaseException as exc:
                     error = exc
+                    await _conceal(exc, context, request_id)
                     raise
                 finally:
                     _finish(context, started, error)
-                    request_id_var.reset(token)
+                    _reset(token)
 
             async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 token = request_id_var.set(request_id)
@@ -164,10 +190,12 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                         yield item
                 except BaseException as exc:
                     error = exc
+                    if not isinstance(exc, GeneratorExit):
+                        await _conceal(exc, context, request_id)
                     raise
                 finally:
                     _finish(context, started, error)
-                    request_id_var.reset(token)
+                    _reset(token)
 
             return streaming if streaming_response else unary
 

@@ -21,7 +21,10 @@ def parse_aware(text: str) -> datetime:
     value = datetime.fromisoformat(text.strip())
     if value.tzinfo is None or value.utcoffset() is None:
         raise NaiveTimeError(f"{text!r} has no time zone; add 'Z' or an offset such as +08:00")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{text!r} is outside the representable range in UTC") from None
 
 
 def format_utc(value: datetime | None) -> str:

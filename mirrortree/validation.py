@@ -59,7 +59,7 @@ class FieldChecker:
             return None
         try:
             return parse_aware(value)
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:  # overflow: out of range once in UTC
             self.fail(field, str(exc) if "zone" in str(exc) else f"{value!r} is not RFC 3339")
             return None
 
@@ -79,6 +79,17 @@ class FieldChecker:
         except ScopeError as exc:
             self.fail(f"{field}.projects", str(exc))
             return None
+
+    def counter(self, field: str, value: str, *, required: bool = True) -> int | None:
+        """A non-negative decimal integer sent as text (versions, page positions)."""
+        if not value:
+            if required:
+                self.fail(field, "is required")
+            return None
+        if not (value.isascii() and value.isdigit()) or len(value) > 18:
+            self.fail(field, f"{value[:40]!r} is not a whole number (0 to 10^18)")
+            return None
+        return int(value)
 
     def done(self) -> None:
         if self.violations:

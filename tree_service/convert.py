@@ -395,12 +395,7 @@ def page_size(check: Checker, value: int, default: int, maximum: int) -> int:
 
 def page_token(check: Checker, value: str) -> int:
     """Tokens are positions this service issued (a path never changes, ordinals never move)."""
-    if not value:
-        return 0
-    if not value.isdigit() or len(value) > 18:
-        check.fail("page_token", "is not a token this service issued")
-        return 0
-    return int(value)
+    return check.counter("page_token", value, required=False) or 0
 
 
 def scope_filter(value: int) -> CanonicalScope | None:
@@ -413,6 +408,7 @@ def scope_filter(value: int) -> CanonicalScope | None:
 
 
 def _event_time(check: Checker, field: str, value: common_pb2.EventTime) -> EventTimeValue:
+    check.text(f"{field}.basis", value.basis, 200, required=False)
     if not value.start:
         if value.end:
             check.fail(f"{field}.end", "is set but start is unknown")
@@ -464,6 +460,10 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
     for i, ref in enumerate(request.source_references):
         field = f"source_references[{i}]"
         check.identifier(f"{field}.source_type", ref.source_type)
+        check.identifier(f"{field}.source_id", ref.source_id, required=False)
+        check.identifier(f"{field}.source_version", ref.source_version, required=False)
+        for name in ("project_id", "session_id", "message_id", "role"):
+            check.identifier(f"{field}.locator.{name}", getattr(ref.locator, name), required=False)
         if ref.fragment_end < ref.fragment_start or ref.fragment_start < 0:
             check.fail(f"{field}.fragment_end", "must be >= fragment_start >= 0")
         add(
@@ -493,6 +493,9 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
         )
     for i, line in enumerate(request.story_lines):
         field = f"story_lines[{i}]"
+        for name in ("event_ids", "entity_ids"):
+            for j, linked in enumerate(getattr(line, name)):
+                check.identifier(f"{field}.{name}[{j}]", linked)
         add(
             field,
             StoryObject(
@@ -505,6 +508,8 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
         )
     for i, event in enumerate(request.events):
         field = f"events[{i}]"
+        for j, linked in enumerate(event.entity_ids):
+            check.identifier(f"{field}.entity_ids[{j}]", linked)
         if event.kind not in _EVENT_KINDS:
             check.fail(f"{field}.kind", "is required: decision, discussion, change or milestone")
         add(
@@ -527,6 +532,7 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
         )
     for i, entity in enumerate(request.entities):
         field = f"entities[{i}]"
+        check.identifier(f"{field}.revision", entity.revision, required=False)
         add(
             field,
             StoryObject(
@@ -545,6 +551,10 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
         )
     for i, summary in enumerate(request.summaries):
         field = f"summaries[{i}]"
+        for j, fact in enumerate(summary.fact_refs):
+            if fact.type not in common_pb2.ObjectType.values() or not fact.type:
+                check.fail(f"{field}.fact_refs[{j}].type", f"unknown object type {fact.type}")
+            check.identifier(f"{field}.fact_refs[{j}].id", fact.id)
         add(
             field,
             StoryObject(
@@ -556,6 +566,7 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
                     "fact_refs": [
                         {"type": common_pb2.ObjectType.Name(r.type).lower(), "id": r.id}
                         for r in summary.fact_refs
+                        if r.type in common_pb2.ObjectType.values()
                     ]
                 },
             ),

@@ -5,6 +5,7 @@
     ├── NotFound                an id that does not exist
     ├── PreconditionFailed      the request is well-formed but the state forbids it
     ├── RevisionConflict        a write expected another revision (carries the current one)
+    ├── Contention              PostgreSQL broke a deadlock or serialization conflict: retry
     └── IdempotencyKeyReused    the key was used for a different request
 
 The store raises these (it alone translates asyncpg errors); the servicer maps each class to a
@@ -74,6 +75,19 @@ class RevisionConflict(TreeServiceError):
             {"resource": resource, "id": resource_id, "current_revision": str(current)},
         )
         self.current = current
+
+
+class Contention(TreeServiceError):
+    """The database aborted this write to resolve a conflict with a concurrent one; nothing
+    was written and the same request (same idempotency key) can simply be retried."""
+
+    reason = "contention"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "a concurrent write conflicted with this one and it was rolled back; retry it "
+            "with the same idempotency key"
+        )
 
 
 class IdempotencyKeyReused(TreeServiceError):

@@ -75,9 +75,12 @@ RETURNING """
 )
 
 # Locks the original of a question's version lineage: edits of any version of one question
-# take their version numbers one after another.
+# take their version numbers one after another. NO KEY UPDATE, because a plain FOR UPDATE would
+# also block the foreign-key checks of concurrent inserts under that question (an answer being
+# added) and deadlock with them.
 LOCK_LINEAGE = """
-SELECT o.id FROM nodes q JOIN nodes o ON o.id = q.lineage_id WHERE q.id = $1 FOR UPDATE OF o
+SELECT o.id FROM nodes q JOIN nodes o ON o.id = q.lineage_id WHERE q.id = $1
+FOR NO KEY UPDATE OF o
 """
 
 # The next version number of a question lineage (taken under LOCK_LINEAGE; the unique index
@@ -155,6 +158,12 @@ FROM (SELECT node_id, max(seq) AS seq FROM unnest($1::uuid[], $2::bigint[]) AS u
 WHERE n.id = s.node_id
 """
 
+# Taken before END_BUD, in its own statement: it waits for an in-flight chunk batch (which
+# holds a share lock on the bud) to commit, so END_BUD's snapshot then sees that batch's chunks.
+LOCK_STREAMING_BUD = """
+SELECT id FROM nodes WHERE id = $1 AND answer_state = 'streaming' FOR UPDATE
+"""
+
 # Seal or freeze: the final text is the acknowledged chunks in order; only a streaming bud
 # can end, and only once.
 END_BUD = (
@@ -167,6 +176,7 @@ SET answer_state = $2,
     reasoning_summary = CASE WHEN $4 = '' THEN n.reasoning_summary ELSE $4 END,
     evidence = CASE WHEN $5::jsonb = '[]'::jsonb THEN n.evidence ELSE $5::jsonb END,
     tool_trace = CASE WHEN $6::jsonb = '[]'::jsonb THEN n.tool_trace ELSE $6::jsonb END,
+    acked_chunks = coalesce((SELECT max(c.seq) FROM bud_chunks c WHERE c.node_id = n.id), 0),
     revision = n.revision + 1
 WHERE n.id = $1 AND n.answer_state = 'streaming'
 RETURNING """
@@ -220,6 +230,11 @@ ORDER BY v.created_at DESC, v.version DESC
 """
 
 SELECT_REVIEW_HASH = "SELECT request_hash FROM review_results WHERE result_id = $1"
+
+# Results of one scope take their graph revision one after another (the lock is held to the
+# end of the transaction), so a scope's revisions commit in order and the highest one read
+# really covers everything below it: a cursor bound to it cannot miss a late-committing result.
+LOCK_SCOPE_REVISIONS = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))"
 
 INSERT_REVIEW_RESULT = """
 INSERT INTO review_results (

@@ -17,6 +17,7 @@ from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
 from tree_service import convert
 from tree_service.domain import AnswerState, Generated, Node, StopReason
 from tree_service.errors import (
+    Contention,
     IdempotencyKeyReused,
     InvalidInput,
     NotFound,
@@ -36,6 +37,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     NotFound: grpc.StatusCode.NOT_FOUND,
     PreconditionFailed: grpc.StatusCode.FAILED_PRECONDITION,
     RevisionConflict: grpc.StatusCode.ABORTED,
+    Contention: grpc.StatusCode.ABORTED,
     IdempotencyKeyReused: grpc.StatusCode.ALREADY_EXISTS,
 }
 
@@ -310,6 +312,7 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         try:
             check = convert.Checker()
             check.identifier("tree_id", request.tree_id)
+            check.identifier("world", request.world, required=False)
             check.done()
             scope = convert.scope_filter(request.scope)
             versions = await self._store.list_main_line_versions(
@@ -439,6 +442,11 @@ class BudStream:
         except TreeServiceError:
             await self._freeze("invalid_message")
             raise
+        except GeneratorExit:
+            # grpc closes the response generator when the call dies while it is sending;
+            # nothing may be awaited here, so the freeze is scheduled on its own.
+            self._schedule_freeze(StopReason.CANCELLED)
+            raise
         except Exception:
             await self._freeze("server_error")
             raise
@@ -451,6 +459,9 @@ class BudStream:
 
         async def action(conn: Any) -> tree_pb2.StreamAnswerResponse:
             node, _ = await store.add_answer(conn, answer)
+            # Known before the commit: a cancellation that lands during the commit still
+            # finds the bud to freeze (freezing a bud that never committed is a no-op).
+            self._bud = node.id
             return tree_pb2.StreamAnswerResponse(opened=convert.node_to_proto(node))
 
         outcome = await store.write(
@@ -500,14 +511,19 @@ class BudStream:
         """Freeze the bud unless it already ended. The freeze runs as its own task that this
         call's cancellation cannot interrupt: the call may be gone, but its acknowledged
         chunks must stay readable."""
+        freezing = self._schedule_freeze(reason)
+        if freezing is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(freezing)
+
+    def _schedule_freeze(self, reason: str) -> asyncio.Task[None] | None:
         if self._bud is None or self._ended:
-            return
+            return None
         self._ended = True
-        freezing = self._servicer.keep(self._end_frozen(self._bud, reason))
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(freezing)
+        return self._servicer.keep(self._end_frozen(self._bud, reason))
 
     async def _end_frozen(self, bud: str, reason: str) -> None:
-        with contextlib.suppress(PreconditionFailed):  # it ended some other way meanwhile
+        # NotFound: the open never committed; PreconditionFailed: it ended another way.
+        with contextlib.suppress(NotFound, PreconditionFailed):
             await self._servicer.store.end_bud(bud, AnswerState.FROZEN, reason, Generated())
-        log.info("bud frozen", extra={"answer_id": bud, "stop_reason": reason})
+            log.info("bud frozen", extra={"answer_id": bud, "stop_reason": reason})

@@ -51,6 +51,7 @@ from tree_service.domain import (
     rule_canonical_scope,
 )
 from tree_service.errors import (
+    Contention,
     IdempotencyKeyReused,
     InvalidInput,
     NotFound,
@@ -213,6 +214,19 @@ class TreeStore:
         the same key and the same request hash gets those bytes back without writing; a
         different request under the same key fails with IdempotencyKeyReused.
         """
+        try:
+            return await self._write(key, method, request_hash, action, encode)
+        except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
+            raise Contention() from None
+
+    async def _write(
+        self,
+        key: str,
+        method: str,
+        request_hash: bytes,
+        action: Callable[[asyncpg.Connection], Awaitable[T]],
+        encode: Callable[[T], bytes],
+    ) -> WriteOutcome[T]:
         async with self._pool.acquire() as conn:
             value: T | None = None
             replayed: bytes | None = None
@@ -370,6 +384,7 @@ class TreeStore:
         snapshots = []
         for i, citation in enumerate(requested):
             cited = await self._load(conn, citation.node_id, f"citations[{i}].node_id")
+            self._expect_settled(cited, f"citations[{i}].node_id")
             cited_tree = await conn.fetchrow(queries.SELECT_TREE, uuid.UUID(cited.tree_id))
             if cited_tree["owner"] != tree["owner"]:
                 raise PreconditionFailed(
@@ -430,7 +445,7 @@ class TreeStore:
 
     @staticmethod
     def _same_tree(node: Node, tree_id: str, field: str) -> None:
-        if node.tree_id != tree_id:
+        if node.tree_id != str(_uuid(tree_id, "tree_id")):
             raise PreconditionFailed(
                 f"{field} {node.id!r} belongs to another tree", {"field": field}
             )
@@ -511,7 +526,7 @@ class TreeStore:
         """Set the question's working entry; optimistic on the question's revision."""
         answer = await self._load(conn, answer_id, "answer_id")
         self._expect_kind(answer, "answer_id", NodeKind.ANSWER)
-        if answer.parent_id != question_id:
+        if answer.parent_id != str(_uuid(question_id, "question_id")):
             raise PreconditionFailed(
                 f"answer_id {answer_id!r} answers another question", {"field": "answer_id"}
             )
@@ -657,6 +672,7 @@ class TreeStore:
         _, summary, evidence, tool_trace = _generated_json(generated)
         async with self._pool.acquire() as conn:
             async with conn.transaction():
+                await conn.execute(queries.LOCK_STREAMING_BUD, uuid.UUID(node_id))
                 row = await conn.fetchrow(
                     queries.END_BUD,
                     uuid.UUID(node_id),
@@ -696,6 +712,7 @@ class TreeStore:
             return RecordedReview(
                 review.result_id, row["recorded_at"], row["graph_revision"], row["object_count"]
             )
+        await conn.execute(queries.LOCK_SCOPE_REVISIONS, review.scope.key)
         try:
             head = await conn.fetchrow(
                 queries.INSERT_REVIEW_RESULT,
