@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -12,7 +14,7 @@ from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.config import Settings
 from tree_service.migrate import migrate
 from tree_service.servicer import TreeServicer
-from tree_service.store import ChunkCommitter, TreeStore
+from tree_service.store import BUD_LEASE_S, ChunkCommitter, TreeStore
 
 log = logging.getLogger("tree_service")
 SERVICE_NAME = tree_pb2.DESCRIPTOR.services_by_name["TreeService"].full_name
@@ -27,12 +29,17 @@ class TreeService:
     chunks: ChunkCommitter
     servicer: TreeServicer
     grace_s: float
+    sweeper: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
         return self.rpc.port
 
     async def stop(self) -> None:
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.sweeper
         await self.rpc.stop(self.grace_s)
         await self.servicer.drain()  # buds cut off by the shutdown are frozen, not left open
         await self.chunks.stop()
@@ -74,4 +81,19 @@ async def start(settings: Settings) -> TreeService:
         raise
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("tree_service serving", extra={"port": rpc.port})
-    return TreeService(rpc, store, chunks, servicer, settings.shutdown_grace_s)
+    service = TreeService(rpc, store, chunks, servicer, settings.shutdown_grace_s)
+    service.sweeper = asyncio.create_task(sweep_lost_buds(store), name="bud-sweeper")
+    return service
+
+
+async def sweep_lost_buds(store: TreeStore, every_s: float = BUD_LEASE_S / 3) -> None:
+    """Freeze buds whose stream died with another process (its lease ran out)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            frozen = await store.freeze_expired_buds()
+        except Exception:
+            log.exception("sweeping lost buds failed; retrying")
+            continue
+        if frozen:
+            log.warning("froze buds whose stream was lost", extra={"answer_ids": frozen})

@@ -67,6 +67,7 @@ class StopReason(StrEnum):
     CLIENT_CLOSED = "client_closed"
     CANCELLED = "cancelled"
     DEADLINE_EXCEEDED = "deadline_exceeded"
+    SERVER_LOST = "server_lost"  # the process serving the stream died; its lease ran out
 
 
 @dataclass(frozen=True)

@@ -158,6 +158,19 @@ FROM (SELECT node_id, max(seq) AS seq FROM unnest($1::uuid[], $2::bigint[]) AS u
 WHERE n.id = s.node_id
 """
 
+# Starts or renews a bud's lease (only while it is streaming).
+RENEW_BUD_LEASE = """
+UPDATE nodes SET stream_lease_until = clock_timestamp() + make_interval(secs => $2)
+WHERE id = $1 AND answer_state = 'streaming'
+"""
+
+EXPIRED_BUDS = """
+SELECT id::text FROM nodes
+WHERE answer_state = 'streaming' AND stream_lease_until < clock_timestamp()
+ORDER BY stream_lease_until
+LIMIT $1
+"""
+
 # Taken before END_BUD, in its own statement: it waits for an in-flight chunk batch (which
 # holds a share lock on the bud) to commit, so END_BUD's snapshot then sees that batch's chunks.
 LOCK_STREAMING_BUD = """

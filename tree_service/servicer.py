@@ -25,7 +25,7 @@ from tree_service.errors import (
     RevisionConflict,
     TreeServiceError,
 )
-from tree_service.store import ChunkCommitter, TreeStore
+from tree_service.store import BUD_LEASE_S, ChunkCommitter, TreeStore
 
 # grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
 Ctx: TypeAlias = Any
@@ -407,6 +407,22 @@ class BudStream:
         self._bud: str | None = None
         self._acked = 0
         self._ended = False
+        self._lease: asyncio.Task[None] | None = None
+
+    async def _keep_lease(self, bud: str) -> None:
+        """Renew the bud's lease while this stream lives, even when no chunk arrives."""
+        while True:
+            await asyncio.sleep(BUD_LEASE_S / 3)
+            try:
+                if not await self._servicer.store.renew_bud_lease(bud):
+                    return  # the bud ended (sealed, frozen, or swept)
+            except Exception:  # a missed renewal is retried; the lease has slack for two
+                log.warning("bud lease renewal failed", extra={"answer_id": bud})
+
+    def _release_lease(self) -> None:
+        if self._lease is not None:
+            self._lease.cancel()
+            self._lease = None
 
     async def run(
         self, requests: AsyncIterator[tree_pb2.StreamAnswerRequest]
@@ -481,6 +497,7 @@ class BudStream:
                 {"answer_id": current.id, "answer_state": str(current.answer_state)},
             )
         self._bud = outcome.value.opened.id
+        self._lease = asyncio.create_task(self._keep_lease(self._bud))
         outcome.value.consistency.lsn = outcome.lsn
         return outcome.value
 
@@ -503,6 +520,7 @@ class BudStream:
         assert self._bud is not None
         node, lsn = await self._servicer.store.end_bud(self._bud, AnswerState.SEALED, None, made)
         self._ended = True
+        self._release_lease()
         return tree_pb2.StreamAnswerResponse(
             sealed=convert.node_to_proto(node), consistency=common_pb2.ConsistencyToken(lsn=lsn)
         )
@@ -517,6 +535,7 @@ class BudStream:
                 await asyncio.shield(freezing)
 
     def _schedule_freeze(self, reason: str) -> asyncio.Task[None] | None:
+        self._release_lease()
         if self._bud is None or self._ended:
             return None
         self._ended = True

@@ -47,6 +47,7 @@ from tree_service.domain import (
     RealmPolicyError,
     RecordedReview,
     ReviewResult,
+    StopReason,
     Tree,
     rule_canonical_scope,
 )
@@ -61,6 +62,9 @@ from tree_service.errors import (
 
 T = TypeVar("T")
 MAX_CANON_NODES = 1000
+# A live stream renews its bud's lease every BUD_LEASE_S / 3 seconds; a bud whose lease ran
+# out lost its stream (the serving process died) and is frozen by whichever instance sweeps.
+BUD_LEASE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -491,7 +495,7 @@ class TreeStore:
                     "frozen (interrupted) answer is continued",
                     {"field": "extends_answer_id"},
                 )
-        return await self._append(
+        node, revision = await self._append(
             conn,
             tree_id=question.tree_id,
             parent=question,
@@ -502,6 +506,9 @@ class TreeStore:
             extends_answer_id=answer.extends_answer_id,
             generated=answer.generated,
         )
+        if answer.state is AnswerState.STREAMING:
+            await conn.execute(queries.RENEW_BUD_LEASE, uuid.UUID(node.id), BUD_LEASE_S)
+        return node, revision
 
     async def add_continuation(
         self, conn: asyncpg.Connection, continuation: NewContinuation
@@ -664,6 +671,23 @@ class TreeStore:
         return [_version(r) for r in rows]
 
     # ---- buds -------------------------------------------------------------------------------
+
+    async def renew_bud_lease(self, node_id: str) -> bool:
+        """Extend the lease of a streaming bud; False once it has ended."""
+        status = await self._pool.execute(queries.RENEW_BUD_LEASE, uuid.UUID(node_id), BUD_LEASE_S)
+        return bool(status == "UPDATE 1")
+
+    async def freeze_expired_buds(self, limit: int = 100) -> list[str]:
+        """Freeze buds whose stream stopped renewing its lease; returns their ids."""
+        expired = [r["id"] for r in await self._pool.fetch(queries.EXPIRED_BUDS, limit)]
+        frozen = []
+        for node_id in expired:
+            try:
+                await self.end_bud(node_id, AnswerState.FROZEN, StopReason.SERVER_LOST, Generated())
+            except PreconditionFailed:
+                continue  # it ended another way meanwhile
+            frozen.append(node_id)
+        return frozen
 
     async def end_bud(
         self, node_id: str, state: AnswerState, stop_reason: str | None, generated: Generated

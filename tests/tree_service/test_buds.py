@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+import uuid
 
+import asyncpg
 import grpc
 import pytest
 
@@ -240,3 +242,35 @@ async def test_many_concurrent_buds_keep_every_chunk_in_order(tree_stub):
 
     results = await asyncio.gather(*(one_bud(n) for n in range(25)))
     assert all(stored == sent for stored, sent in results)
+
+
+async def test_a_bud_whose_stream_was_lost_is_frozen_by_the_sweep(cluster, tree_service, tree_stub):
+    """A dead serving process stops renewing its buds' leases; any instance then freezes them."""
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    await stream.send(chunk(1, "kept"))
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        lease = await conn.fetchval(
+            "SELECT stream_lease_until > clock_timestamp() FROM nodes WHERE id = $1",
+            uuid.UUID(opened.id),
+        )
+        assert lease  # a live bud holds a lease
+        await conn.execute(  # as if the serving process had died long ago
+            "UPDATE nodes SET stream_lease_until = clock_timestamp() - interval '1 minute' "
+            "WHERE id = $1",
+            uuid.UUID(opened.id),
+        )
+    finally:
+        await conn.close()
+    assert opened.id in await tree_service.store.freeze_expired_buds()
+    lost = await node(tree_stub, opened.id)
+    assert (lost.answer_state, lost.stop_reason, lost.text) == (
+        tree_pb2.FROZEN,
+        "server_lost",
+        "kept",
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(chunk(2, "too late"))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
