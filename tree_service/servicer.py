@@ -398,7 +398,9 @@ class BudStream:
     Chunks must arrive in order (1, 2, 3 …). Each is acknowledged only after the group commit
     that stored it; re-sending an acknowledged chunk is acknowledged again without storing it
     twice. Any end other than `complete` — the client half-closing, cancelling, a deadline, or
-    a bad message — freezes the bud with every acknowledged chunk and the reason.
+    a bad message — freezes the bud with every acknowledged chunk and the reason. While the
+    stream lives it renews the bud's lease; if this process dies, another instance's sweeper
+    freezes the bud when the lease runs out.
     """
 
     def __init__(self, servicer: TreeServicer, context: Ctx) -> None:
