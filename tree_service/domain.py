@@ -72,7 +72,8 @@ class StopReason(StrEnum):
 
 @dataclass(frozen=True)
 class CanonPolicy:
-    """What canonicalizing into one scope produces and may never cause (seed 001 §3)."""
+    """What canonicalizing into one scope produces and may never cause (the canonical-scope
+    table of the mirror-tree model)."""
 
     candidates: tuple[tuple[str, str], ...]  # (kind, detail) created as pending candidates
     manual_extractions: tuple[str, ...]  # what a user may later extract by hand

@@ -1,6 +1,6 @@
 """Canonicalization: user-confirmed only, scope ruled by the realms, immutable numbered
-main-line versions, and per scope exactly the candidates seed 001 §3 allows and none of the
-forbidden side effects."""
+main-line versions, and per scope exactly the candidates the canonical-scope table allows and
+none of the forbidden side effects."""
 
 from __future__ import annotations
 
