@@ -126,6 +126,24 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
             {"session_id": caller.session_id or ""},
         )
 
+    @staticmethod
+    def _confine(scope: ResolvedScope, caller: Caller) -> ResolvedScope:
+        """A runtime binding reads its session's project and nothing else: an explicit scope
+        or a cursor naming any other scope is refused. (Wider scopes for a binding need an
+        authorization that bindings do not carry yet.) Trusted callers without a binding
+        are not confined."""
+        if caller.binding_id is None:
+            return scope
+        own = ScopeValue.of_projects([caller.project_id]) if caller.project_id else None
+        if scope.resolved != own:
+            raise ScopeMismatch(
+                f"this runtime binding may read only its session's current project "
+                f"({own.describe() if own else 'it has none'}), not "
+                f"{scope.resolved.describe()}",
+                {"requested_scope": scope.resolved.describe()},
+            )
+        return scope
+
     async def Search(
         self, request: graph_pb2.SearchRequest, context: Ctx
     ) -> graph_pb2.SearchResponse:
@@ -157,6 +175,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 )
             else:
                 scope = self._resolve_scope(requested, caller)
+            scope = self._confine(scope, caller)
             page = await self._store.search(
                 query=query,
                 scope=scope,
@@ -228,6 +247,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 offset = int(state.position[0])
             else:
                 scope = self._resolve_scope(requested, caller)
+            scope = self._confine(scope, caller)
             read = await self._store.read_source(
                 reference_id=request.source_reference_id,
                 scope=scope,

@@ -109,7 +109,7 @@ async def test_graph_errors_become_tool_errors_with_the_machine_code(
     )
     async with in_memory(graph_service.port, binding.token) as client:
         missing_scope = await client.call_tool("story_graph_search", {"query": "x"})
-        missing_source = await client.call_tool(
+        wider_scope = await client.call_tool(
             "story_graph_read_source", {"source_reference_id": "s1", "scope": {"global": True}}
         )
         as_of = await client.call_tool(
@@ -121,7 +121,7 @@ async def test_graph_errors_become_tool_errors_with_the_machine_code(
         )
     assert tool_error(missing_scope)["code"] == "scope_required"
     assert "scope" in tool_error(missing_scope)["next_step"]
-    assert tool_error(missing_source)["code"] == "not_found"
+    assert tool_error(wider_scope)["code"] == "scope_mismatch"
     assert tool_error(as_of)["code"] == "as_of_unsupported"
 
 
@@ -158,3 +158,25 @@ async def test_stdio_serves_the_same_tools(tree_stub, graph_stub, graph_service)
         result = await client.call_tool("story_graph_search", {"query": "stdio"})
     assert [t.name for t in listed.tools] == TOOL_NAMES
     assert [h["ref"]["id"] for h in result.structured_content["hits"]] == ["d1"]
+
+
+async def test_a_binding_reads_only_its_own_project(tree_stub, graph_stub, graph_service):
+    token, project = await bound_project(tree_stub, graph_stub, "Confined to one project")
+    other = unique("other")
+    async with in_memory(graph_service.port, token) as client:
+        own = await client.call_tool(
+            "story_graph_search", {"query": "confined", "scope": {"projects": [project]}}
+        )
+        foreign = await client.call_tool(
+            "story_graph_search", {"query": "confined", "scope": {"projects": [other]}}
+        )
+        everything = await client.call_tool(
+            "story_graph_search", {"query": "confined", "scope": {"global": True}}
+        )
+        missing = await client.call_tool(
+            "story_graph_read_source", {"source_reference_id": unique("nope")}
+        )
+    assert [h["ref"]["id"] for h in own.structured_content["hits"]] == ["d1"]
+    assert tool_error(foreign)["code"] == "scope_mismatch"
+    assert tool_error(everything)["code"] == "scope_mismatch"
+    assert tool_error(missing)["code"] == "not_found"
