@@ -26,6 +26,7 @@ from mirrortree.scopes import ScopeValue
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, graph_pb2
 from mirrortree.validation import FieldChecker
+from mirrortree.vocabulary import CONFIRMATION_VALUES, PRECISION_VALUES
 
 MAX_QUERY = 500
 DEFAULT_PAGE = 10
@@ -59,20 +60,6 @@ TIME_BASIS_TO_PROTO = {
     "event_time": common_pb2.EVENT_TIME,
     "review_generated_at": common_pb2.REVIEW_GENERATED_AT,
     "recorded_at": common_pb2.RECORDED_AT,
-}
-_CONFIRMATION = {
-    "auto_generated": common_pb2.AUTO_GENERATED,
-    "confirmed": common_pb2.CONFIRMED,
-    "user_revised": common_pb2.USER_REVISED,
-    "retracted": common_pb2.RETRACTED,
-}
-_PRECISION = {
-    "instant": common_pb2.INSTANT,
-    "minute": common_pb2.MINUTE,
-    "hour": common_pb2.HOUR,
-    "day": common_pb2.DAY,
-    "month": common_pb2.MONTH,
-    "year": common_pb2.YEAR,
 }
 
 
@@ -112,12 +99,6 @@ def time_filter(check: Checker, value: common_pb2.TimeRange, basis: int) -> Time
     if basis not in TIME_BASES:
         check.fail("time_basis", f"unknown time basis {basis}")
     return TimeFilter(start, end, TIME_BASES.get(basis, "event_time"))  # type: ignore[call-overload]
-
-
-def page_size(check: Checker, value: int) -> int:
-    if value < 0 or value > MAX_PAGE:
-        check.fail("page_size", f"must be between 1 and {MAX_PAGE} (0 means {DEFAULT_PAGE})")
-    return value or DEFAULT_PAGE
 
 
 def search_query(check: Checker, value: str) -> str:
@@ -224,7 +205,7 @@ def time_facts(row: SearchRow) -> common_pb2.TimeFacts:
         event_time=common_pb2.EventTime(
             start=format_utc(row.event_time_start),
             end=format_utc(row.event_time_end),
-            precision=_PRECISION.get(row.event_time_precision or "", 0),  # type: ignore[arg-type]
+            precision=PRECISION_VALUES.get(row.event_time_precision or "", 0),  # type: ignore[arg-type]
             basis=row.event_time_basis or "",
             known=known,
         ),
@@ -233,7 +214,7 @@ def time_facts(row: SearchRow) -> common_pb2.TimeFacts:
         # Validity is only ever established by evidenced `replaces`/`contradicts` relations;
         # nothing in this result proves it, so it stays unknown.
         validity=common_pb2.Validity(state=common_pb2.VALIDITY_UNKNOWN),
-        confirmation_state=_CONFIRMATION.get(row.confirmation_state or "", 0),  # type: ignore[arg-type]
+        confirmation_state=CONFIRMATION_VALUES.get(row.confirmation_state or "", 0),  # type: ignore[arg-type]
     )
 
 

@@ -154,7 +154,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
             requested = check.scope("scope", request.scope, required=False)
             types = convert.object_types(check, list(request.object_types))
             tf = convert.time_filter(check, request.time_range, request.time_basis)
-            size = convert.page_size(check, request.page_size)
+            size = check.page_size(request.page_size, convert.DEFAULT_PAGE, convert.MAX_PAGE)
             check.done()
             lsn = consistency_lsn(request.options)
             filters = fingerprint(

@@ -80,6 +80,12 @@ class FieldChecker:
             self.fail(f"{field}.projects", str(exc))
             return None
 
+    def page_size(self, value: int, default: int, maximum: int) -> int:
+        """A page size: 1..maximum, with 0 meaning the default."""
+        if not 0 <= value <= maximum:
+            self.fail("page_size", f"must be between 1 and {maximum} (0 means {default})")
+        return value or default
+
     def counter(self, field: str, value: str, *, required: bool = True) -> int | None:
         """A non-negative decimal integer sent as text (versions, page positions)."""
         if not value:

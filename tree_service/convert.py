@@ -10,6 +10,7 @@ from mirrortree.rpcstatus import FieldViolation
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.validation import FieldChecker
+from mirrortree.vocabulary import CONFIRMATION_NAMES, PRECISION_NAMES
 from tree_service.domain import (
     MAX_GRAPH_OBJECTS,
     MAX_GRAPH_TEXT,
@@ -87,20 +88,6 @@ _EVENT_KINDS = {
     tree_pb2.DISCUSSION: "discussion",
     tree_pb2.CHANGE: "change",
     tree_pb2.MILESTONE: "milestone",
-}
-_CONFIRMATION = {
-    common_pb2.AUTO_GENERATED: "auto_generated",
-    common_pb2.CONFIRMED: "confirmed",
-    common_pb2.USER_REVISED: "user_revised",
-    common_pb2.RETRACTED: "retracted",
-}
-_PRECISION = {
-    common_pb2.INSTANT: "instant",
-    common_pb2.MINUTE: "minute",
-    common_pb2.HOUR: "hour",
-    common_pb2.DAY: "day",
-    common_pb2.MONTH: "month",
-    common_pb2.YEAR: "year",
 }
 
 
@@ -387,12 +374,6 @@ def canonicalization(request: tree_pb2.CanonicalizeRequest) -> Canonicalization:
     )
 
 
-def page_size(check: Checker, value: int, default: int, maximum: int) -> int:
-    if not 0 <= value <= maximum:
-        check.fail("page_size", f"must be between 1 and {maximum} (0 = {default})")
-    return value or default
-
-
 def page_token(check: Checker, value: str) -> int:
     """Tokens are positions this service issued (a path never changes, ordinals never move)."""
     return check.counter("page_token", value, required=False) or 0
@@ -417,7 +398,7 @@ def _event_time(check: Checker, field: str, value: common_pb2.EventTime) -> Even
     end = check.time(f"{field}.end", value.end)
     if start and end and end < start:
         check.fail(f"{field}.end", "is before start")
-    precision = _PRECISION.get(value.precision, "")
+    precision = PRECISION_NAMES.get(value.precision, "")
     return EventTimeValue(start, end, precision, value.basis)
 
 
@@ -520,7 +501,7 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
                 title=event.title,
                 body=event.description,
                 kind=_EVENT_KINDS.get(event.kind),
-                confirmation_state=_CONFIRMATION.get(event.confirmation_state),
+                confirmation_state=CONFIRMATION_NAMES.get(event.confirmation_state),
                 event_time=_event_time(check, f"{field}.event_time", event.event_time),
                 details={
                     "entity_ids": list(event.entity_ids),
@@ -541,7 +522,7 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
                 title=entity.label,
                 body=entity.description,
                 object_revision=entity.revision or None,
-                confirmation_state=_CONFIRMATION.get(entity.confirmation_state),
+                confirmation_state=CONFIRMATION_NAMES.get(entity.confirmation_state),
                 details={
                     "source_reference_ids": sources(
                         f"{field}.source_reference_ids", list(entity.source_reference_ids)

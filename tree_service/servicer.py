@@ -293,7 +293,7 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         try:
             check = convert.Checker()
             check.identifier("node_id", request.node_id)
-            limit = convert.page_size(check, request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
+            limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
             offset = convert.page_token(check, request.page_token)
             check.done()
             nodes, length = await self._store.get_path(request.node_id, offset, limit)
@@ -330,7 +330,7 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         try:
             check = convert.Checker()
             check.identifier("tree_id", request.tree_id)
-            limit = convert.page_size(check, request.page_size, DEFAULT_PAGE, MAX_PAGE)
+            limit = check.page_size(request.page_size, DEFAULT_PAGE, MAX_PAGE)
             after = convert.page_token(check, request.page_token)
             check.done()
             nodes = await self._store.list_nodes(request.tree_id, after, limit + 1)

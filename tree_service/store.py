@@ -385,12 +385,15 @@ class TreeStore:
         tree = await conn.fetchrow(queries.SELECT_TREE, _uuid(owner_tree, "tree_id"))
         if tree is None:
             raise NotFound("tree", owner_tree)
+        owners = {tree["id"]: tree["owner"]}  # most citations stay in one or two trees
         snapshots = []
         for i, citation in enumerate(requested):
             cited = await self._load(conn, citation.node_id, f"citations[{i}].node_id")
             self._expect_settled(cited, f"citations[{i}].node_id")
-            cited_tree = await conn.fetchrow(queries.SELECT_TREE, uuid.UUID(cited.tree_id))
-            if cited_tree["owner"] != tree["owner"]:
+            if cited.tree_id not in owners:
+                cited_tree = await conn.fetchrow(queries.SELECT_TREE, uuid.UUID(cited.tree_id))
+                owners[cited.tree_id] = cited_tree["owner"]
+            if owners[cited.tree_id] != tree["owner"]:
                 raise PreconditionFailed(
                     f"citations[{i}] cites another person's conversation; cross-person "
                     "citations need an authorization, which is not offered yet",
