@@ -51,11 +51,7 @@ STATUS_BY_ERROR: dict[type[GraphError], grpc.StatusCode] = {
 
 async def fail(context: Ctx, error: GraphError) -> Any:
     """Abort with the status code that the error table assigns to this error class."""
-    code = STATUS_BY_ERROR.get(type(error), grpc.StatusCode.INTERNAL)
-    violations = error.violations if isinstance(error, InvalidInput) else ()
-    await rpcstatus.abort(
-        context, code, error.reason, error.message, metadata=error.metadata, violations=violations
-    )
+    await rpcstatus.abort_with_error(context, error, STATUS_BY_ERROR)
 
 
 def bearer_token(context: Ctx) -> str | None:

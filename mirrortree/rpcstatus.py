@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import NoReturn, Protocol
 
 import grpc
 from google.protobuf import any_pb2
@@ -85,6 +85,30 @@ async def abort(
     raise AssertionError("abort_with_status returned")  # pragma: no cover - it always raises
 
 
+class ServiceFailure(Protocol):
+    """What each service's error base class carries (tree_service and graph_service errors)."""
+
+    reason: str
+    message: str
+    metadata: dict[str, str]
+
+
+async def abort_with_error(
+    context: grpc.aio.ServicerContext[object, object],
+    error: ServiceFailure,
+    table: Mapping[type, grpc.StatusCode],
+) -> NoReturn:
+    """Abort with the status code the service's error table assigns to the error's class."""
+    await abort(
+        context,
+        table.get(type(error), grpc.StatusCode.INTERNAL),
+        error.reason,
+        error.message,
+        metadata=error.metadata,
+        violations=getattr(error, "violations", ()),
+    )
+
+
 def describe(error: grpc.RpcError) -> RpcFailure:
     """Decode a failed call's status, ErrorInfo and BadRequest (when present)."""
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
@@ -108,4 +132,13 @@ def describe(error: grpc.RpcError) -> RpcFailure:
     return RpcFailure(code, message or "", reason, metadata, tuple(violations))
 
 
-__all__ = ["DOMAIN", "FieldViolation", "RpcFailure", "abort", "build_status", "describe"]
+__all__ = [
+    "DOMAIN",
+    "FieldViolation",
+    "RpcFailure",
+    "ServiceFailure",
+    "abort",
+    "abort_with_error",
+    "build_status",
+    "describe",
+]

@@ -61,11 +61,7 @@ def request_hash(method: str, request: Message) -> bytes:
 
 async def fail(context: Ctx, error: TreeServiceError) -> Any:
     """Abort with the status code that the error table assigns to this error class."""
-    code = STATUS_BY_ERROR.get(type(error), grpc.StatusCode.INTERNAL)
-    violations = error.violations if isinstance(error, InvalidInput) else ()
-    await rpcstatus.abort(
-        context, code, error.reason, error.message, metadata=error.metadata, violations=violations
-    )
+    await rpcstatus.abort_with_error(context, error, STATUS_BY_ERROR)
 
 
 class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
