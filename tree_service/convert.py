@@ -6,14 +6,12 @@ raising, so a client sees all of its mistakes at once and nothing is written.
 
 from __future__ import annotations
 
+from mirrortree.protoscope import scope_to_proto
 from mirrortree.rpcstatus import FieldViolation
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.validation import FieldChecker
-from mirrortree.vocabulary import CONFIRMATION_NAMES, PRECISION_NAMES
 from tree_service.domain import (
-    MAX_GRAPH_OBJECTS,
-    MAX_GRAPH_TEXT,
     MAX_OWNER,
     MAX_QUESTION,
     MAX_TITLE,
@@ -23,7 +21,6 @@ from tree_service.domain import (
     CanonicalScope,
     CitationRequest,
     ContinuationKind,
-    EventTimeValue,
     Generated,
     IssuedBinding,
     MainLineVersion,
@@ -33,13 +30,12 @@ from tree_service.domain import (
     NewTree,
     Node,
     NodeKind,
-    ObjectType,
+    PreferenceRecord,
     QuestionEdit,
     Realm,
     RealmChoice,
     RecordedReview,
-    ReviewResult,
-    StoryObject,
+    SourceRecord,
     ToolTraceEntry,
     Tree,
 )
@@ -82,12 +78,6 @@ _KIND_TO_PROTO = {
     NodeKind.QUESTION: tree_pb2.QUESTION,
     NodeKind.ANSWER: tree_pb2.ANSWER,
     NodeKind.CONTINUATION: tree_pb2.CONTINUATION,
-}
-_EVENT_KINDS = {
-    tree_pb2.DECISION: "decision",
-    tree_pb2.DISCUSSION: "discussion",
-    tree_pb2.CHANGE: "change",
-    tree_pb2.MILESTONE: "milestone",
 }
 
 
@@ -388,188 +378,6 @@ def scope_filter(value: int) -> CanonicalScope | None:
     return scope
 
 
-def _event_time(check: Checker, field: str, value: common_pb2.EventTime) -> EventTimeValue:
-    check.text(f"{field}.basis", value.basis, 200, required=False)
-    if not value.start:
-        if value.end:
-            check.fail(f"{field}.end", "is set but start is unknown")
-        return EventTimeValue(basis=value.basis)
-    start = check.time(f"{field}.start", value.start)
-    end = check.time(f"{field}.end", value.end)
-    if start and end and end < start:
-        check.fail(f"{field}.end", "is before start")
-    precision = PRECISION_NAMES.get(value.precision, "")
-    return EventTimeValue(start, end, precision, value.basis)
-
-
-def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
-    """Validate a review result and flatten it into searchable objects."""
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("result_id", request.result_id)
-    scope = check.scope("scope", request.scope, required=True)
-    check.text("phase", request.phase, 100)
-    generated = check.time("review_generated_at", request.review_generated_at, required=True)
-    covered_from = check.time("covered.from", getattr(request.covered, "from"))
-    covered_to = check.time("covered.to", request.covered.to)
-    if covered_from and covered_to and covered_to < covered_from:
-        check.fail("covered.to", "is before covered.from")
-
-    objects: list[StoryObject] = []
-    seen: set[tuple[ObjectType, str]] = set()
-
-    def add(field: str, obj: StoryObject) -> None:
-        check.identifier(f"{field}.id", obj.object_id)
-        check.text(f"{field}.title", obj.title, MAX_TITLE, required=False)
-        check.text(f"{field}.body", obj.body, MAX_GRAPH_TEXT, required=False)
-        if not obj.title.strip() and not obj.body.strip():
-            check.fail(f"{field}", "needs a title, label or text")
-        key = (obj.object_type, obj.object_id)
-        if key in seen:
-            check.fail(f"{field}.id", f"duplicates another {obj.object_type.value} in this result")
-        seen.add(key)
-        objects.append(obj)
-
-    source_ids = {ref.id for ref in request.source_references}
-
-    def sources(field: str, ids: list[str]) -> list[str]:
-        for i, ref_id in enumerate(ids):
-            if ref_id not in source_ids:
-                check.fail(f"{field}[{i}]", f"names source reference {ref_id!r} not in this result")
-        return ids
-
-    for i, ref in enumerate(request.source_references):
-        field = f"source_references[{i}]"
-        check.identifier(f"{field}.source_type", ref.source_type)
-        check.identifier(f"{field}.source_id", ref.source_id, required=False)
-        check.identifier(f"{field}.source_version", ref.source_version, required=False)
-        for name in ("project_id", "session_id", "message_id", "role"):
-            check.identifier(f"{field}.locator.{name}", getattr(ref.locator, name), required=False)
-        if ref.fragment_end < ref.fragment_start or ref.fragment_start < 0:
-            check.fail(f"{field}.fragment_end", "must be >= fragment_start >= 0")
-        add(
-            field,
-            StoryObject(
-                ObjectType.SOURCE_REFERENCE,
-                ref.id,
-                title=f"{ref.source_type} {ref.source_id}".strip(),
-                body=ref.fragment,
-                object_revision=ref.source_version or None,
-                details={
-                    "source_type": ref.source_type,
-                    "source_id": ref.source_id,
-                    "source_version": ref.source_version,
-                    "fragment_start": ref.fragment_start,
-                    "fragment_end": ref.fragment_end,
-                    "locator": {
-                        "project_id": ref.locator.project_id,
-                        "session_id": ref.locator.session_id,
-                        "message_id": ref.locator.message_id,
-                        "order": ref.locator.order,
-                        "role": ref.locator.role,
-                        "known": ref.locator.known,
-                    },
-                },
-            ),
-        )
-    for i, line in enumerate(request.story_lines):
-        field = f"story_lines[{i}]"
-        for name in ("event_ids", "entity_ids"):
-            for j, linked in enumerate(getattr(line, name)):
-                check.identifier(f"{field}.{name}[{j}]", linked)
-        add(
-            field,
-            StoryObject(
-                ObjectType.STORY_LINE,
-                line.id,
-                title=line.title,
-                body="",
-                details={"event_ids": list(line.event_ids), "entity_ids": list(line.entity_ids)},
-            ),
-        )
-    for i, event in enumerate(request.events):
-        field = f"events[{i}]"
-        for j, linked in enumerate(event.entity_ids):
-            check.identifier(f"{field}.entity_ids[{j}]", linked)
-        if event.kind not in _EVENT_KINDS:
-            check.fail(f"{field}.kind", "is required: decision, discussion, change or milestone")
-        add(
-            field,
-            StoryObject(
-                ObjectType.EVENT,
-                event.id,
-                title=event.title,
-                body=event.description,
-                kind=_EVENT_KINDS.get(event.kind),
-                confirmation_state=CONFIRMATION_NAMES.get(event.confirmation_state),
-                event_time=_event_time(check, f"{field}.event_time", event.event_time),
-                details={
-                    "entity_ids": list(event.entity_ids),
-                    "source_reference_ids": sources(
-                        f"{field}.source_reference_ids", list(event.source_reference_ids)
-                    ),
-                },
-            ),
-        )
-    for i, entity in enumerate(request.entities):
-        field = f"entities[{i}]"
-        check.identifier(f"{field}.revision", entity.revision, required=False)
-        add(
-            field,
-            StoryObject(
-                ObjectType.ENTITY,
-                entity.id,
-                title=entity.label,
-                body=entity.description,
-                object_revision=entity.revision or None,
-                confirmation_state=CONFIRMATION_NAMES.get(entity.confirmation_state),
-                details={
-                    "source_reference_ids": sources(
-                        f"{field}.source_reference_ids", list(entity.source_reference_ids)
-                    )
-                },
-            ),
-        )
-    for i, summary in enumerate(request.summaries):
-        field = f"summaries[{i}]"
-        for j, fact in enumerate(summary.fact_refs):
-            if fact.type not in common_pb2.ObjectType.values() or not fact.type:
-                check.fail(f"{field}.fact_refs[{j}].type", f"unknown object type {fact.type}")
-            check.identifier(f"{field}.fact_refs[{j}].id", fact.id)
-        add(
-            field,
-            StoryObject(
-                ObjectType.SUMMARY,
-                summary.id,
-                title=summary.title,
-                body=summary.text,
-                details={
-                    "fact_refs": [
-                        {"type": common_pb2.ObjectType.Name(r.type).lower(), "id": r.id}
-                        for r in summary.fact_refs
-                        if r.type in common_pb2.ObjectType.values()
-                    ]
-                },
-            ),
-        )
-    if len(objects) > MAX_GRAPH_OBJECTS:
-        check.fail("events", f"a result holds at most {MAX_GRAPH_OBJECTS} objects")
-    for i, source_type in enumerate(request.excluded_source_types):
-        check.identifier(f"excluded_source_types[{i}]", source_type)
-    check.done()
-    assert scope is not None and generated is not None  # guaranteed by check.done()
-    return ReviewResult(
-        result_id=request.result_id,
-        scope=scope,
-        phase=request.phase,
-        covered_from=covered_from,
-        covered_to=covered_to,
-        review_generated_at=generated,
-        objects=tuple(objects),
-        excluded_source_types=tuple(request.excluded_source_types),
-    )
-
-
 def binding_request(request: tree_pb2.CreateBindingRequest) -> tuple[str, str]:
     check = Checker()
     check.idempotency_key(request.idempotency_key)
@@ -657,6 +465,30 @@ def recorded_to_proto(recorded: RecordedReview) -> tree_pb2.RecordReviewResponse
         recorded_at=format_utc(recorded.recorded_at),
         graph_revision=recorded.graph_revision,
         object_count=recorded.object_count,
+    )
+
+
+def source_record_to_proto(record: SourceRecord) -> tree_pb2.RecordSourceResponse:
+    return tree_pb2.RecordSourceResponse(
+        source_id=record.source_id,
+        revision=record.revision,
+        updated_at=format_utc(record.updated_at),
+    )
+
+
+def preference_to_proto(record: PreferenceRecord) -> tree_pb2.Preference:
+    return tree_pb2.Preference(
+        id=record.preference_id,
+        scope=scope_to_proto(record.scope),
+        subject=record.subject,
+        text=record.text,
+        about=[
+            common_pb2.ObjectRef(type=a["type"].upper(), id=a["id"])
+            for a in record.about
+        ],
+        confirmed_by=record.confirmed_by,
+        revision=record.revision,
+        updated_at=format_utc(record.updated_at),
     )
 
 

@@ -38,6 +38,7 @@ class ObjectType(StrEnum):
     RELATION = "relation"
     SUMMARY = "summary"
     SOURCE_REFERENCE = "source_reference"
+    LEAF_FACT = "leaf_fact"
 
     @property
     def rank(self) -> int:
@@ -350,6 +351,18 @@ class StoryObject:
     confirmation_state: str | None = None
     event_time: EventTimeValue = field(default_factory=EventTimeValue)
     details: dict[str, Any] = field(default_factory=dict)
+    # (link, to_type, to_id): what this object points at (see graph_links).
+    links: tuple[tuple[str, str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class EndReference:
+    """An object a result points at by stable id; it must exist in this result or in an
+    earlier result of the same scope (or be a preference that applies to the scope)."""
+
+    field: str  # the request field that names it, for the error message
+    object_type: str
+    object_id: str
 
 
 @dataclass(frozen=True)
@@ -362,6 +375,8 @@ class ReviewResult:
     review_generated_at: datetime
     objects: tuple[StoryObject, ...]
     excluded_source_types: tuple[str, ...]
+    external_references: tuple[EndReference, ...] = ()  # ends outside this result
+    coverage_gaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -379,3 +394,43 @@ class IssuedBinding:
     session_id: str
     runtime: str
     project_id: str | None
+
+
+@dataclass(frozen=True)
+class NewSourceRevision:
+    source_id: str
+    source_type: str
+    project_id: str | None
+    title: str
+    text: str | None  # None: the source is deleted
+    expected_revision: int  # 0: create
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    source_id: str
+    revision: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class NewPreference:
+    preference_id: str
+    scope: ScopeValue
+    subject: str
+    text: str
+    about: tuple[dict[str, str], ...]
+    confirmed_by: str
+    expected_revision: int  # 0: create
+
+
+@dataclass(frozen=True)
+class PreferenceRecord:
+    preference_id: str
+    scope: ScopeValue
+    subject: str
+    text: str
+    about: tuple[dict[str, str], ...]
+    confirmed_by: str
+    revision: int
+    updated_at: datetime

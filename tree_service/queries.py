@@ -252,8 +252,10 @@ LOCK_SCOPE_REVISIONS = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))"
 INSERT_REVIEW_RESULT = """
 INSERT INTO review_results (
     result_id, scope_key, scope_projects, phase, covered_from, covered_to,
-    review_generated_at, recorded_at, graph_revision, excluded_source_types, request_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), nextval('graph_revision_seq'), $8, $9)
+    review_generated_at, recorded_at, graph_revision, excluded_source_types, request_hash,
+    coverage_gaps)
+VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), nextval('graph_revision_seq'), $8, $9,
+        $10)
 RETURNING recorded_at, graph_revision
 """
 
@@ -282,6 +284,64 @@ GRAPH_OBJECT_COLUMNS = (
     "recorded_at",
     "details",
 )
+
+GRAPH_LINK_COLUMNS = ("scope_key", "result_id", "from_type", "from_id", "link", "to_type", "to_id")
+
+# The newest stored copy of each named object in one scope: ($1 scope key, $2 types, $3 ids).
+NEWEST_COPIES_IN_SCOPE = """
+SELECT DISTINCT ON (o.object_type, o.object_id)
+       o.object_type, o.object_id, o.result_id, o.object_revision
+FROM unnest($2::text[], $3::text[]) AS wanted (object_type, object_id)
+JOIN graph_objects o
+  ON o.object_type = wanted.object_type AND o.object_id = wanted.object_id AND o.scope_key = $1
+JOIN review_results r ON r.result_id = o.result_id
+ORDER BY o.object_type, o.object_id, r.graph_revision DESC
+"""
+
+SELECT_PREFERENCES_BY_ID = """
+SELECT id, scope_key, revision FROM preferences WHERE id = any($1::text[])
+"""
+
+# ---- sources and preferences ------------------------------------------------------------
+
+SELECT_SOURCE_FOR_UPDATE = """
+SELECT source_type, revision FROM sources WHERE source_id = $1 FOR UPDATE
+"""
+
+# A create that loses a race with another create of the same id inserts nothing (no row back).
+INSERT_SOURCE = """
+INSERT INTO sources (source_id, source_type, project_id, title, text, revision, deleted)
+VALUES ($1, $2, $3, $4, $5, 1, $5::text IS NULL)
+ON CONFLICT (source_id) DO NOTHING
+RETURNING revision, updated_at
+"""
+
+UPDATE_SOURCE = """
+UPDATE sources
+SET project_id = $2, title = $3, text = $4, deleted = $4::text IS NULL,
+    revision = revision + 1, updated_at = clock_timestamp()
+WHERE source_id = $1
+RETURNING revision, updated_at
+"""
+
+SELECT_PREFERENCE_FOR_UPDATE = """
+SELECT revision FROM preferences WHERE id = $1 FOR UPDATE
+"""
+
+INSERT_PREFERENCE = """
+INSERT INTO preferences (id, scope_key, subject, text, about, confirmed_by, revision)
+VALUES ($1, $2, $3, $4, $5::jsonb, $6, 1)
+ON CONFLICT (id) DO NOTHING
+RETURNING revision, updated_at
+"""
+
+UPDATE_PREFERENCE = """
+UPDATE preferences
+SET scope_key = $2, subject = $3, text = $4, about = $5::jsonb, confirmed_by = $6,
+    revision = revision + 1, updated_at = clock_timestamp()
+WHERE id = $1
+RETURNING revision, updated_at
+"""
 
 INSERT_BINDING = """
 INSERT INTO bindings (id, token_hash, session_id, runtime) VALUES ($1, $2, $3, $4)

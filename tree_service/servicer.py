@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 
 from mirrortree import rpcstatus
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
-from tree_service import convert
+from tree_service import convert, graph_input
 from tree_service.domain import AnswerState, Generated, Node, StopReason
 from tree_service.errors import (
     Contention,
@@ -343,7 +343,7 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         self, request: tree_pb2.RecordReviewRequest, context: Ctx
     ) -> tree_pb2.RecordReviewResponse:
         try:
-            review = convert.review_result(request)
+            review = graph_input.review_result(request)
             # The result id is a second idempotency handle: identical content under another
             # key replays, different content under the same result id is refused.
             content_hash = request_hash("RecordReview", request)
@@ -354,6 +354,39 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
 
             return await self._write(
                 context, "RecordReview", request, tree_pb2.RecordReviewResponse, action
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def RecordSource(
+        self, request: tree_pb2.RecordSourceRequest, context: Ctx
+    ) -> tree_pb2.RecordSourceResponse:
+        try:
+            new = graph_input.source_revision(request)
+
+            async def action(conn: Any) -> tree_pb2.RecordSourceResponse:
+                return convert.source_record_to_proto(await self._store.record_source(conn, new))
+
+            return await self._write(
+                context, "RecordSource", request, tree_pb2.RecordSourceResponse, action
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def SetPreference(
+        self, request: tree_pb2.SetPreferenceRequest, context: Ctx
+    ) -> tree_pb2.SetPreferenceResponse:
+        try:
+            new = graph_input.preference(request)
+
+            async def action(conn: Any) -> tree_pb2.SetPreferenceResponse:
+                record = await self._store.set_preference(conn, new)
+                return tree_pb2.SetPreferenceResponse(
+                    preference=convert.preference_to_proto(record)
+                )
+
+            return await self._write(
+                context, "SetPreference", request, tree_pb2.SetPreferenceResponse, action
             )
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]

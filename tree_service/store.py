@@ -22,6 +22,8 @@ from typing import Any, Generic, TypeVar
 import asyncpg
 
 from mirrortree.lsn import commit_point, format_lsn, parse_lsn
+from mirrortree.rpcstatus import FieldViolation
+from mirrortree.scopes import ScopeValue
 from tree_service import queries
 from tree_service.domain import (
     CANON_POLICIES,
@@ -37,16 +39,20 @@ from tree_service.domain import (
     MainLineVersion,
     NewAnswer,
     NewContinuation,
+    NewPreference,
     NewQuestion,
+    NewSourceRevision,
     NewTree,
     Node,
     NodeKind,
+    PreferenceRecord,
     QuestionEdit,
     Realm,
     RealmChoice,
     RealmPolicyError,
     RecordedReview,
     ReviewResult,
+    SourceRecord,
     StopReason,
     Tree,
     rule_canonical_scope,
@@ -740,6 +746,7 @@ class TreeStore:
                 review.result_id, row["recorded_at"], row["graph_revision"], row["object_count"]
             )
         await conn.execute(queries.LOCK_SCOPE_REVISIONS, review.scope.key)
+        pinned = await TreeStore._resolve_external(conn, review)
         try:
             head = await conn.fetchrow(
                 queries.INSERT_REVIEW_RESULT,
@@ -752,6 +759,7 @@ class TreeStore:
                 review.review_generated_at,
                 list(review.excluded_source_types),
                 request_hash,
+                list(review.coverage_gaps),
             )
         except asyncpg.UniqueViolationError:
             # A concurrent ingestion of the same result id committed first.
@@ -760,6 +768,13 @@ class TreeStore:
                 {"field": "result_id"},
             ) from None
         recorded_at = head["recorded_at"]
+        local = {
+            (o.object_type.value, o.object_id): {
+                "recorded_in": review.result_id,
+                "object_revision": o.object_revision,
+            }
+            for o in review.objects
+        }
         records: list[tuple[Any, ...]] = [
             (
                 review.result_id,
@@ -778,14 +793,134 @@ class TreeStore:
                 obj.event_time.basis or None,
                 review.review_generated_at,
                 recorded_at,
-                json.dumps(obj.details, ensure_ascii=False),
+                json.dumps(_pin_ends(obj.details, local | pinned), ensure_ascii=False),
             )
             for obj in review.objects
         ]
         await conn.copy_records_to_table(
             "graph_objects", records=records, columns=queries.GRAPH_OBJECT_COLUMNS
         )
+        links = {
+            (review.scope.key, review.result_id, o.object_type.value, o.object_id, *link)
+            for o in review.objects
+            for link in o.links
+        }
+        if links:
+            await conn.copy_records_to_table(
+                "graph_links", records=sorted(links), columns=queries.GRAPH_LINK_COLUMNS
+            )
         return RecordedReview(review.result_id, recorded_at, head["graph_revision"], len(records))
+
+    @staticmethod
+    async def _resolve_external(
+        conn: asyncpg.Connection, review: ReviewResult
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """Find every end this result names outside itself, in earlier results of the same
+        scope (or, for preferences, among the preferences that apply to the scope). A missing
+        one refuses the whole result, naming the field; found ones are returned with the
+        version that was recorded, so relation ends are pinned to a version."""
+        graph_refs = [r for r in review.external_references if r.object_type != "preference"]
+        preference_refs = [r for r in review.external_references if r.object_type == "preference"]
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        if graph_refs:
+            for row in await conn.fetch(
+                queries.NEWEST_COPIES_IN_SCOPE,
+                review.scope.key,
+                [r.object_type for r in graph_refs],
+                [r.object_id for r in graph_refs],
+            ):
+                found[(row["object_type"], row["object_id"])] = {
+                    "recorded_in": row["result_id"],
+                    "object_revision": row["object_revision"],
+                }
+        if preference_refs:
+            for row in await conn.fetch(
+                queries.SELECT_PREFERENCES_BY_ID, [r.object_id for r in preference_refs]
+            ):
+                if review.scope.is_global or row["scope_key"] in (
+                    "global",
+                    *(ScopeValue.of_projects([p]).key for p in review.scope.projects),
+                ):
+                    found[("preference", row["id"])] = {"preference_revision": str(row["revision"])}
+        missing = [
+            FieldViolation(
+                r.field,
+                f"names preference {r.object_id!r}, which does not exist or does not apply to "
+                f"{review.scope.describe()}"
+                if r.object_type == "preference"
+                else f"names {r.object_type} {r.object_id!r}, which is neither in this result "
+                f"nor in an earlier result of {review.scope.describe()}",
+            )
+            for r in review.external_references
+            if (r.object_type, r.object_id) not in found
+        ]
+        if missing:
+            raise InvalidInput(missing)
+        return found
+
+    # ---- sources and preferences --------------------------------------------------------
+
+    @staticmethod
+    async def record_source(conn: asyncpg.Connection, new: NewSourceRevision) -> SourceRecord:
+        """Create (expected revision 0) or replace a source's current text; older text is
+        not kept, so references to an older revision read as unavailable."""
+        current = await conn.fetchrow(queries.SELECT_SOURCE_FOR_UPDATE, new.source_id)
+        if current is None:
+            if new.expected_revision != 0:
+                raise RevisionConflict("source", new.source_id, new.expected_revision, 0)
+            row = await conn.fetchrow(
+                queries.INSERT_SOURCE,
+                new.source_id,
+                new.source_type,
+                new.project_id,
+                new.title,
+                new.text,
+            )
+            if row is None:  # a concurrent create of the same id won
+                raise RevisionConflict("source", new.source_id, 0, 1)
+        else:
+            if current["source_type"] != new.source_type:
+                raise InvalidInput.one(
+                    "source_type",
+                    f"source {new.source_id!r} is a {current['source_type']}; a source keeps "
+                    "its type",
+                )
+            if new.expected_revision != current["revision"]:
+                raise RevisionConflict(
+                    "source", new.source_id, new.expected_revision, current["revision"]
+                )
+            row = await conn.fetchrow(
+                queries.UPDATE_SOURCE, new.source_id, new.project_id, new.title, new.text
+            )
+        return SourceRecord(new.source_id, row["revision"], row["updated_at"])
+
+    @staticmethod
+    async def set_preference(conn: asyncpg.Connection, new: NewPreference) -> PreferenceRecord:
+        about = json.dumps(list(new.about))
+        args = (new.scope.key, new.subject, new.text, about, new.confirmed_by)
+        current = await conn.fetchval(queries.SELECT_PREFERENCE_FOR_UPDATE, new.preference_id)
+        if current is None:
+            if new.expected_revision != 0:
+                raise RevisionConflict("preference", new.preference_id, new.expected_revision, 0)
+            row = await conn.fetchrow(queries.INSERT_PREFERENCE, new.preference_id, *args)
+            if row is None:
+                raise RevisionConflict("preference", new.preference_id, 0, 1)
+        else:
+            if new.expected_revision != current:
+                raise RevisionConflict(
+                    "preference", new.preference_id, new.expected_revision, current
+                )
+            row = await conn.fetchrow(queries.UPDATE_PREFERENCE, new.preference_id, *args)
+        return PreferenceRecord(
+            new.preference_id,
+            new.scope,
+            new.subject,
+            new.text,
+            new.about,
+            new.confirmed_by,
+            row["revision"],
+            row["updated_at"],
+        )
 
     # ---- bindings -----------------------------------------------------------------------
 
@@ -803,6 +938,26 @@ class TreeStore:
             queries.INSERT_BINDING, binding_id, token_hash(token), session_uuid, runtime
         )
         return IssuedBinding(str(binding_id), token, session_id, runtime, tree["project_id"])
+
+
+def _pin_ends(
+    details: dict[str, Any], recorded: dict[tuple[str, str], dict[str, Any]]
+) -> dict[str, Any]:
+    """A relation's details with each end pinned to a version: the revision the review gave,
+    else the copy recorded by the newest result holding that end (never a guess)."""
+    if "relation_kind" not in details:
+        return details
+    pinned = dict(details)
+    for name in ("from", "to"):
+        end = dict(details[name])
+        if end.get("type"):
+            end["version"] = (
+                {"revision": end["revision"], "given_by": "review"}
+                if end.get("revision")
+                else {**recorded.get((end["type"], end["id"]), {}), "given_by": "recorded_copy"}
+            )
+        pinned[name] = end
+    return pinned
 
 
 @dataclass

@@ -37,6 +37,8 @@ class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RELATION: _ClassVar[ObjectType]
     SUMMARY: _ClassVar[ObjectType]
     SOURCE_REFERENCE: _ClassVar[ObjectType]
+    LEAF_FACT: _ClassVar[ObjectType]
+    PREFERENCE: _ClassVar[ObjectType]
 
 class TimeBasis(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -95,6 +97,8 @@ ENTITY_CHANGE: ObjectType
 RELATION: ObjectType
 SUMMARY: ObjectType
 SOURCE_REFERENCE: ObjectType
+LEAF_FACT: ObjectType
+PREFERENCE: ObjectType
 TIME_BASIS_UNSPECIFIED: TimeBasis
 EVENT_TIME: TimeBasis
 REVIEW_GENERATED_AT: TimeBasis

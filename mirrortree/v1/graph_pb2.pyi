@@ -218,7 +218,7 @@ class ContentFragment(_message.Message):
     def __init__(self, part: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., total_length: _Optional[int] = ..., text: _Optional[str] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class ContextItem(_message.Message):
-    __slots__ = ("ref", "result_id", "scope", "object_revision", "time", "content", "sources")
+    __slots__ = ("ref", "result_id", "scope", "object_revision", "time", "content", "sources", "label", "kind")
     REF_FIELD_NUMBER: _ClassVar[int]
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -226,6 +226,8 @@ class ContextItem(_message.Message):
     TIME_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     ref: _common_pb2.ObjectRef
     result_id: str
     scope: _common_pb2.Scope
@@ -233,7 +235,9 @@ class ContextItem(_message.Message):
     time: _common_pb2.TimeFacts
     content: ContentFragment
     sources: _containers.RepeatedCompositeFieldContainer[SourceEntry]
-    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., object_revision: _Optional[_Union[_common_pb2.Revision, _Mapping]] = ..., time: _Optional[_Union[_common_pb2.TimeFacts, _Mapping]] = ..., content: _Optional[_Union[ContentFragment, _Mapping]] = ..., sources: _Optional[_Iterable[_Union[SourceEntry, _Mapping]]] = ...) -> None: ...
+    label: str
+    kind: str
+    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., object_revision: _Optional[_Union[_common_pb2.Revision, _Mapping]] = ..., time: _Optional[_Union[_common_pb2.TimeFacts, _Mapping]] = ..., content: _Optional[_Union[ContentFragment, _Mapping]] = ..., sources: _Optional[_Iterable[_Union[SourceEntry, _Mapping]]] = ..., label: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
 
 class ContextCollection(_message.Message):
     __slots__ = ("name", "items", "page")
@@ -246,7 +250,7 @@ class ContextCollection(_message.Message):
     def __init__(self, name: _Optional[str] = ..., items: _Optional[_Iterable[_Union[ContextItem, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ...) -> None: ...
 
 class GetContextRequest(_message.Message):
-    __slots__ = ("object_ref", "scope", "mode", "time_range", "time_basis", "page_size", "cursor", "content_page_size", "options")
+    __slots__ = ("object_ref", "scope", "mode", "time_range", "time_basis", "page_size", "cursor", "content_page_size", "options", "result_id")
     OBJECT_REF_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -256,6 +260,7 @@ class GetContextRequest(_message.Message):
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     CONTENT_PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     object_ref: _common_pb2.ObjectRef
     scope: _common_pb2.Scope
     mode: ContextMode
@@ -265,23 +270,28 @@ class GetContextRequest(_message.Message):
     cursor: str
     content_page_size: int
     options: ReadOptions
-    def __init__(self, object_ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., mode: _Optional[_Union[ContextMode, str]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., content_page_size: _Optional[int] = ..., options: _Optional[_Union[ReadOptions, _Mapping]] = ...) -> None: ...
+    result_id: str
+    def __init__(self, object_ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., mode: _Optional[_Union[ContextMode, str]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., content_page_size: _Optional[int] = ..., options: _Optional[_Union[ReadOptions, _Mapping]] = ..., result_id: _Optional[str] = ...) -> None: ...
 
 class GetContextResponse(_message.Message):
-    __slots__ = ("object_ref", "mode", "collections", "evidence_note", "coverage", "basis")
+    __slots__ = ("object_ref", "mode", "collections", "evidence_note", "coverage", "basis", "history_gaps", "object_scope")
     OBJECT_REF_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_NOTE_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     BASIS_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_GAPS_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_SCOPE_FIELD_NUMBER: _ClassVar[int]
     object_ref: _common_pb2.ObjectRef
     mode: ContextMode
     collections: _containers.RepeatedCompositeFieldContainer[ContextCollection]
     evidence_note: str
     coverage: Coverage
     basis: ResponseBasis
-    def __init__(self, object_ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., mode: _Optional[_Union[ContextMode, str]] = ..., collections: _Optional[_Iterable[_Union[ContextCollection, _Mapping]]] = ..., evidence_note: _Optional[str] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ...) -> None: ...
+    history_gaps: _containers.RepeatedScalarFieldContainer[str]
+    object_scope: _common_pb2.Scope
+    def __init__(self, object_ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., mode: _Optional[_Union[ContextMode, str]] = ..., collections: _Optional[_Iterable[_Union[ContextCollection, _Mapping]]] = ..., evidence_note: _Optional[str] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., history_gaps: _Optional[_Iterable[str]] = ..., object_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ...) -> None: ...
 
 class ReadSourceRequest(_message.Message):
     __slots__ = ("source_reference_id", "scope", "read_kind", "source_version", "offset", "page_size", "cursor", "options")

@@ -51,6 +51,14 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DISCUSSION: _ClassVar[EventKind]
     CHANGE: _ClassVar[EventKind]
     MILESTONE: _ClassVar[EventKind]
+
+class RelationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RELATION_KIND_UNSPECIFIED: _ClassVar[RelationKind]
+    REVISED: _ClassVar[RelationKind]
+    CONTRASTS: _ClassVar[RelationKind]
+    REPLACES: _ClassVar[RelationKind]
+    CONTRADICTS: _ClassVar[RelationKind]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -77,6 +85,11 @@ DECISION: EventKind
 DISCUSSION: EventKind
 CHANGE: EventKind
 MILESTONE: EventKind
+RELATION_KIND_UNSPECIFIED: RelationKind
+REVISED: RelationKind
+CONTRASTS: RelationKind
+REPLACES: RelationKind
+CONTRADICTS: RelationKind
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -657,6 +670,67 @@ class EntityInput(_message.Message):
     source_reference_ids: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, id: _Optional[str] = ..., label: _Optional[str] = ..., description: _Optional[str] = ..., revision: _Optional[str] = ..., confirmation_state: _Optional[_Union[_common_pb2.ConfirmationState, str]] = ..., source_reference_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class RelationInput(_message.Message):
+    __slots__ = ("id", "kind", "to", "from_revision", "to_revision", "reason", "source_reference_ids", "confirmation_state", "effective_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    FROM_FIELD_NUMBER: _ClassVar[int]
+    TO_FIELD_NUMBER: _ClassVar[int]
+    FROM_REVISION_FIELD_NUMBER: _ClassVar[int]
+    TO_REVISION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REFERENCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_STATE_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: RelationKind
+    to: _common_pb2.ObjectRef
+    from_revision: str
+    to_revision: str
+    reason: str
+    source_reference_ids: _containers.RepeatedScalarFieldContainer[str]
+    confirmation_state: _common_pb2.ConfirmationState
+    effective_at: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[RelationKind, str]] = ..., to: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., from_revision: _Optional[str] = ..., to_revision: _Optional[str] = ..., reason: _Optional[str] = ..., source_reference_ids: _Optional[_Iterable[str]] = ..., confirmation_state: _Optional[_Union[_common_pb2.ConfirmationState, str]] = ..., effective_at: _Optional[str] = ..., **kwargs) -> None: ...
+
+class EntityChangeInput(_message.Message):
+    __slots__ = ("id", "entity_id", "event_id", "change_type", "description", "entity_revision", "applies_at", "source_reference_ids", "confirmation_state")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANGE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_REVISION_FIELD_NUMBER: _ClassVar[int]
+    APPLIES_AT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REFERENCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_STATE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    entity_id: str
+    event_id: str
+    change_type: str
+    description: str
+    entity_revision: str
+    applies_at: _common_pb2.EventTime
+    source_reference_ids: _containers.RepeatedScalarFieldContainer[str]
+    confirmation_state: _common_pb2.ConfirmationState
+    def __init__(self, id: _Optional[str] = ..., entity_id: _Optional[str] = ..., event_id: _Optional[str] = ..., change_type: _Optional[str] = ..., description: _Optional[str] = ..., entity_revision: _Optional[str] = ..., applies_at: _Optional[_Union[_common_pb2.EventTime, _Mapping]] = ..., source_reference_ids: _Optional[_Iterable[str]] = ..., confirmation_state: _Optional[_Union[_common_pb2.ConfirmationState, str]] = ...) -> None: ...
+
+class LeafFactInput(_message.Message):
+    __slots__ = ("id", "text", "about", "source_reference_ids", "event_time", "confirmation_state")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ABOUT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REFERENCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TIME_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_STATE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    text: str
+    about: _containers.RepeatedCompositeFieldContainer[_common_pb2.ObjectRef]
+    source_reference_ids: _containers.RepeatedScalarFieldContainer[str]
+    event_time: _common_pb2.EventTime
+    confirmation_state: _common_pb2.ConfirmationState
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., about: _Optional[_Iterable[_Union[_common_pb2.ObjectRef, _Mapping]]] = ..., source_reference_ids: _Optional[_Iterable[str]] = ..., event_time: _Optional[_Union[_common_pb2.EventTime, _Mapping]] = ..., confirmation_state: _Optional[_Union[_common_pb2.ConfirmationState, str]] = ...) -> None: ...
+
 class SummaryInput(_message.Message):
     __slots__ = ("id", "title", "text", "fact_refs")
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -670,7 +744,7 @@ class SummaryInput(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., text: _Optional[str] = ..., fact_refs: _Optional[_Iterable[_Union[_common_pb2.ObjectRef, _Mapping]]] = ...) -> None: ...
 
 class RecordReviewRequest(_message.Message):
-    __slots__ = ("idempotency_key", "result_id", "scope", "phase", "covered", "review_generated_at", "story_lines", "events", "entities", "summaries", "source_references", "excluded_source_types")
+    __slots__ = ("idempotency_key", "result_id", "scope", "phase", "covered", "review_generated_at", "story_lines", "events", "entities", "summaries", "source_references", "excluded_source_types", "relations", "entity_changes", "leaf_facts", "coverage_gaps")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -683,6 +757,10 @@ class RecordReviewRequest(_message.Message):
     SUMMARIES_FIELD_NUMBER: _ClassVar[int]
     SOURCE_REFERENCES_FIELD_NUMBER: _ClassVar[int]
     EXCLUDED_SOURCE_TYPES_FIELD_NUMBER: _ClassVar[int]
+    RELATIONS_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    LEAF_FACTS_FIELD_NUMBER: _ClassVar[int]
+    COVERAGE_GAPS_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     result_id: str
     scope: _common_pb2.Scope
@@ -695,7 +773,11 @@ class RecordReviewRequest(_message.Message):
     summaries: _containers.RepeatedCompositeFieldContainer[SummaryInput]
     source_references: _containers.RepeatedCompositeFieldContainer[SourceReferenceInput]
     excluded_source_types: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, idempotency_key: _Optional[str] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ..., story_lines: _Optional[_Iterable[_Union[StoryLineInput, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[EventInput, _Mapping]]] = ..., entities: _Optional[_Iterable[_Union[EntityInput, _Mapping]]] = ..., summaries: _Optional[_Iterable[_Union[SummaryInput, _Mapping]]] = ..., source_references: _Optional[_Iterable[_Union[SourceReferenceInput, _Mapping]]] = ..., excluded_source_types: _Optional[_Iterable[str]] = ...) -> None: ...
+    relations: _containers.RepeatedCompositeFieldContainer[RelationInput]
+    entity_changes: _containers.RepeatedCompositeFieldContainer[EntityChangeInput]
+    leaf_facts: _containers.RepeatedCompositeFieldContainer[LeafFactInput]
+    coverage_gaps: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, idempotency_key: _Optional[str] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ..., story_lines: _Optional[_Iterable[_Union[StoryLineInput, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[EventInput, _Mapping]]] = ..., entities: _Optional[_Iterable[_Union[EntityInput, _Mapping]]] = ..., summaries: _Optional[_Iterable[_Union[SummaryInput, _Mapping]]] = ..., source_references: _Optional[_Iterable[_Union[SourceReferenceInput, _Mapping]]] = ..., excluded_source_types: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[RelationInput, _Mapping]]] = ..., entity_changes: _Optional[_Iterable[_Union[EntityChangeInput, _Mapping]]] = ..., leaf_facts: _Optional[_Iterable[_Union[LeafFactInput, _Mapping]]] = ..., coverage_gaps: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RecordReviewResponse(_message.Message):
     __slots__ = ("result_id", "recorded_at", "graph_revision", "object_count", "consistency")
@@ -710,6 +792,86 @@ class RecordReviewResponse(_message.Message):
     object_count: int
     consistency: _common_pb2.ConsistencyToken
     def __init__(self, result_id: _Optional[str] = ..., recorded_at: _Optional[str] = ..., graph_revision: _Optional[int] = ..., object_count: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class RecordSourceRequest(_message.Message):
+    __slots__ = ("idempotency_key", "source_id", "source_type", "project_id", "title", "text", "expected_revision", "deleted")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    source_id: str
+    source_type: str
+    project_id: str
+    title: str
+    text: str
+    expected_revision: int
+    deleted: bool
+    def __init__(self, idempotency_key: _Optional[str] = ..., source_id: _Optional[str] = ..., source_type: _Optional[str] = ..., project_id: _Optional[str] = ..., title: _Optional[str] = ..., text: _Optional[str] = ..., expected_revision: _Optional[int] = ..., deleted: _Optional[bool] = ...) -> None: ...
+
+class RecordSourceResponse(_message.Message):
+    __slots__ = ("source_id", "revision", "updated_at", "consistency")
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    source_id: str
+    revision: int
+    updated_at: str
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, source_id: _Optional[str] = ..., revision: _Optional[int] = ..., updated_at: _Optional[str] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class Preference(_message.Message):
+    __slots__ = ("id", "scope", "subject", "text", "about", "confirmed_by", "revision", "updated_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ABOUT_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_BY_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    scope: _common_pb2.Scope
+    subject: str
+    text: str
+    about: _containers.RepeatedCompositeFieldContainer[_common_pb2.ObjectRef]
+    confirmed_by: str
+    revision: int
+    updated_at: str
+    def __init__(self, id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., subject: _Optional[str] = ..., text: _Optional[str] = ..., about: _Optional[_Iterable[_Union[_common_pb2.ObjectRef, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., revision: _Optional[int] = ..., updated_at: _Optional[str] = ...) -> None: ...
+
+class SetPreferenceRequest(_message.Message):
+    __slots__ = ("idempotency_key", "preference_id", "scope", "subject", "text", "about", "confirmed_by", "expected_revision")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    PREFERENCE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ABOUT_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_BY_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    preference_id: str
+    scope: _common_pb2.Scope
+    subject: str
+    text: str
+    about: _containers.RepeatedCompositeFieldContainer[_common_pb2.ObjectRef]
+    confirmed_by: str
+    expected_revision: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., preference_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., subject: _Optional[str] = ..., text: _Optional[str] = ..., about: _Optional[_Iterable[_Union[_common_pb2.ObjectRef, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., expected_revision: _Optional[int] = ...) -> None: ...
+
+class SetPreferenceResponse(_message.Message):
+    __slots__ = ("preference", "consistency")
+    PREFERENCE_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    preference: Preference
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, preference: _Optional[_Union[Preference, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
 
 class CreateBindingRequest(_message.Message):
     __slots__ = ("idempotency_key", "session_id", "runtime")

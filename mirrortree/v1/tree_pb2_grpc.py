@@ -104,6 +104,16 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordReviewRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordReviewResponse.FromString,
                 _registered_method=True)
+        self.RecordSource = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordSource',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordSourceRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordSourceResponse.FromString,
+                _registered_method=True)
+        self.SetPreference = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SetPreference',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceResponse.FromString,
+                _registered_method=True)
         self.CreateBinding = channel.unary_unary(
                 '/mirrortree.v1.TreeService/CreateBinding',
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.SerializeToString,
@@ -237,6 +247,27 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordSource(self, request, context):
+        """Creates or updates a non-message source (a task status body, a knowledge reference, a
+        document). Each write is a new revision; only the current text is kept, so an older
+        revision named by a source reference is reported unavailable, never reconstructed.
+        Messages are tree nodes and are written through the tree RPCs.
+        Codes: OK, INVALID_ARGUMENT, ABORTED (expected_revision is stale), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetPreference(self, request, context):
+        """Records a user-confirmed long-term preference (global or one project). An update names
+        the revision it expects. Review results can never overwrite a preference: a conflicting
+        graph fact is recorded as a `contradicts` relation and read as a pending difference.
+        Codes: OK, INVALID_ARGUMENT, ABORTED (expected_revision is stale), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateBinding(self, request, context):
         """Issues a credential binding a connection to (session, runtime). The binding's project is
         the session's current project. The token is shown once and only its hash is stored, so an
@@ -319,6 +350,16 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.RecordReview,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordReviewRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordReviewResponse.SerializeToString,
+            ),
+            'RecordSource': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordSource,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordSourceRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordSourceResponse.SerializeToString,
+            ),
+            'SetPreference': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPreference,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceResponse.SerializeToString,
             ),
             'CreateBinding': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateBinding,
@@ -704,6 +745,60 @@ class TreeService:
             '/mirrortree.v1.TreeService/RecordReview',
             mirrortree_dot_v1_dot_tree__pb2.RecordReviewRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.RecordReviewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordSource(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordSource',
+            mirrortree_dot_v1_dot_tree__pb2.RecordSourceRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.RecordSourceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPreference(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SetPreference',
+            mirrortree_dot_v1_dot_tree__pb2.SetPreferenceRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.SetPreferenceResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,516 @@
+"""Validation of story-graph writes: review results (into the objects and links the graph
+stores), non-message sources and confirmed preferences.
+
+Every violation is collected with its dotted field path (`relations[2].source_reference_ids`)
+before anything is written. What this module cannot decide alone — whether an end that is not
+in this result exists in an earlier result of the same scope — is handed to the store as
+`external_references`, which refuses the whole result when one is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mirrortree.v1 import common_pb2, tree_pb2
+from mirrortree.vocabulary import CONFIRMATION_NAMES, PRECISION_NAMES
+from tree_service.convert import Checker
+from tree_service.domain import (
+    MAX_GRAPH_OBJECTS,
+    MAX_GRAPH_TEXT,
+    MAX_TITLE,
+    EndReference,
+    EventTimeValue,
+    NewPreference,
+    NewSourceRevision,
+    ObjectType,
+    ReviewResult,
+    StoryObject,
+)
+
+MAX_REASON = 4_000
+MAX_GAP = 2_000
+
+EVENT_KINDS = {
+    tree_pb2.DECISION: "decision",
+    tree_pb2.DISCUSSION: "discussion",
+    tree_pb2.CHANGE: "change",
+    tree_pb2.MILESTONE: "milestone",
+}
+RELATION_KINDS = {
+    tree_pb2.REVISED: "revised",
+    tree_pb2.CONTRASTS: "contrasts",
+    tree_pb2.REPLACES: "replaces",
+    tree_pb2.CONTRADICTS: "contradicts",
+}
+# Relations that change what is valid; they must be able to show why.
+EVIDENCED_RELATIONS = ("replaces", "contradicts")
+PREFERENCE = "preference"
+
+
+def type_name(value: int) -> str | None:
+    """The stored name of an object type ("event", "leaf_fact", "preference"), or None."""
+    if value == common_pb2.OBJECT_TYPE_UNSPECIFIED or value not in common_pb2.ObjectType.values():
+        return None
+    return common_pb2.ObjectType.Name(value).lower()
+
+
+def event_time(check: Checker, field: str, value: common_pb2.EventTime) -> EventTimeValue:
+    """An event time with its precision and basis; no start means unknown (never filled in)."""
+    check.text(f"{field}.basis", value.basis, 200, required=False)
+    if not value.start:
+        if value.end:
+            check.fail(f"{field}.end", "is set but start is unknown")
+        return EventTimeValue(basis=value.basis)
+    start = check.time(f"{field}.start", value.start)
+    end = check.time(f"{field}.end", value.end)
+    if start and end and end < start:
+        check.fail(f"{field}.end", "is before start")
+    precision = PRECISION_NAMES.get(value.precision, "")
+    return EventTimeValue(start, end, precision, value.basis)
+
+
+class _ReviewBuilder:
+    """Collects the objects of one result, their links and the ends they name."""
+
+    def __init__(self, check: Checker, request: tree_pb2.RecordReviewRequest) -> None:
+        self.check = check
+        self.objects: list[StoryObject] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.references: list[EndReference] = []
+        self.source_ids = {ref.id for ref in request.source_references}
+
+    def add(self, field: str, obj: StoryObject) -> None:
+        check = self.check
+        check.identifier(f"{field}.id", obj.object_id)
+        check.text(f"{field}.title", obj.title, MAX_TITLE, required=False)
+        check.text(f"{field}.body", obj.body, MAX_GRAPH_TEXT, required=False)
+        if not obj.title.strip() and not obj.body.strip():
+            check.fail(field, "needs a title, label or text")
+        key = (obj.object_type.value, obj.object_id)
+        if key in self.seen:
+            check.fail(f"{field}.id", f"duplicates another {obj.object_type.value} in this result")
+        self.seen.add(key)
+        self.objects.append(obj)
+
+    def sources(self, field: str, ids: Iterable[str]) -> list[str]:
+        """Source reference ids cited by an object; each must be a reference of this result."""
+        ids = list(ids)
+        for i, ref_id in enumerate(ids):
+            if ref_id not in self.source_ids:
+                self.check.fail(
+                    f"{field}[{i}]", f"names source reference {ref_id!r} not in this result"
+                )
+        return ids
+
+    def reference(
+        self, field: str, ref: common_pb2.ObjectRef, *, allow_preference: bool = False
+    ) -> dict[str, str] | None:
+        """An object named by type and stable id; existence is checked once all are known."""
+        name = type_name(ref.type)
+        if name is None:
+            self.check.fail(f"{field}.type", "is required: the type of the object named")
+            return None
+        if name == PREFERENCE and not allow_preference:
+            self.check.fail(
+                f"{field}.type",
+                "a preference can only be the `to` end of a contradicts relation: a review "
+                "never replaces or revises what the user confirmed",
+            )
+            return None
+        self.check.identifier(f"{field}.id", ref.id)
+        self.references.append(EndReference(field, name, ref.id))
+        return {"type": name, "id": ref.id}
+
+    def by_id(self, field: str, object_type: str, object_id: str) -> None:
+        self.check.identifier(field, object_id)
+        self.references.append(EndReference(field, object_type, object_id))
+
+    def external(self) -> tuple[EndReference, ...]:
+        """The named objects that are not in this result (the store checks they exist)."""
+        unique: dict[tuple[str, str], EndReference] = {}
+        for ref in self.references:
+            if (ref.object_type, ref.object_id) not in self.seen:
+                unique.setdefault((ref.object_type, ref.object_id), ref)
+        return tuple(unique.values())
+
+
+def _cites(ids: list[str]) -> list[tuple[str, str, str]]:
+    return [("cites", ObjectType.SOURCE_REFERENCE.value, ref) for ref in ids]
+
+
+def _source_references(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:
+    check = b.check
+    for i, ref in enumerate(request.source_references):
+        field = f"source_references[{i}]"
+        check.identifier(f"{field}.source_type", ref.source_type)
+        check.identifier(f"{field}.source_id", ref.source_id, required=False)
+        check.identifier(f"{field}.source_version", ref.source_version, required=False)
+        for name in ("project_id", "session_id", "message_id", "role"):
+            check.identifier(f"{field}.locator.{name}", getattr(ref.locator, name), required=False)
+        if ref.fragment_end < ref.fragment_start or ref.fragment_start < 0:
+            check.fail(f"{field}.fragment_end", "must be >= fragment_start >= 0")
+        elif ref.fragment_end and ref.fragment_end - ref.fragment_start != len(ref.fragment):
+            # [0, 0) means the position in the whole source is not known; any other range
+            # must be exactly the saved fragment.
+            check.fail(
+                f"{field}.fragment_end",
+                f"the range [{ref.fragment_start}, {ref.fragment_end}) is "
+                f"{ref.fragment_end - ref.fragment_start} code points but the fragment has "
+                f"{len(ref.fragment)}",
+            )
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.SOURCE_REFERENCE,
+                ref.id,
+                title=f"{ref.source_type} {ref.source_id}".strip(),
+                body=ref.fragment,
+                object_revision=ref.source_version or None,
+                details={
+                    "source_type": ref.source_type,
+                    "source_id": ref.source_id,
+                    "source_version": ref.source_version,
+                    "fragment_start": ref.fragment_start,
+                    "fragment_end": ref.fragment_end,
+                    "locator": {
+                        "project_id": ref.locator.project_id,
+                        "session_id": ref.locator.session_id,
+                        "message_id": ref.locator.message_id,
+                        "order": ref.locator.order,
+                        "role": ref.locator.role,
+                        "known": ref.locator.known,
+                    },
+                },
+            ),
+        )
+
+
+def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:
+    check = b.check
+    for i, line in enumerate(request.story_lines):
+        field = f"story_lines[{i}]"
+        for name in ("event_ids", "entity_ids"):
+            for j, linked in enumerate(getattr(line, name)):
+                check.identifier(f"{field}.{name}[{j}]", linked)
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.STORY_LINE,
+                line.id,
+                title=line.title,
+                body="",
+                details={"event_ids": list(line.event_ids), "entity_ids": list(line.entity_ids)},
+                links=(
+                    *(("contains", "event", e) for e in line.event_ids),
+                    *(("contains", "entity", e) for e in line.entity_ids),
+                ),
+            ),
+        )
+    for i, event in enumerate(request.events):
+        field = f"events[{i}]"
+        for j, linked in enumerate(event.entity_ids):
+            check.identifier(f"{field}.entity_ids[{j}]", linked)
+        if event.kind not in EVENT_KINDS:
+            check.fail(f"{field}.kind", "is required: decision, discussion, change or milestone")
+        cited = b.sources(f"{field}.source_reference_ids", event.source_reference_ids)
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.EVENT,
+                event.id,
+                title=event.title,
+                body=event.description,
+                kind=EVENT_KINDS.get(event.kind),
+                confirmation_state=CONFIRMATION_NAMES.get(event.confirmation_state),
+                event_time=event_time(check, f"{field}.event_time", event.event_time),
+                details={"entity_ids": list(event.entity_ids), "source_reference_ids": cited},
+                links=(*(("involves", "entity", e) for e in event.entity_ids), *_cites(cited)),
+            ),
+        )
+    for i, entity in enumerate(request.entities):
+        field = f"entities[{i}]"
+        check.identifier(f"{field}.revision", entity.revision, required=False)
+        cited = b.sources(f"{field}.source_reference_ids", entity.source_reference_ids)
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.ENTITY,
+                entity.id,
+                title=entity.label,
+                body=entity.description,
+                object_revision=entity.revision or None,
+                confirmation_state=CONFIRMATION_NAMES.get(entity.confirmation_state),
+                details={"source_reference_ids": cited},
+                links=tuple(_cites(cited)),
+            ),
+        )
+
+
+def _entity_changes(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:
+    check = b.check
+    for i, change in enumerate(request.entity_changes):
+        field = f"entity_changes[{i}]"
+        b.by_id(f"{field}.entity_id", "entity", change.entity_id)
+        links: list[tuple[str, str, str]] = [("changes", "entity", change.entity_id)]
+        if change.event_id:
+            b.by_id(f"{field}.event_id", "event", change.event_id)
+            links.append(("during", "event", change.event_id))
+        check.identifier(f"{field}.change_type", change.change_type)
+        check.identifier(f"{field}.entity_revision", change.entity_revision, required=False)
+        cited = b.sources(f"{field}.source_reference_ids", change.source_reference_ids)
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.ENTITY_CHANGE,
+                change.id,
+                title=f"{change.change_type} {change.entity_id}",
+                body=change.description,
+                kind=change.change_type,
+                object_revision=change.entity_revision or None,
+                confirmation_state=CONFIRMATION_NAMES.get(change.confirmation_state),
+                event_time=event_time(check, f"{field}.applies_at", change.applies_at),
+                details={
+                    "entity_id": change.entity_id,
+                    "event_id": change.event_id,
+                    "change_type": change.change_type,
+                    "entity_revision": change.entity_revision,
+                    "source_reference_ids": cited,
+                },
+                links=(*links, *_cites(cited)),
+            ),
+        )
+
+
+def _relations(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:
+    """Relations: `revised` and `contrasts` are kept as given; `replaces` and `contradicts`
+    change validity, so they need both ends, a direction, a reason and evidence."""
+    check = b.check
+    for i, relation in enumerate(request.relations):
+        field = f"relations[{i}]"
+        kind = RELATION_KINDS.get(relation.kind)
+        if kind is None:
+            check.fail(f"{field}.kind", "is required: revised, contrasts, replaces or contradicts")
+        new_end = getattr(relation, "from")
+        ends: dict[str, dict[str, str] | None] = {}
+        for name, ref in (("from", new_end), ("to", relation.to)):
+            if not relation.HasField(name):
+                check.fail(f"{field}.{name}", "is required: both ends of a relation")
+                ends[name] = None
+            else:
+                ends[name] = b.reference(
+                    f"{field}.{name}", ref, allow_preference=name == "to" and kind == "contradicts"
+                )
+        if ends["from"] is not None and ends["from"] == ends["to"]:
+            check.fail(f"{field}.to", "is the same object as `from`")
+        check.identifier(f"{field}.from_revision", relation.from_revision, required=False)
+        check.identifier(f"{field}.to_revision", relation.to_revision, required=False)
+        check.text(f"{field}.reason", relation.reason, MAX_REASON, required=False)
+        cited = b.sources(f"{field}.source_reference_ids", relation.source_reference_ids)
+        if kind in EVIDENCED_RELATIONS:
+            if not relation.reason.strip():
+                check.fail(f"{field}.reason", f"is required: a {kind} relation must say why")
+            if not cited:
+                check.fail(
+                    f"{field}.source_reference_ids",
+                    f"a {kind} relation needs evidence: at least one source reference of this "
+                    "result (without evidence, record `contrasts` or `revised` instead)",
+                )
+        effective = check.time(f"{field}.effective_at", relation.effective_at)
+        details = {
+            "relation_kind": kind,
+            "from": {**(ends["from"] or {}), "revision": relation.from_revision or None},
+            "to": {**(ends["to"] or {}), "revision": relation.to_revision or None},
+            "reason": relation.reason,
+            "source_reference_ids": cited,
+            "evidenced": bool(cited) and bool(relation.reason.strip()),
+        }
+        links = [
+            (f"{kind}.{name}", end["type"], end["id"])
+            for name, end in ends.items()
+            if end is not None and kind is not None
+        ]
+        from_text = f"{ends['from']['type']} {ends['from']['id']}" if ends["from"] else "?"
+        to_text = f"{ends['to']['type']} {ends['to']['id']}" if ends["to"] else "?"
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.RELATION,
+                relation.id,
+                title=f"{from_text} {kind or 'relates to'} {to_text}",
+                body=relation.reason,
+                kind=kind,
+                confirmation_state=CONFIRMATION_NAMES.get(relation.confirmation_state),
+                event_time=EventTimeValue(
+                    effective, None, "instant" if effective else "", "effective_at"
+                )
+                if effective
+                else EventTimeValue(),
+                details=details,
+                links=(*links, *_cites(cited)),
+            ),
+        )
+
+
+def _leaf_facts(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:
+    check = b.check
+    for i, leaf in enumerate(request.leaf_facts):
+        field = f"leaf_facts[{i}]"
+        about = [b.reference(f"{field}.about[{j}]", ref) for j, ref in enumerate(leaf.about)]
+        cited = b.sources(f"{field}.source_reference_ids", leaf.source_reference_ids)
+        if not cited:
+            check.fail(
+                f"{field}.source_reference_ids",
+                "a leaf fact needs the source reference it was extracted from",
+            )
+        check.text(f"{field}.text", leaf.text, MAX_GRAPH_TEXT)
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.LEAF_FACT,
+                leaf.id,
+                title="",
+                body=leaf.text,
+                confirmation_state=CONFIRMATION_NAMES.get(leaf.confirmation_state),
+                event_time=event_time(check, f"{field}.event_time", leaf.event_time),
+                details={"about": [a for a in about if a], "source_reference_ids": cited},
+                links=(
+                    *(("about", a["type"], a["id"]) for a in about if a),
+                    *_cites(cited),
+                ),
+            ),
+        )
+
+
+def _summaries(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:
+    check = b.check
+    for i, summary in enumerate(request.summaries):
+        field = f"summaries[{i}]"
+        facts = []
+        for j, fact in enumerate(summary.fact_refs):
+            name = type_name(fact.type)
+            if name is None or name == PREFERENCE:
+                check.fail(f"{field}.fact_refs[{j}].type", f"unknown object type {fact.type}")
+                continue
+            check.identifier(f"{field}.fact_refs[{j}].id", fact.id)
+            facts.append({"type": name, "id": fact.id})
+        b.add(
+            field,
+            StoryObject(
+                ObjectType.SUMMARY,
+                summary.id,
+                title=summary.title,
+                body=summary.text,
+                details={"fact_refs": facts},
+                links=tuple(("summarizes", f["type"], f["id"]) for f in facts),
+            ),
+        )
+
+
+def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
+    """Validate a review result and flatten it into stored objects and links."""
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    check.identifier("result_id", request.result_id)
+    scope = check.scope("scope", request.scope, required=True)
+    check.text("phase", request.phase, 100)
+    generated = check.time("review_generated_at", request.review_generated_at, required=True)
+    covered_from = check.time("covered.from", getattr(request.covered, "from"))
+    covered_to = check.time("covered.to", request.covered.to)
+    if covered_from and covered_to and covered_to < covered_from:
+        check.fail("covered.to", "is before covered.from")
+
+    builder = _ReviewBuilder(check, request)
+    _source_references(builder, request)
+    _story_lines_events_entities(builder, request)
+    _entity_changes(builder, request)
+    _relations(builder, request)
+    _leaf_facts(builder, request)
+    _summaries(builder, request)
+    if len(builder.objects) > MAX_GRAPH_OBJECTS:
+        check.fail("request", f"a result holds at most {MAX_GRAPH_OBJECTS:,} objects")
+    for i, source_type in enumerate(request.excluded_source_types):
+        check.identifier(f"excluded_source_types[{i}]", source_type)
+    for i, gap in enumerate(request.coverage_gaps):
+        check.text(f"coverage_gaps[{i}]", gap, MAX_GAP)
+    check.done()
+    assert scope is not None and generated is not None  # guaranteed by check.done()
+    return ReviewResult(
+        result_id=request.result_id,
+        scope=scope,
+        phase=request.phase,
+        covered_from=covered_from,
+        covered_to=covered_to,
+        review_generated_at=generated,
+        objects=tuple(builder.objects),
+        excluded_source_types=tuple(request.excluded_source_types),
+        external_references=builder.external(),
+        coverage_gaps=tuple(request.coverage_gaps),
+    )
+
+
+SOURCE_TYPES = ("task_status", "knowledge", "document")
+MAX_SUBJECT = 500
+MAX_PREFERENCE = 4_000
+
+
+def source_revision(request: tree_pb2.RecordSourceRequest) -> NewSourceRevision:
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    check.identifier("source_id", request.source_id)
+    if request.source_type not in SOURCE_TYPES:
+        check.fail(
+            "source_type",
+            f"must be one of {', '.join(SOURCE_TYPES)} (messages are tree nodes: write them "
+            "with the tree RPCs)",
+        )
+    check.identifier("project_id", request.project_id, required=False)
+    check.text("title", request.title, MAX_TITLE, required=False)
+    if request.deleted:
+        if request.text:
+            check.fail("text", "must be empty when deleting a source")
+    else:
+        check.text("text", request.text, MAX_GRAPH_TEXT)
+    if request.expected_revision < 0:
+        check.fail("expected_revision", "must be >= 0 (0 creates the source)")
+    check.done()
+    return NewSourceRevision(
+        source_id=request.source_id,
+        source_type=request.source_type,
+        project_id=request.project_id or None,
+        title=request.title,
+        text=None if request.deleted else request.text,
+        expected_revision=request.expected_revision,
+    )
+
+
+def preference(request: tree_pb2.SetPreferenceRequest) -> NewPreference:
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    check.identifier("preference_id", request.preference_id)
+    scope = check.scope("scope", request.scope, required=True)
+    if scope is not None and not scope.is_global and len(scope.projects) != 1:
+        check.fail("scope", "a preference applies globally or to exactly one project")
+    check.text("subject", request.subject, MAX_SUBJECT)
+    check.text("text", request.text, MAX_PREFERENCE)
+    check.identifier("confirmed_by", request.confirmed_by)
+    about = []
+    for i, ref in enumerate(request.about):
+        name = type_name(ref.type)
+        if name is None or name == PREFERENCE:
+            check.fail(f"about[{i}].type", "must be a story-graph object type")
+            continue
+        check.identifier(f"about[{i}].id", ref.id)
+        about.append({"type": name, "id": ref.id})
+    if request.expected_revision < 0:
+        check.fail("expected_revision", "must be >= 0 (0 creates the preference)")
+    check.done()
+    assert scope is not None
+    return NewPreference(
+        preference_id=request.preference_id,
+        scope=scope,
+        subject=request.subject,
+        text=request.text,
+        about=tuple(about),
+        confirmed_by=request.confirmed_by,
+        expected_revision=request.expected_revision,
+    )
