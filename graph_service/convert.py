@@ -12,6 +12,8 @@ from graph_service.errors import InvalidInput
 from graph_service.views import (
     COUNT_BUDGET_MS,
     COUNT_CAP,
+    ContextEntry,
+    ContextRead,
     CoverageView,
     MatchCounts,
     ResolvedScope,
@@ -19,6 +21,7 @@ from graph_service.views import (
     SearchRow,
     SourceRead,
     TimeFilter,
+    ValidityView,
 )
 from mirrortree.protoscope import scope_to_proto, time_range
 from mirrortree.rpcstatus import FieldViolation
@@ -48,8 +51,12 @@ OBJECT_TYPES = {
     common_pb2.RELATION: "relation",
     common_pb2.SUMMARY: "summary",
     common_pb2.SOURCE_REFERENCE: "source_reference",
+    common_pb2.LEAF_FACT: "leaf_fact",
 }
-OBJECT_TYPE_TO_PROTO = {v: k for k, v in OBJECT_TYPES.items()}
+# Preferences are read as background (get_context), never searched as graph objects.
+OBJECT_TYPE_TO_PROTO = {v: k for k, v in OBJECT_TYPES.items()} | {
+    "preference": common_pb2.PREFERENCE
+}
 TIME_BASES = {
     common_pb2.TIME_BASIS_UNSPECIFIED: "event_time",
     common_pb2.EVENT_TIME: "event_time",
@@ -111,7 +118,12 @@ def object_types(check: Checker, values: list[int]) -> list[str]:
     names = []
     for i, value in enumerate(values):
         name = OBJECT_TYPES.get(value)  # type: ignore[call-overload]
-        if name is None:
+        if value == common_pb2.PREFERENCE:
+            check.fail(
+                f"object_types[{i}]",
+                "preferences are not searched: they are background, read with get_context",
+            )
+        elif name is None:
             check.fail(f"object_types[{i}]", f"unknown object type {value}")
         else:
             names.append(name)
@@ -162,7 +174,12 @@ def content_page(check: Checker, offset: int, size: int) -> tuple[int, int]:
 def public_fields(object_type: str) -> tuple[str, str]:
     """The names a caller knows for an object's stored title and body columns."""
     title = {"entity": "label"}.get(object_type, "title")
-    body = {"summary": "text", "source_reference": "fragment"}.get(object_type, "description")
+    body = {
+        "summary": "text",
+        "source_reference": "fragment",
+        "leaf_fact": "text",
+        "relation": "reason",
+    }.get(object_type, "description")
     return title, body
 
 
@@ -199,6 +216,26 @@ def matched_fields(row: SearchRow, query: str) -> list[str]:
     return fields
 
 
+VALIDITY_VALUES = {
+    "unknown": common_pb2.VALIDITY_UNKNOWN,
+    "current": common_pb2.VALIDITY_CURRENT,
+    "superseded": common_pb2.VALIDITY_SUPERSEDED,
+    "disputed": common_pb2.VALIDITY_DISPUTED,
+}
+
+
+def validity(view: ValidityView) -> common_pb2.Validity:
+    """Validity is only ever established by evidenced `replaces`/`contradicts` relations (their
+    ids are the basis); without one it is unknown — never derived from confirmation, review or
+    record times."""
+    return common_pb2.Validity(
+        state=VALIDITY_VALUES[view.state],
+        to=format_utc(view.valid_to),
+        basis=",".join(view.basis),
+        **{"from": format_utc(view.valid_from)},
+    )
+
+
 def time_facts(row: SearchRow) -> common_pb2.TimeFacts:
     known = row.event_time_start is not None
     return common_pb2.TimeFacts(
@@ -211,9 +248,7 @@ def time_facts(row: SearchRow) -> common_pb2.TimeFacts:
         ),
         review_generated_at=format_utc(row.review_generated_at),
         recorded_at=format_utc(row.recorded_at),
-        # Validity is only ever established by evidenced `replaces`/`contradicts` relations;
-        # nothing in this result proves it, so it stays unknown.
-        validity=common_pb2.Validity(state=common_pb2.VALIDITY_UNKNOWN),
+        validity=validity(row.validity),
         confirmation_state=CONFIRMATION_VALUES.get(row.confirmation_state or "", 0),  # type: ignore[arg-type]
     )
 
@@ -248,11 +283,32 @@ def related_refs(row: SearchRow) -> list[common_pb2.ObjectRef]:
             refs.append(
                 common_pb2.ObjectRef(type=OBJECT_TYPE_TO_PROTO[type_name], id=str(object_id))
             )
-    for ref in row.details.get("fact_refs", []):
-        proto_type = OBJECT_TYPE_TO_PROTO.get(ref.get("type", ""))
+    for key, type_name in (("entity_id", "entity"), ("event_id", "event")):
+        if row.details.get(key):
+            refs.append(
+                common_pb2.ObjectRef(type=OBJECT_TYPE_TO_PROTO[type_name], id=str(row.details[key]))
+            )
+    ends = (
+        [row.details.get("from"), row.details.get("to")] if "relation_kind" in row.details else []
+    )
+    for ref in [*row.details.get("fact_refs", []), *row.details.get("about", []), *ends]:
+        proto_type = OBJECT_TYPE_TO_PROTO.get((ref or {}).get("type", ""))
         if proto_type is not None:
             refs.append(common_pb2.ObjectRef(type=proto_type, id=str(ref.get("id", ""))))
     return refs
+
+
+def source_entries(row: SearchRow) -> list[graph_pb2.SourceEntry]:
+    return [
+        graph_pb2.SourceEntry(
+            source_reference_id=s.source_reference_id,
+            source_type=str(s.details.get("source_type", "")),
+            source_id=str(s.details.get("source_id", "")),
+            source_version=str(s.details.get("source_version", "")),
+            locator=locator(s.details.get("locator", {})),
+        )
+        for s in row.sources
+    ]
 
 
 def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
@@ -270,16 +326,7 @@ def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
             row.object_revision, "this result did not record a content revision"
         ),
         time=time_facts(row),
-        sources=[
-            graph_pb2.SourceEntry(
-                source_reference_id=s.source_reference_id,
-                source_type=str(s.details.get("source_type", "")),
-                source_id=str(s.details.get("source_id", "")),
-                source_version=str(s.details.get("source_version", "")),
-                locator=locator(s.details.get("locator", {})),
-            )
-            for s in row.sources
-        ],
+        sources=source_entries(row),
         related=related_refs(row),
         score=row.score,
     )
@@ -384,4 +431,118 @@ def read_source_response(
         ),
         coverage=coverage(read.coverage),
         basis=basis(scope, TimeFilter(None, None, "event_time"), read.read_revision, read.read_at),
+    )
+
+
+# ---- get_context ------------------------------------------------------------------------
+
+CONTEXT_MODES = {
+    graph_pb2.CONTEXT_MODE_UNSPECIFIED: "current",
+    graph_pb2.CURRENT: "current",
+    graph_pb2.TIMELINE: "timeline",
+}
+CONTEXT_MODE_TO_PROTO = {"current": graph_pb2.CURRENT, "timeline": graph_pb2.TIMELINE}
+MAX_RESPONSE_BYTES = 100_000
+
+
+def object_ref(check: Checker, ref: common_pb2.ObjectRef) -> tuple[str, str]:
+    name = OBJECT_TYPES.get(ref.type)
+    if ref.type == common_pb2.PREFERENCE:
+        name = "preference"
+    if name is None:
+        check.fail("object_ref.type", "is required: the type of the object to read")
+    check.identifier("object_ref.id", ref.id)
+    return name or "", ref.id
+
+
+def context_mode(check: Checker, value: int) -> str:
+    mode: str | None = CONTEXT_MODES.get(value)  # type: ignore[call-overload]
+    if mode is None:
+        check.fail("mode", f"unknown mode {value}: current or timeline")
+    return mode or "current"
+
+
+def content_page_size(check: Checker, value: int) -> int:
+    if not 0 <= value <= MAX_CONTENT_PAGE:
+        check.fail(
+            "content_page_size",
+            f"must be between 1 and {MAX_CONTENT_PAGE} code points (0 = {DEFAULT_CONTENT_PAGE})",
+        )
+    return value or DEFAULT_CONTENT_PAGE
+
+
+def context_item(
+    entry: ContextEntry, start: int, size: int, next_cursor: str
+) -> graph_pb2.ContextItem:
+    """One item with one fragment of its JSON content, `[start, start + size)` code points."""
+    end = min(len(entry.content), start + size)
+    item = graph_pb2.ContextItem(
+        ref=common_pb2.ObjectRef(type=OBJECT_TYPE_TO_PROTO[entry.ref_type], id=entry.ref_id),
+        result_id=entry.result_id,
+        scope=scope_to_proto(ScopeValue.from_key(entry.scope_key)),
+        content=graph_pb2.ContentFragment(
+            part=entry.label,
+            start=start,
+            end=end,
+            total_length=len(entry.content),
+            text=entry.content[start:end],
+            next_cursor=next_cursor,
+        ),
+        label=entry.label,
+        kind=entry.kind,
+    )
+    row = entry.row
+    if row is not None and entry.result_id:
+        item.object_revision.CopyFrom(
+            revision(row.object_revision, "this result did not record a content revision")
+        )
+        item.time.CopyFrom(time_facts(row))
+        item.sources.extend(source_entries(row))
+    elif entry.revision is not None:  # a preference: its own revision and real update time
+        item.object_revision.CopyFrom(revision(entry.revision, ""))
+        item.time.CopyFrom(
+            common_pb2.TimeFacts(
+                event_time=common_pb2.EventTime(known=False),
+                recorded_at=format_utc(entry.recorded_at),
+                validity=common_pb2.Validity(state=common_pb2.VALIDITY_UNKNOWN),
+                confirmation_state=common_pb2.CONFIRMED,
+            )
+        )
+    else:  # the computed projection: its revision is the read revision, not an object's
+        item.object_revision.CopyFrom(
+            revision(None, "a computed projection; see basis.read_revision")
+        )
+        item.time.CopyFrom(common_pb2.TimeFacts(validity=validity(entry.validity)))
+        if row is not None:
+            item.time.event_time.CopyFrom(time_facts(row).event_time)
+    item.time.validity.CopyFrom(validity(entry.validity))
+    return item
+
+
+def context_response(
+    read: ContextRead,
+    scope: ResolvedScope,
+    mode: str,
+    tf: TimeFilter,
+    collections: list[graph_pb2.ContextCollection],
+) -> graph_pb2.GetContextResponse:
+    note = "stored facts and their organisation; no new advice is generated"
+    if tf.active:
+        note = (
+            "within the selected evidence range only: this is not the state at the end of the "
+            "range; " + note
+        )
+    return graph_pb2.GetContextResponse(
+        object_ref=common_pb2.ObjectRef(
+            type=OBJECT_TYPE_TO_PROTO[read.object_type], id=read.object_id
+        ),
+        mode=CONTEXT_MODE_TO_PROTO[mode],
+        collections=collections,
+        evidence_note=note,
+        coverage=coverage(
+            read.coverage, MatchCounts(None, read.unknown_time_excluded, read.event_time_filtered)
+        ),
+        basis=basis(scope, tf, read.read_revision, read.read_at),
+        history_gaps=list(read.history_gaps),
+        object_scope=scope_to_proto(scope.resolved),
     )

@@ -154,3 +154,289 @@ FROM source_revisions s JOIN trees t ON t.id = s.tree_id
 WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 LIMIT 1)
   AND s.revision = $2
 """
+
+# ---- validity ------------------------------------------------------------------------------
+
+# The evidenced relations (`replaces`, `contradicts`; a retracted one counts for nothing) that
+# touch each of the objects ($2 types, $3 ids) in scope $1, optionally only those whose own
+# time on basis $6 lies in [$4, $5] ("within the selected evidence range").
+VALIDITY_RELATIONS = (
+    """
+SELECT DISTINCT l.to_type, l.to_id, l.link, l.from_id AS relation_id,
+       o.event_time_start AS effective_at, o.details
+FROM unnest($2::text[], $3::text[]) AS x (t, id)
+JOIN graph_links l ON l.scope_key = $1 AND l.to_type = x.t AND l.to_id = x.id
+JOIN graph_objects o
+  ON o.result_id = l.result_id AND o.object_type = 'relation' AND o.object_id = l.from_id
+WHERE l.from_type = 'relation'
+  AND l.link IN ('replaces.from', 'replaces.to', 'contradicts.from', 'contradicts.to')
+  AND o.confirmation_state IS DISTINCT FROM 'retracted'
+  AND """
+    + _TIME_FILTER
+    + """
+ORDER BY l.to_type, l.to_id, l.from_id
+"""
+)
+
+# ---- context -------------------------------------------------------------------------------
+
+_OBJECT_COLUMNS = """
+o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
+o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
+o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
+"""
+
+# Where an object exists at all (for not_found vs scope_mismatch).
+OBJECT_SCOPES = """
+SELECT DISTINCT scope_key FROM graph_objects WHERE object_type = $1 AND object_id = $2 LIMIT 20
+"""
+
+OBJECT_COPY = (
+    """
+SELECT """
+    + _OBJECT_COLUMNS
+    + """
+FROM graph_objects o
+WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3 AND o.result_id = $4
+"""
+)
+
+PREFERENCE_BY_ID = """
+SELECT id, scope_key, subject, text, about, confirmed_by, revision, updated_at
+FROM preferences WHERE id = $1
+"""
+
+# The results in scope that hold the object, oldest first (the versions a caller can name).
+OBJECT_RESULTS = """
+SELECT o.result_id FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+ORDER BY r.graph_revision
+LIMIT $4
+"""
+
+RESULT_GAPS = """
+SELECT DISTINCT unnest(r.coverage_gaps) AS gap
+FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+ORDER BY gap
+LIMIT 20
+"""
+
+# The objects related to X = ($2 type, $3 id) in scope $1: its direct neighbours over links in
+# either direction, every relation touching X or a neighbour, and those relations' ends. Two
+# decisions linked only through "B replaces A" are therefore both in each other's context.
+_RELATED = """
+WITH nb AS (
+    SELECT from_type AS t, from_id AS id FROM graph_links
+    WHERE scope_key = $1 AND to_type = $2 AND to_id = $3
+    UNION
+    SELECT to_type, to_id FROM graph_links
+    WHERE scope_key = $1 AND from_type = $2 AND from_id = $3
+), hop AS (
+    SELECT $2::text AS t, $3::text AS id
+    UNION
+    SELECT t, id FROM nb
+), rel AS (
+    SELECT DISTINCT l.from_id AS id
+    FROM hop JOIN graph_links l ON l.scope_key = $1 AND l.to_type = hop.t AND l.to_id = hop.id
+    WHERE l.from_type = 'relation'
+), related AS (
+    SELECT t, id FROM nb
+    UNION
+    SELECT 'relation', id FROM rel
+    UNION
+    SELECT l.to_type, l.to_id
+    FROM rel JOIN graph_links l
+      ON l.scope_key = $1 AND l.from_type = 'relation' AND l.from_id = rel.id
+)
+"""
+
+
+# Parameters of every context collection query: $1 scope, $2/$3 the object X, $4/$5/$6 the
+# time filter (applied only to evidence collections), $7 the object types of the collection,
+# $8 include X itself, $9 dated only / $10 undated only, $11..$15 keyset after
+# (time unknown?, time, type rank, id, result id), $16 limit.
+# Unknown times sort after known ones; within them the stand-in time is the same for all.
+_EVIDENCE_ORDER = (
+    "(o.event_time_start IS NULL, "
+    "coalesce(o.event_time_start, '0001-01-02 00:00:00+00'::timestamptz), "
+    "o.type_rank, o.object_id, o.result_id)"
+)
+_COLLECTION = (
+    _RELATED
+    + """
+, members AS (
+    SELECT t, id FROM related
+    UNION
+    SELECT $2::text, $3::text WHERE $8::bool
+)
+SELECT """
+    + _OBJECT_COLUMNS
+    + """
+FROM members m
+JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
+WHERE o.object_type = any($7::text[])
+  AND ($8::bool OR NOT (o.object_type = $2 AND o.object_id = $3))
+  AND (NOT $9::bool OR o.event_time_start IS NOT NULL)
+  AND (NOT $10::bool OR o.event_time_start IS NULL)
+  AND {time_filter}
+  AND ($11::bool IS NULL OR """
+    + _EVIDENCE_ORDER
+    + """
+       > ($11::bool, $12::timestamptz, $13::smallint, $14::text, $15::text))
+ORDER BY """
+    + _EVIDENCE_ORDER.strip("()")
+    + """
+LIMIT $16
+"""
+)
+CONTEXT_COLLECTION = _COLLECTION.replace("{time_filter}", _TIME_FILTER)
+CONTEXT_COLLECTION_UNFILTERED = _COLLECTION.replace("{time_filter}", "true")
+
+# Counts of one collection (same parameters without the keyset; $11 is the cap).
+_COLLECTION_COUNT = (
+    _RELATED
+    + """
+, members AS (
+    SELECT t, id FROM related
+    UNION
+    SELECT $2::text, $3::text WHERE $8::bool
+)
+SELECT count(*) FROM (
+    SELECT 1
+    FROM members m
+    JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
+    WHERE o.object_type = any($7::text[])
+      AND ($8::bool OR NOT (o.object_type = $2 AND o.object_id = $3))
+      AND (NOT $9::bool OR o.event_time_start IS NOT NULL)
+      AND (NOT $10::bool OR o.event_time_start IS NULL)
+      AND {time_filter}
+    LIMIT $11
+) capped
+"""
+)
+CONTEXT_COLLECTION_COUNT = _COLLECTION_COUNT.replace("{time_filter}", _TIME_FILTER)
+CONTEXT_COLLECTION_COUNT_UNFILTERED = _COLLECTION_COUNT.replace("{time_filter}", "true")
+
+# Evidence left out of a context read by an event-time filter for lacking an event time.
+CONTEXT_UNKNOWN_TIME = (
+    _RELATED
+    + """
+SELECT count(*) FROM (
+    SELECT 1 FROM related r
+    JOIN graph_objects o ON o.object_type = r.t AND o.object_id = r.id AND o.scope_key = $1
+    WHERE o.object_type = any($4::text[]) AND o.event_time_start IS NULL
+    LIMIT $5
+) capped
+"""
+)
+
+# X's own stored copies, one per result, in recording order ($4 one result or NULL, $5 after
+# this graph revision, $6 limit).
+CONTEXT_SNAPSHOTS = (
+    """
+SELECT r.graph_revision, """
+    + _OBJECT_COLUMNS
+    + """
+FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+  AND ($4::text IS NULL OR o.result_id = $4)
+  AND ($5::bigint IS NULL OR r.graph_revision > $5)
+ORDER BY r.graph_revision
+LIMIT $6
+"""
+)
+
+CONTEXT_SNAPSHOT_COUNT = """
+SELECT count(*) FROM (
+    SELECT 1 FROM graph_objects o
+    WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+      AND ($4::text IS NULL OR o.result_id = $4)
+    LIMIT $5
+) capped
+"""
+
+# Source references cited by X or by anything related to it ($4/$5 keyset id, result; $6
+# limit).
+_CITED = (
+    _RELATED
+    + """
+, citing AS (
+    SELECT $2::text AS t, $3::text AS id
+    UNION
+    SELECT t, id FROM related
+), cited AS (
+    SELECT DISTINCT l.result_id, l.to_id
+    FROM citing c
+    JOIN graph_links l ON l.scope_key = $1 AND l.from_type = c.t AND l.from_id = c.id
+    WHERE l.link = 'cites'
+)
+"""
+)
+CONTEXT_SOURCES = (
+    _CITED
+    + """
+SELECT """
+    + _OBJECT_COLUMNS
+    + """
+FROM cited c
+JOIN graph_objects o
+  ON o.result_id = c.result_id AND o.object_type = 'source_reference' AND o.object_id = c.to_id
+WHERE ($4::text IS NULL OR (o.object_id, o.result_id) > ($4::text, $5::text))
+ORDER BY o.object_id, o.result_id
+LIMIT $6
+"""
+)
+CONTEXT_SOURCES_COUNT = (
+    _CITED
+    + """
+SELECT count(*) FROM (SELECT 1 FROM cited LIMIT $4) capped
+"""
+)
+
+# Entity changes that record X being carried out ("completed"): the only evidence that a
+# decision was executed.
+COMPLETION_EVIDENCE = """
+SELECT o.object_id, o.result_id, o.body
+FROM graph_links l
+JOIN graph_objects o
+  ON o.result_id = l.result_id AND o.object_type = l.from_type AND o.object_id = l.from_id
+WHERE l.scope_key = $1 AND l.to_type = $2 AND l.to_id = $3
+  AND l.from_type = 'entity_change' AND l.link IN ('during', 'changes')
+  AND o.kind = 'completed'
+ORDER BY o.object_id, o.result_id
+LIMIT 20
+"""
+
+# Decision events X takes part in (for the current projection), newest-known first.
+RELATED_DECISIONS = (
+    _RELATED
+    + """
+SELECT DISTINCT ON (o.object_id) o.object_id, o.title, o.event_time_start, o.result_id
+FROM related r
+JOIN graph_objects o ON o.object_type = 'event' AND o.object_id = r.id AND o.scope_key = $1
+WHERE r.t = 'event' AND o.kind = 'decision'
+ORDER BY o.object_id, o.recorded_at DESC
+LIMIT $4
+"""
+)
+
+# Preferences that apply to a scope ($1 scope keys), after id $2, limit $3.
+PREFERENCES = """
+SELECT id, scope_key, subject, text, about, confirmed_by, revision, updated_at
+FROM preferences
+WHERE scope_key = any($1::text[]) AND ($2::text IS NULL OR id > $2)
+ORDER BY id
+LIMIT $3
+"""
+
+# A fingerprint of the applicable preferences: any create or update changes it.
+PREFERENCES_VERSION = """
+SELECT count(*) AS n, coalesce(sum(revision), 0) AS revisions
+FROM preferences WHERE scope_key = any($1::text[])
+"""
+
+# A recorded (non-message) source as it is now; only its current revision is kept.
+CURRENT_RECORDED_SOURCE = """
+SELECT text, revision, project_id, deleted FROM sources WHERE source_id = $1 AND source_type = $2
+"""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 from graph_service import convert
 from graph_service.cursors import CursorCodec, CursorState, fingerprint
@@ -17,6 +18,7 @@ from graph_service.errors import (
     NotFound,
     NotImplementedYet,
     ReplicaUnavailable,
+    ResponseTooLarge,
     ScopeMismatch,
     ScopeRequired,
     SourceUnavailable,
@@ -24,14 +26,21 @@ from graph_service.errors import (
     Unauthenticated,
 )
 from graph_service.store import GraphStore
-from graph_service.views import Caller, MatchCounts, ResolvedScope, TimeFilter
+from graph_service.views import (
+    Caller,
+    ContextContinuation,
+    MatchCounts,
+    ResolvedScope,
+    TimeFilter,
+)
 from mirrortree import rpcstatus
 from mirrortree.lsn import parse_lsn
 from mirrortree.scopes import ScopeValue
-from mirrortree.v1 import graph_pb2, graph_pb2_grpc
+from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
 # grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
 Ctx: TypeAlias = Any
+R = TypeVar("R", bound=Message)
 
 STATUS_BY_ERROR: dict[type[GraphError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
@@ -46,7 +55,20 @@ STATUS_BY_ERROR: dict[type[GraphError], grpc.StatusCode] = {
     ReplicaUnavailable: grpc.StatusCode.UNAVAILABLE,
     HistoricalVersionUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     SourceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
+    ResponseTooLarge: grpc.StatusCode.OUT_OF_RANGE,
 }
+
+
+def within_limit(response: R, advice: str) -> R:
+    """Refuse an answer over MAX_RESPONSE_BYTES instead of cutting it silently."""
+    size = response.ByteSize()
+    if size > convert.MAX_RESPONSE_BYTES:
+        raise ResponseTooLarge(
+            f"the answer would be {size:,} bytes, over the {convert.MAX_RESPONSE_BYTES:,}-byte "
+            f"limit; {advice}",
+            {"response_bytes": str(size), "limit_bytes": str(convert.MAX_RESPONSE_BYTES)},
+        )
+    return response
 
 
 async def fail(context: Ctx, error: GraphError) -> Any:
@@ -72,6 +94,17 @@ def consistency_lsn(options: graph_pb2.ReadOptions) -> str:
         except ValueError as exc:
             raise InvalidInput.one("options.min_consistency.lsn", str(exc)) from None
     return lsn
+
+
+def context_continuation(state: CursorState) -> ContextContinuation:
+    """Positions are ["collection", prefs, name, *keyset] or
+    ["content", prefs, name, offset, content digest, type, id, result id]."""
+    kind, _, name, *rest = state.position
+    if kind == "collection":
+        total = state.counts[0] if state.counts else None
+        return ContextContinuation("collection", name, rest, total)
+    offset, digest, *key = rest
+    return ContextContinuation("content", name, [*key, offset, digest])
 
 
 def carried_counts(state: CursorState | None, tf: TimeFilter) -> MatchCounts | None:
@@ -196,7 +229,10 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                         [page.counts.total, page.counts.unknown_time_excluded],
                     )
                 )
-            return convert.search_response(page, query, tf, next_cursor)
+            return within_limit(
+                convert.search_response(page, query, tf, next_cursor),
+                "ask for a smaller page_size",
+            )
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
 
@@ -205,8 +241,127 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     ) -> graph_pb2.GetContextResponse:
         try:
             convert.reject_unknown_fields(request)
-            raise NotImplementedYet(
-                "story_graph_get_context is not implemented yet; use story_graph_search"
+            check = convert.Checker()
+            object_type, object_id = convert.object_ref(check, request.object_ref)
+            requested = check.scope("scope", request.scope, required=False)
+            mode = convert.context_mode(check, request.mode)
+            tf = convert.time_filter(check, request.time_range, request.time_basis)
+            size = check.page_size(request.page_size, convert.DEFAULT_PAGE, convert.MAX_PAGE)
+            content_size = convert.content_page_size(check, request.content_page_size)
+            result_filter = check.identifier("result_id", request.result_id, required=False)
+            check.done()
+            lsn = consistency_lsn(request.options)
+            filters = fingerprint(
+                object_type,
+                object_id,
+                mode,
+                tf.start,
+                tf.end,
+                tf.basis,
+                requested.key if requested else None,
+                result_filter,
+            )
+            caller = await self._caller(context, request.options, lsn)
+            continuation: ContextContinuation | None = None
+            state: CursorState | None = None
+            if request.cursor:
+                state = self._cursors.decode(request.cursor, "get_context")
+                if state.fingerprint != filters:
+                    raise InvalidCursor(
+                        "cursor belongs to another object, mode, filter or scope; read the "
+                        "context again without it"
+                    )
+                scope = ResolvedScope(
+                    requested, ScopeValue.from_key(state.scope_key), state.resolution
+                )
+                continuation = context_continuation(state)
+            else:
+                scope = self._resolve_scope(requested, caller)
+            scope = self._confine(scope, caller)
+            read = await self._store.get_context(
+                object_type=object_type,
+                object_id=object_id,
+                scope=scope,
+                mode=mode,
+                time_filter=tf,
+                result_filter=result_filter or None,
+                page_size=size,
+                continuation=continuation,
+                expected_revision=state.read_revision if state else None,
+                expected_preferences=str(state.position[1]) if state else None,
+                min_lsn=lsn,
+            )
+
+            def cursor(position: list[Any], counts: list[int | None] | None = None) -> str:
+                return self._cursors.encode(
+                    CursorState(
+                        "get_context",
+                        filters,
+                        scope.resolved.key,
+                        scope.resolution,
+                        read.read_revision,
+                        position,
+                        counts,
+                    )
+                )
+
+            collections = []
+            for page in read.collections:
+                items = []
+                for entry in page.entries:
+                    start = 0
+                    if continuation is not None and continuation.kind == "content":
+                        start = int(continuation.position[3])
+                        if fingerprint(entry.content) != continuation.position[4]:
+                            raise StaleCursor(
+                                "this item's content changed since its first fragment; read "
+                                "the context again",
+                                {"collection": page.name},
+                            )
+                    more = start + content_size < len(entry.content)
+                    items.append(
+                        convert.context_item(
+                            entry,
+                            start,
+                            content_size,
+                            cursor(
+                                [
+                                    "content",
+                                    read.preferences_version,
+                                    page.name,
+                                    start + content_size,
+                                    fingerprint(entry.content),
+                                    *entry.key,
+                                ]
+                            )
+                            if more
+                            else "",
+                        )
+                    )
+                next_cursor = ""
+                if page.has_more:
+                    next_cursor = cursor(
+                        ["collection", read.preferences_version, page.name, *page.position],
+                        [page.total],
+                    )
+                collections.append(
+                    graph_pb2.ContextCollection(
+                        name=page.name,
+                        items=items,
+                        page=common_pb2.PageInfo(
+                            returned_count=len(items),
+                            has_more=page.has_more,
+                            next_cursor=next_cursor,
+                            complete=not page.has_more,
+                            limit_reason="page_size" if page.has_more else "",
+                            total=convert.count(page.total, convert.UNCOUNTED),
+                        ),
+                    )
+                )
+            return within_limit(
+                convert.context_response(read, scope, mode, tf, collections),
+                "ask for a smaller page_size or content_page_size, or continue one collection "
+                "with its cursor",
             )
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
@@ -273,13 +428,16 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                         [offset + size, digest],
                     )
                 )
-            return convert.read_source_response(
-                read,
-                scope,
-                requested_version=request.source_version,
-                start=offset,
-                size=size,
-                next_cursor=next_cursor,
+            return within_limit(
+                convert.read_source_response(
+                    read,
+                    scope,
+                    requested_version=request.source_version,
+                    start=offset,
+                    size=size,
+                    next_cursor=next_cursor,
+                ),
+                "ask for a smaller page_size",
             )
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]

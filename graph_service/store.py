@@ -6,14 +6,17 @@ counts, its coverage and its read revision all come from one snapshot.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
 from graph_service import queries
+from graph_service.context import ContextReader, collections_of
 from graph_service.errors import (
     HistoricalVersionUnavailable,
     NotFound,
@@ -22,20 +25,21 @@ from graph_service.errors import (
     StaleCursor,
     Unauthenticated,
 )
+from graph_service.lookups import bounded_count, cited_sources, object_row, relation_touches
 from graph_service.replicas import ReplicaRouter
 from graph_service.views import (
-    COUNT_BUDGET_MS,
-    COUNT_CAP,
     Caller,
+    CollectionPage,
+    ContextContinuation,
+    ContextRead,
     CoverageView,
     CoveredResult,
     MatchCounts,
     ResolvedScope,
     SearchPage,
-    SearchRow,
     SourceRead,
-    SourceView,
     TimeFilter,
+    validity_of,
 )
 
 COVERAGE_LIMIT = 20
@@ -45,6 +49,17 @@ def like_pattern(query: str) -> str:
     """A contiguous-substring ILIKE pattern with the user's %, _ and \\ escaped."""
     escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+@dataclass(frozen=True)
+class CurrentSource:
+    """One readable state of a source: a message revision or a recorded source."""
+
+    text: str
+    revision: str
+    project_id: str | None
+    node_id: uuid.UUID | None  # messages only
+    deleted: bool = False
 
 
 class GraphStore:
@@ -116,10 +131,22 @@ class GraphStore:
                     conn, filters, time_args, time_filter
                 )
                 page_rows = rows[:page_size]
-                sources = await self._sources(conn, page_rows)
+                sources = await cited_sources(conn, [r for _, r in page_rows])
+                touches = await relation_touches(
+                    conn,
+                    scope_key,
+                    {(r["object_type"], r["object_id"]) for _, r in page_rows},
+                    (None, None, time_filter.basis),
+                )
                 coverage = await self._coverage(conn, scope_key)
                 read_at = await conn.fetchval("SELECT clock_timestamp()")
-            hits = tuple(_search_row(score, r, sources) for score, r in page_rows)
+            hits = tuple(
+                dataclasses.replace(
+                    object_row(r, sources, score),
+                    validity=validity_of(touches.get((r["object_type"], r["object_id"]), [])),
+                )
+                for score, r in page_rows
+            )
             last = hits[-1] if hits else None
             return SearchPage(
                 rows=hits,
@@ -132,6 +159,88 @@ class GraphStore:
                 position=(
                     [last.score, last.type_rank, last.object_id, last.result_id] if last else []
                 ),
+            )
+
+        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+
+    async def get_context(
+        self,
+        *,
+        object_type: str,
+        object_id: str,
+        scope: ResolvedScope,
+        mode: str,
+        time_filter: TimeFilter,
+        result_filter: str | None,
+        page_size: int,
+        continuation: ContextContinuation | None,
+        expected_revision: int | None,
+        expected_preferences: str | None,
+        min_lsn: str,
+    ) -> ContextRead:
+        """Every collection's first page, or the one page or content a cursor continues."""
+        scope_key = scope.resolved.key
+
+        async def read(conn: asyncpg.Connection) -> ContextRead:
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                revision = await conn.fetchval(queries.READ_REVISION, scope_key)
+                reader = ContextReader(
+                    conn,
+                    scope=scope,
+                    object_type=object_type,
+                    object_id=object_id,
+                    time_filter=time_filter,
+                    result_filter=result_filter,
+                )
+                preferences = await reader.preferences_version()
+                if (expected_revision is not None and revision != expected_revision) or (
+                    expected_preferences is not None and preferences != expected_preferences
+                ):
+                    raise StaleCursor(
+                        "the story graph in this scope changed since the first page; read the "
+                        "context again without a cursor",
+                        {"cursor_revision": str(expected_revision), "current": str(revision)},
+                    )
+                await reader.require_object()
+                specs = collections_of(mode)
+                pages: list[CollectionPage] = []
+                excluded: int | None = 0
+                filtered = time_filter.active and time_filter.basis == "event_time"
+                if continuation is None:
+                    for spec in specs.values():
+                        pages.append(await reader.page(spec, page_size, None, count=True))
+                    if filtered:
+                        excluded = await reader.unknown_time_excluded()
+                elif continuation.kind == "collection":
+                    page = await reader.page(
+                        specs[continuation.collection],
+                        page_size,
+                        continuation.position,
+                        count=False,
+                    )
+                    pages.append(dataclasses.replace(page, total=continuation.total))
+                else:
+                    entry = await reader.one_entry(continuation.collection, continuation.position)
+                    if entry is None:
+                        raise StaleCursor(
+                            "the item this cursor continues is gone; read the context again",
+                            {"collection": continuation.collection},
+                        )
+                    pages.append(CollectionPage(continuation.collection, (entry,), False, 1, []))
+                gaps = await reader.history_gaps()
+                coverage = await self._coverage(conn, scope_key)
+                read_at = await conn.fetchval("SELECT clock_timestamp()")
+            return ContextRead(
+                object_type=object_type,
+                object_id=object_id,
+                collections=tuple(pages),
+                coverage=coverage,
+                unknown_time_excluded=excluded,
+                event_time_filtered=filtered,
+                history_gaps=gaps,
+                read_revision=revision,
+                read_at=read_at,
+                preferences_version=preferences,
             )
 
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
@@ -169,29 +278,24 @@ class GraphStore:
                     )
                 reference = owned[0]
                 details = json.loads(reference["details"])
-                message = await self._message_source(conn, details)
-                available = ("snapshot", "version", "current") if message else ("snapshot",)
+                current = await self._current_source(conn, details)
+                readable = current is not None and not current.deleted
+                available = ("snapshot", "version", "current") if readable else ("snapshot",)
                 # snapshot: exactly the fragment saved as evidence, at the version it was saved
                 content, content_kind = reference["fragment"], "saved_fragment"
                 returned = str(details.get("source_version", ""))
                 differs = False
                 if kind == "current":
-                    current = self._require_current(message, scope, reference_id, available)
-                    content, content_kind = current["text"], "whole_source"
-                    returned = str(current["revision"])
+                    now = self._require_current(current, scope, reference_id, available)
+                    content, content_kind = now.text, "whole_source"
+                    returned = now.revision
                     differs = returned != str(details.get("source_version", ""))
                 elif kind == "version":
-                    if message is None:
-                        raise self._no_version(reference_id, version, available)
-                    old = await conn.fetchrow(
-                        queries.MESSAGE_SOURCE_REVISION,
-                        uuid.UUID(message["node_id"]),
-                        int(version),
-                    )
+                    old = await self._source_version(conn, current, version)
                     if old is None:
                         raise self._no_version(reference_id, version, available)
-                    self._require_in_scope(old["project_id"], scope, reference_id)
-                    content, content_kind, returned = old["text"], "whole_source", version
+                    self._require_in_scope(old.project_id, scope, reference_id)
+                    content, content_kind, returned = old.text, "whole_source", version
                 coverage = await self._coverage(conn, scope_key)
                 revision = await conn.fetchval(queries.READ_REVISION, scope_key)
                 read_at = await conn.fetchval("SELECT clock_timestamp()")
@@ -210,7 +314,7 @@ class GraphStore:
                 returned_version=returned,
                 available_kinds=available,
                 differs_from_reference=differs,
-                source_length=len(message["text"]) if message else None,
+                source_length=len(current.text) if current and readable else None,
                 coverage=coverage,
                 read_revision=revision,
                 read_at=read_at,
@@ -219,35 +323,61 @@ class GraphStore:
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
 
     @staticmethod
-    async def _message_source(
+    async def _current_source(
         conn: asyncpg.Connection, details: dict[str, Any]
-    ) -> asyncpg.Record | None:
-        """The current state of a message source (a tree node), or None when there is none."""
-        if details.get("source_type") != "message":
+    ) -> CurrentSource | None:
+        """The source behind a reference as it is now: a message (tree node lineage) or a
+        recorded source; None when there is no such source to read."""
+        source_type = details.get("source_type")
+        source_id = str(details.get("source_id", ""))
+        if source_type == "message":
+            try:
+                node_id = uuid.UUID(source_id)
+            except ValueError:
+                return None
+            row = await conn.fetchrow(queries.CURRENT_MESSAGE_SOURCE, node_id)
+            if row is None:
+                return None
+            return CurrentSource(row["text"], str(row["revision"]), row["project_id"], node_id)
+        row = await conn.fetchrow(queries.CURRENT_RECORDED_SOURCE, source_id, source_type)
+        if row is None:
             return None
-        try:
-            node_id = uuid.UUID(str(details.get("source_id", "")))
-        except ValueError:
+        return CurrentSource(
+            row["text"] or "", str(row["revision"]), row["project_id"], None, row["deleted"]
+        )
+
+    @staticmethod
+    async def _source_version(
+        conn: asyncpg.Connection, current: CurrentSource | None, version: str
+    ) -> CurrentSource | None:
+        """A named revision's text: every revision of a message is kept; a recorded source
+        keeps only its current revision, so any other one is unavailable."""
+        if current is None or current.deleted:
             return None
-        row: asyncpg.Record | None = await conn.fetchrow(queries.CURRENT_MESSAGE_SOURCE, node_id)
-        return row
+        if current.node_id is None:
+            return current if current.revision == version else None
+        old = await conn.fetchrow(queries.MESSAGE_SOURCE_REVISION, current.node_id, int(version))
+        if old is None:
+            return None
+        return CurrentSource(old["text"], version, old["project_id"], current.node_id)
 
     @classmethod
     def _require_current(
         cls,
-        message: asyncpg.Record | None,
+        current: CurrentSource | None,
         scope: ResolvedScope,
         reference_id: str,
         available: tuple[str, ...],
-    ) -> asyncpg.Record:
-        if message is None:
+    ) -> CurrentSource:
+        if current is None or current.deleted:
+            state = "deleted" if current is not None else "inaccessible"
             raise SourceUnavailable(
-                f"the source behind {reference_id!r} cannot be read as it is now (deleted, or "
-                f"not a readable message); it can be read as: {', '.join(available)}",
-                {"availability": "inaccessible", "available_read_kinds": ",".join(available)},
+                f"the source behind {reference_id!r} cannot be read as it is now ({state}); "
+                f"it can be read as: {', '.join(available)}",
+                {"availability": state, "available_read_kinds": ",".join(available)},
             )
-        cls._require_in_scope(message["project_id"], scope, reference_id)
-        return message
+        cls._require_in_scope(current.project_id, scope, reference_id)
+        return current
 
     @staticmethod
     def _require_in_scope(project_id: str | None, scope: ResolvedScope, reference_id: str) -> None:
@@ -280,33 +410,12 @@ class GraphStore:
         time_args: tuple[Any, ...],
         time_filter: TimeFilter,
     ) -> MatchCounts:
-        total = await cls._bounded_count(conn, queries.SEARCH_TOTAL, *filters, *time_args)
+        total = await bounded_count(conn, queries.SEARCH_TOTAL, *filters, *time_args)
         applies = time_filter.active and time_filter.basis == "event_time"
         unknown_time = (
-            await cls._bounded_count(conn, queries.SEARCH_UNKNOWN_TIME, *filters)
-            if applies
-            else None
+            await bounded_count(conn, queries.SEARCH_UNKNOWN_TIME, *filters) if applies else None
         )
         return MatchCounts(total, unknown_time, applies)
-
-    @staticmethod
-    async def _bounded_count(conn: asyncpg.Connection, sql: str, *args: Any) -> int | None:
-        """Count up to COUNT_CAP within COUNT_BUDGET_MS; None (unknown) beyond either.
-
-        The count runs in a savepoint with a local statement timeout, so a count that would take
-        too long is abandoned without aborting the page's read transaction.
-        """
-        savepoint = conn.transaction()
-        await savepoint.start()
-        try:
-            await conn.execute(queries.SET_LOCAL_STATEMENT_TIMEOUT, str(COUNT_BUDGET_MS))
-            value: int = await conn.fetchval(sql, *args, COUNT_CAP + 1)
-        except asyncpg.QueryCanceledError:
-            return None
-        finally:
-            # Rolling the savepoint back also drops the timeout again; a count writes nothing.
-            await savepoint.rollback()
-        return value if value <= COUNT_CAP else None
 
     @staticmethod
     async def _search_tiers(
@@ -331,19 +440,6 @@ class GraphStore:
         return found
 
     @staticmethod
-    async def _sources(
-        conn: asyncpg.Connection, rows: list[tuple[int, asyncpg.Record]]
-    ) -> dict[tuple[str, str], dict[str, Any]]:
-        wanted: list[tuple[str, str]] = []
-        for _, row in rows:
-            details = json.loads(row["details"])
-            wanted.extend((row["result_id"], s) for s in details.get("source_reference_ids", []))
-        if not wanted:
-            return {}
-        found = await conn.fetch(queries.SOURCES_OF, [w[0] for w in wanted], [w[1] for w in wanted])
-        return {(r["result_id"], r["object_id"]): json.loads(r["details"]) for r in found}
-
-    @staticmethod
     async def _coverage(conn: asyncpg.Connection, scope_key: str) -> CoverageView:
         count = await conn.fetchval(queries.RESULT_COUNT, scope_key)
         rows = await conn.fetch(queries.COVERAGE, scope_key, COVERAGE_LIMIT)
@@ -361,35 +457,3 @@ class GraphStore:
                 for r in rows
             ),
         )
-
-
-def _search_row(
-    score: int, row: asyncpg.Record, sources: dict[tuple[str, str], dict[str, Any]]
-) -> SearchRow:
-    details = json.loads(row["details"])
-    refs = details.get("source_reference_ids", [])
-    return SearchRow(
-        result_id=row["result_id"],
-        object_type=row["object_type"],
-        object_id=row["object_id"],
-        type_rank=row["type_rank"],
-        scope_key=row["scope_key"],
-        title=row["title"],
-        body=row["body"],
-        kind=row["kind"],
-        object_revision=row["object_revision"],
-        confirmation_state=row["confirmation_state"],
-        event_time_start=row["event_time_start"],
-        event_time_end=row["event_time_end"],
-        event_time_precision=row["event_time_precision"],
-        event_time_basis=row["event_time_basis"],
-        review_generated_at=row["review_generated_at"],
-        recorded_at=row["recorded_at"],
-        details=details,
-        score=score,
-        sources=tuple(
-            SourceView(ref, sources[(row["result_id"], ref)])
-            for ref in refs
-            if (row["result_id"], ref) in sources
-        ),
-    )

@@ -43,6 +43,60 @@ class TimeFilter:
 
 
 @dataclass(frozen=True)
+class ValidityView:
+    """Validity established only by evidenced relations; "unknown" otherwise."""
+
+    state: str  # "unknown" | "current" | "superseded" | "disputed"
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    basis: tuple[str, ...] = ()  # the relation ids that establish it
+
+
+UNKNOWN_VALIDITY = ValidityView("unknown")
+
+
+@dataclass(frozen=True)
+class RelationTouch:
+    """One evidenced relation touching an object: which end it is and the other end."""
+
+    link: str  # "replaces.from" | "replaces.to" | "contradicts.from" | "contradicts.to"
+    relation_id: str
+    effective_at: datetime | None
+    other: tuple[str, str]  # (type, id) of the other end
+
+
+def validity_of(touches: list[RelationTouch]) -> ValidityView:
+    """superseded > disputed > current > unknown.
+
+    - `replaces.to` (something replaced this, on evidence): superseded from its effective time;
+    - a `contradicts` whose two ends no `replaces` between them settles: disputed;
+    - `replaces.from` (this replaced something): current from its effective time;
+    - nothing evidenced: unknown. Newer, more assertive or confirmed is never enough.
+    """
+    replaced = [t for t in touches if t.link == "replaces.to"]
+    if replaced:
+        times = [t.effective_at for t in replaced if t.effective_at is not None]
+        return ValidityView(
+            "superseded",
+            valid_to=min(times) if times else None,
+            basis=tuple(sorted({t.relation_id for t in replaced})),
+        )
+    settled = {t.other for t in touches if t.link.startswith("replaces.")}
+    disputes = [t for t in touches if t.link.startswith("contradicts.") and t.other not in settled]
+    if disputes:
+        return ValidityView("disputed", basis=tuple(sorted({t.relation_id for t in disputes})))
+    replacing = [t for t in touches if t.link == "replaces.from"]
+    if replacing:
+        times = [t.effective_at for t in replacing if t.effective_at is not None]
+        return ValidityView(
+            "current",
+            valid_from=max(times) if times else None,
+            basis=tuple(sorted({t.relation_id for t in replacing})),
+        )
+    return UNKNOWN_VALIDITY
+
+
+@dataclass(frozen=True)
 class SourceView:
     source_reference_id: str
     details: dict[str, Any]
@@ -69,6 +123,7 @@ class SearchRow:
     details: dict[str, Any]
     score: int
     sources: tuple[SourceView, ...] = ()
+    validity: ValidityView = UNKNOWN_VALIDITY
 
 
 @dataclass(frozen=True)
@@ -130,3 +185,71 @@ class SourceRead:
     coverage: CoverageView
     read_revision: int
     read_at: datetime
+
+
+@dataclass(frozen=True)
+class PreferenceRow:
+    preference_id: str
+    scope_key: str
+    subject: str
+    text: str
+    about: tuple[dict[str, str], ...]
+    confirmed_by: str
+    revision: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ContextEntry:
+    """One item of a context collection: a stored object copy, a preference, or the
+    computed current projection (`content` is the JSON document the fragments page over)."""
+
+    ref_type: str
+    ref_id: str
+    result_id: str  # "" for computed items and preferences
+    scope_key: str
+    label: str
+    kind: str
+    content: str
+    row: SearchRow | None = None  # stored objects: their time facts, revision and sources
+    validity: ValidityView = UNKNOWN_VALIDITY
+    revision: str | None = None  # for items without a row (preferences)
+    recorded_at: datetime | None = None  # for items without a row (preferences)
+
+    @property
+    def key(self) -> list[str]:
+        return [self.ref_type, self.ref_id, self.result_id]
+
+
+@dataclass(frozen=True)
+class CollectionPage:
+    name: str
+    entries: tuple[ContextEntry, ...]
+    has_more: bool
+    total: int | None  # None: unknown (over the cap or the time budget)
+    position: list[Any]  # keyset after the last entry, for the next page
+
+
+@dataclass(frozen=True)
+class ContextContinuation:
+    """Where a GetContext cursor continues: one collection's next page, or the rest of one
+    item's content."""
+
+    kind: str  # "collection" | "content"
+    collection: str
+    position: list[Any]  # the keyset after the last item, or the item's key
+    total: int | None = None  # the collection's total from the first page
+
+
+@dataclass(frozen=True)
+class ContextRead:
+    object_type: str
+    object_id: str
+    collections: tuple[CollectionPage, ...]
+    coverage: CoverageView
+    unknown_time_excluded: int | None
+    event_time_filtered: bool
+    history_gaps: tuple[str, ...]
+    read_revision: int
+    read_at: datetime
+    preferences_version: str

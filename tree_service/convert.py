@@ -482,10 +482,7 @@ def preference_to_proto(record: PreferenceRecord) -> tree_pb2.Preference:
         scope=scope_to_proto(record.scope),
         subject=record.subject,
         text=record.text,
-        about=[
-            common_pb2.ObjectRef(type=a["type"].upper(), id=a["id"])
-            for a in record.about
-        ],
+        about=[common_pb2.ObjectRef(type=a["type"].upper(), id=a["id"]) for a in record.about],
         confirmed_by=record.confirmed_by,
         revision=record.revision,
         updated_at=format_utc(record.updated_at),

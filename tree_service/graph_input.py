@@ -28,6 +28,7 @@ from tree_service.domain import (
 )
 
 MAX_REASON = 4_000
+RESERVED_RESULT_PREFIX = "mainline-"
 MAX_GAP = 2_000
 
 EVENT_KINDS = {
@@ -411,6 +412,12 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
     check = Checker()
     check.idempotency_key(request.idempotency_key)
     check.identifier("result_id", request.result_id)
+    if request.result_id.startswith(RESERVED_RESULT_PREFIX):
+        check.fail(
+            "result_id",
+            f"ids starting with {RESERVED_RESULT_PREFIX!r} are reserved for the projections "
+            "of confirmed main-line versions",
+        )
     scope = check.scope("scope", request.scope, required=True)
     check.text("phase", request.phase, 100)
     generated = check.time("review_generated_at", request.review_generated_at, required=True)

@@ -298,6 +298,11 @@ JOIN review_results r ON r.result_id = o.result_id
 ORDER BY o.object_type, o.object_id, r.graph_revision DESC
 """
 
+OBJECT_IN_SCOPE = """
+SELECT EXISTS (
+    SELECT 1 FROM graph_objects WHERE scope_key = $1 AND object_type = $2 AND object_id = $3)
+"""
+
 SELECT_PREFERENCES_BY_ID = """
 SELECT id, scope_key, revision FROM preferences WHERE id = any($1::text[])
 """

@@ -24,7 +24,7 @@ import asyncpg
 from mirrortree.lsn import commit_point, format_lsn, parse_lsn
 from mirrortree.rpcstatus import FieldViolation
 from mirrortree.scopes import ScopeValue
-from tree_service import queries
+from tree_service import canon_projection, queries
 from tree_service.domain import (
     CANON_POLICIES,
     AnswerState,
@@ -560,7 +560,8 @@ class TreeStore:
     ) -> MainLineVersion:
         """Append a main-line version for the selection's scope; nothing earlier changes."""
         tree_uuid = _uuid(request.tree_id, "tree_id")
-        if await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
+        tree = await conn.fetchrow(queries.SELECT_TREE, tree_uuid)
+        if tree is None:
             raise NotFound("tree", request.tree_id)
         if request.leaf_node_id is not None:
             leaf = await self._load(conn, request.leaf_node_id, "leaf_node_id")
@@ -627,7 +628,7 @@ class TreeStore:
             candidate_id = uuid.uuid4()
             await conn.execute(queries.INSERT_CANDIDATE, candidate_id, version_id, kind, detail)
             candidates.append(CanonCandidate(str(candidate_id), kind, detail, "pending"))
-        return MainLineVersion(
+        created = MainLineVersion(
             id=str(version_id),
             tree_id=request.tree_id,
             scope=scope,
@@ -640,6 +641,39 @@ class TreeStore:
             candidates=tuple(candidates),
             replaces_version_id=str(previous) if previous else None,
         )
+        await self._project_canonicalization(conn, created, tree)
+        return created
+
+    async def _project_canonicalization(
+        self, conn: asyncpg.Connection, version: MainLineVersion, tree: asyncpg.Record
+    ) -> None:
+        """W3, in the canonicalization's own transaction: the version appears in the story
+        graph as a confirmed decision, replacing the previous version's decision when that
+        one is in the same scope (a tree that changed project, or a version older than the
+        projection, gets a coverage gap instead of an unevidenced link)."""
+        project_id = tree["project_id"]
+        scope_key = (
+            ScopeValue.of_projects([project_id]) if project_id else ScopeValue.global_scope()
+        ).key
+        previous_in_scope = None
+        gaps: tuple[str, ...] = ()
+        if version.replaces_version_id:
+            found = await conn.fetchval(
+                queries.OBJECT_IN_SCOPE,
+                scope_key,
+                "event",
+                canon_projection.event_id(version.replaces_version_id),
+            )
+            if found:
+                previous_in_scope = version.replaces_version_id
+            else:
+                gaps = (
+                    f"version {version.version - 1} of this main line has no decision event in "
+                    "this scope, so no replaces relation is recorded for it",
+                )
+        review = canon_projection.projection(version, tree["title"], project_id, previous_in_scope)
+        review = dataclasses.replace(review, coverage_gaps=gaps)
+        await self.record_review(conn, review, hashlib.sha256(review.result_id.encode()).digest())
 
     # ---- reads ----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from mirrortree.protoscope import project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
+from tests.graph_service.story import load_acceptance_story
 from tests.tree_service.helpers import ask, new_tree
 
 
@@ -206,3 +207,61 @@ async def test_reading_past_the_end_is_refused(tree_stub, graph_stub):
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await graph_stub.ReadSource(read(ref, project, token, offset=99))
     assert describe(caught.value).violations[0].field == "offset"
+
+
+async def test_recorded_source_keeps_only_its_current_revision(tree_service, tree_stub, graph_stub):
+    """A document reference saved at revision 1 of a source now at revision 3: the saved
+    snapshot reads, the current text reads (and says it differs), the old revision is
+    reported unavailable with the read kinds that do exist — never reconstructed."""
+    story = await load_acceptance_story(f"127.0.0.1:{tree_service.port}")
+
+    async def read(**fields):
+        return await graph_stub.ReadSource(
+            graph_pb2.ReadSourceRequest(
+                source_reference_id="src-notes-v1",
+                scope=story.scope,
+                options=story.options(),
+                **fields,
+            )
+        )
+
+    snapshot = await read()
+    assert snapshot.content_kind == "saved_fragment"
+    assert snapshot.text.startswith("Decision A") and snapshot.returned_version == "1"
+    current = await read(read_kind=graph_pb2.CURRENT_CONTENT)
+    assert current.returned_version == "3" and current.differs_from_reference
+    assert current.text[snapshot.fragment_start : snapshot.fragment_end] == snapshot.text
+    assert (await read(read_kind=graph_pb2.VERSION, source_version="3")).text == current.text
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await read(read_kind=graph_pb2.VERSION, source_version="1")
+    error = describe(caught.value)
+    assert error.reason == "historical_version_unavailable"
+    assert error.metadata["available_read_kinds"] == "snapshot,current"
+
+    # Deleting the source leaves the saved snapshot readable and says the source is deleted.
+    deleted = await tree_stub.RecordSource(
+        tree_pb2.RecordSourceRequest(
+            idempotency_key=unique("k"),
+            source_id=story.ids["doc-storage-notes"],
+            source_type="document",
+            deleted=True,
+            expected_revision=3,
+        )
+    )
+    options = graph_pb2.ReadOptions(min_consistency=deleted.consistency)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(
+            graph_pb2.ReadSourceRequest(
+                source_reference_id="src-notes-v1",
+                scope=story.scope,
+                read_kind=graph_pb2.CURRENT_CONTENT,
+                options=options,
+            )
+        )
+    assert describe(caught.value).metadata["availability"] == "deleted"
+    still = await graph_stub.ReadSource(
+        graph_pb2.ReadSourceRequest(
+            source_reference_id="src-notes-v1", scope=story.scope, options=options
+        )
+    )
+    assert still.text == snapshot.text

@@ -393,10 +393,14 @@ async def test_an_unknown_binding_token_is_unauthenticated(graph_stub):
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-async def test_get_context_says_it_is_not_implemented_yet(graph_stub):
+async def test_get_context_without_an_object_names_the_field(graph_stub):
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await graph_stub.GetContext(graph_pb2.GetContextRequest())
-    assert describe(caught.value).reason == "not_implemented"
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert {v.field for v in describe(caught.value).violations} == {
+        "object_ref.type",
+        "object_ref.id",
+    }
 
 
 async def test_graph_service_refuses_to_start_on_a_primary(cluster, tree_service):

@@ -1,0 +1,428 @@
+"""StoryGraph.GetContext: the acceptance story end to end, validity from evidence only, time
+roles, paging of every collection and of long content, cursors, scope and version answers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import grpc
+import pytest
+
+from mirrortree.rpcstatus import describe
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from tests.conftest import unique
+from tests.graph_service.story import LoadedStory, load_acceptance_story, ref, relation_input
+
+EVENT, ENTITY = common_pb2.EVENT, common_pb2.ENTITY
+SUPERSEDED, CURRENT = common_pb2.VALIDITY_SUPERSEDED, common_pb2.VALIDITY_CURRENT
+DISPUTED, UNKNOWN = common_pb2.VALIDITY_DISPUTED, common_pb2.VALIDITY_UNKNOWN
+
+
+@pytest.fixture
+async def story(tree_service) -> LoadedStory:
+    return await load_acceptance_story(f"127.0.0.1:{tree_service.port}")
+
+
+async def context(graph_stub, story: LoadedStory, object_ref, **fields: Any):
+    fields.setdefault("scope", story.scope)
+    return await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(object_ref=object_ref, options=story.options(), **fields)
+    )
+
+
+def collection(response, name: str) -> graph_pb2.ContextCollection:
+    found: list[graph_pb2.ContextCollection] = [c for c in response.collections if c.name == name]
+    assert found, f"no collection {name!r} in {[c.name for c in response.collections]}"
+    return found[0]
+
+
+def items_by_id(response, name: str) -> dict[str, graph_pb2.ContextItem]:
+    return {item.ref.id: item for item in collection(response, name).items}
+
+
+def content(item: graph_pb2.ContextItem) -> dict[str, Any]:
+    assert item.content.start == 0 and not item.content.next_cursor
+    parsed: dict[str, Any] = json.loads(item.content.text)
+    return parsed
+
+
+async def test_acceptance_story_old_decision_evidenced_revision_current_recommendation(
+    graph_stub, story
+):
+    """A → evidenced revision → B: the tools return A, the revision, the replacing evidence
+    and B, so an agent can recommend B citing both sources; option C does not invalidate B;
+    B being decided is not B being done."""
+    response = await context(graph_stub, story, ref(ENTITY, "ent-storage"))
+    events = items_by_id(response, "events")
+    assert events["ev-decide-a"].time.validity.state == SUPERSEDED
+    assert events["ev-decide-a"].time.validity.basis == "rel-b-replaces-a"
+    assert events["ev-decide-a"].time.validity.to == "2026-09-30T15:30:00Z"
+    assert events["ev-revise-b"].time.validity.state == CURRENT
+    # C is only a contrasting option for B (and conflicts with a preference): B stays current.
+    assert events["ev-option-c"].time.validity.state != SUPERSEDED
+    relations = items_by_id(response, "relations")
+    replaces = content(relations["rel-b-replaces-a"])
+    assert replaces["relation_kind"] == "replaces"
+    assert replaces["from"]["id"] == "ev-revise-b" and replaces["to"]["id"] == "ev-decide-a"
+    assert replaces["to"]["version"]["recorded_in"] == story.ids["demo-review-2026-09-28"]
+    assert replaces["evidenced"] is True
+    assert content(relations["rel-c-contrasts-b"])["relation_kind"] == "contrasts"
+    # Both decisions' sources are there: the old one (v1) and the revising one (v2).
+    sources = {i.ref.id for i in collection(response, "sources").items}
+    assert {"src-notes-v1", "src-notes-v2"} <= sources
+    assert [s.source_reference_id for s in events["ev-revise-b"].sources] == ["src-notes-v2"]
+
+    current = content(collection(response, "current").items[0])
+    decisions = {d["event_id"]: d for d in current["decisions"]["items"]}
+    assert decisions["ev-decide-a"]["validity"]["state"] == "superseded"
+    assert decisions["ev-revise-b"]["validity"]["state"] == "current"
+    assert current["completion"]["state"] == "unknown"
+
+    decision_b = await context(graph_stub, story, ref(EVENT, "ev-revise-b"))
+    projection = content(collection(decision_b, "current").items[0])
+    assert projection["decision_state"] == "decided"
+    assert projection["completion"]["state"] == "unknown"
+    assert "not evidence that it was carried out" in projection["completion"]["reason"]
+    assert projection["validity"]["state"] == "current"
+
+    hits = await graph_stub.Search(
+        graph_pb2.SearchRequest(query="Decision A", scope=story.scope, options=story.options())
+    )
+    hit = next(h for h in hits.hits if h.ref.id == "ev-decide-a")
+    assert hit.time.validity.state == SUPERSEDED
+
+
+async def test_old_descriptions_are_not_hidden_by_the_current_projection(graph_stub, story):
+    response = await context(graph_stub, story, ref(ENTITY, "ent-storage"))
+    snapshots = collection(response, "snapshots")
+    assert [i.result_id for i in snapshots.items] == [
+        story.ids["demo-review-2026-09-28"],
+        story.ids["demo-review-2026-10-01"],
+    ]
+    assert [i.object_revision.known for i in snapshots.items] == ["1", "2"]
+    assert "SQLite" in content(snapshots.items[0])["description"]
+    current = content(collection(response, "current").items[0])
+    assert current["description"]["recorded_by_result"] == story.ids["demo-review-2026-10-01"]
+
+
+async def test_late_recorded_old_event_stays_old_in_the_timeline(graph_stub, story):
+    response = await context(
+        graph_stub, story, ref(common_pb2.STORY_LINE, "line-storage"), mode=graph_pb2.TIMELINE
+    )
+    timeline = collection(response, "timeline").items
+    events = [i for i in timeline if i.ref.type == EVENT]
+    # The kickoff was recorded last (by the 2026-10-05 review) but happened first.
+    assert events[0].ref.id == "ev-kickoff"
+    assert events[0].time.recorded_at == max(i.time.recorded_at for i in events)
+    starts = [i.time.event_time.start for i in timeline]
+    assert starts == sorted(starts)
+    undated = collection(response, "undated").items
+    assert [i.ref.id for i in undated if i.ref.type == EVENT] == ["ev-benchmark"]
+    assert not any(i.time.event_time.known for i in undated)
+
+
+async def test_time_filter_narrows_evidence_and_counts_unknown_times(graph_stub, story):
+    response = await context(
+        graph_stub,
+        story,
+        ref(ENTITY, "ent-storage"),
+        time_range=common_pb2.TimeRange(to="2026-09-29T00:00:00+08:00"),
+    )
+    assert "within the selected evidence range" in response.evidence_note
+    # Only A happened before the end of the range; B and its replacement are outside it.
+    assert set(items_by_id(response, "events")) == {"ev-decide-a"}
+    assert not collection(response, "relations").items
+    current = content(collection(response, "current").items[0])
+    assert "within the selected evidence range" in current["statement"]
+    # The benchmark has no event time: it never matches a range, and it is counted.
+    assert response.coverage.unknown_time_excluded.exact >= 1
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await context(
+            graph_stub,
+            story,
+            ref(ENTITY, "ent-storage"),
+            time_range=common_pb2.TimeRange(to="2026-09-29T00:00:00"),
+        )
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "time_range.to" in caught.value.details()
+
+
+async def test_preference_is_background_with_a_pending_difference(graph_stub, story):
+    response = await context(graph_stub, story, ref(ENTITY, "ent-storage"))
+    preferences = collection(response, "preferences").items
+    pref = next(p for p in preferences if p.ref.id == story.ids["pref-boring-tech"])
+    assert pref.label.startswith("background")
+    assert pref.time.recorded_at  # its real update time
+    assert not pref.time.event_time.known  # never passed off as when it was decided
+    body = content(pref)
+    assert body["text"].startswith("Prefer boring")
+    assert [d["graph_fact"]["id"] for d in body["pending_differences"]] == ["ev-option-c"]
+    # Reading the preference itself shows the same difference, and the preference stands.
+    own = await context(
+        graph_stub, story, ref(common_pb2.PREFERENCE, story.ids["pref-boring-tech"])
+    )
+    projection = content(collection(own, "current").items[0])
+    assert projection["preference"]["text"] == body["text"]
+    assert projection["preference"]["pending_differences"]
+
+
+async def test_not_found_scope_mismatch_and_missing_version_are_distinct(graph_stub, story):
+    async def code_of(**fields: Any) -> tuple[grpc.StatusCode, str]:
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await context(graph_stub, story, **fields)
+        return caught.value.code(), describe(caught.value).reason
+
+    assert await code_of(object_ref=ref(EVENT, "no-such-event")) == (
+        grpc.StatusCode.NOT_FOUND,
+        "not_found",
+    )
+    other = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[unique("other")]))
+    # The stable id exists, but not in the scope asked for: no escape by id.
+    assert await code_of(object_ref=ref(EVENT, "ev-decide-a"), scope=other) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "scope_mismatch",
+    )
+    code, reason = await code_of(
+        object_ref=ref(ENTITY, "ent-storage"), result_id=story.ids["demo-review-2026-10-05"]
+    )
+    assert (code, reason) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "historical_version_unavailable",
+    )
+    # One stored version can be read on its own.
+    pinned = await context(
+        graph_stub, story, ref(ENTITY, "ent-storage"), result_id=story.ids["demo-review-2026-09-28"]
+    )
+    assert [i.result_id for i in collection(pinned, "snapshots").items] == [
+        story.ids["demo-review-2026-09-28"]
+    ]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(object_ref=ref(ENTITY, "ent-storage"))
+        )
+    assert describe(caught.value).reason == "scope_required"
+
+
+# ---- paging --------------------------------------------------------------------------------
+
+
+async def record_many(tree_stub, project: str, count: int) -> tree_pb2.RecordReviewResponse:
+    """One entity with `count` events, changes, leaf facts and relations around it."""
+    sources = [
+        tree_pb2.SourceReferenceInput(id=f"src-{i:03}", source_type="document", fragment=f"s{i}")
+        for i in range(count)
+    ]
+    events = [
+        tree_pb2.EventInput(
+            id=f"ev-{i:03}",
+            kind=tree_pb2.DECISION,
+            title=f"Step {i}",
+            entity_ids=["hub"],
+            source_reference_ids=[f"src-{i:03}"],
+            event_time=common_pb2.EventTime(start=f"2026-10-01T{i % 24:02}:{i % 60:02}:00Z")
+            if i % 3
+            else common_pb2.EventTime(),
+        )
+        for i in range(count)
+    ]
+    response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project])),
+            phase="daily",
+            review_generated_at="2026-10-02T00:00:00Z",
+            entities=[tree_pb2.EntityInput(id="hub", label="Hub")],
+            events=events,
+            source_references=sources,
+            entity_changes=[
+                tree_pb2.EntityChangeInput(
+                    id=f"chg-{i:03}", entity_id="hub", change_type="revised", description="x"
+                )
+                for i in range(count)
+            ],
+            leaf_facts=[
+                tree_pb2.LeafFactInput(
+                    id=f"lf-{i:03}",
+                    text=f"fact {i}",
+                    about=[ref(ENTITY, "hub")],
+                    source_reference_ids=[f"src-{i:03}"],
+                )
+                for i in range(count)
+            ],
+            relations=[
+                relation_input(
+                    f"rel-{i:03}",
+                    tree_pb2.REPLACES,
+                    ref(EVENT, f"ev-{i + 1:03}"),
+                    ref(EVENT, f"ev-{i:03}"),
+                    reason="stated",
+                    source_reference_ids=[f"src-{i + 1:03}"],
+                )
+                for i in range(count - 1)
+            ],
+        )
+    )
+    return response
+
+
+@pytest.mark.parametrize("mode", [graph_pb2.CURRENT, graph_pb2.TIMELINE])
+async def test_every_collection_pages_to_its_last_page_without_gaps(tree_stub, graph_stub, mode):
+    project = unique("paging")
+    written = await record_many(tree_stub, project, 23)
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    request = graph_pb2.GetContextRequest(
+        object_ref=ref(ENTITY, "hub"),
+        scope=scope,
+        mode=mode,
+        page_size=4,
+        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+    )
+    first = await graph_stub.GetContext(request)
+    seen_total = 0
+    for coll in first.collections:
+        keys = [(i.ref.type, i.ref.id, i.result_id) for i in coll.items]
+        cursor = coll.page.next_cursor
+        pages = 1
+        while cursor:
+            follow = graph_pb2.GetContextRequest()
+            follow.CopyFrom(request)
+            follow.cursor = cursor
+            page = await graph_stub.GetContext(follow)
+            assert [c.name for c in page.collections] == [coll.name]
+            keys += [(i.ref.type, i.ref.id, i.result_id) for i in page.collections[0].items]
+            cursor = page.collections[0].page.next_cursor
+            assert page.collections[0].page.total == coll.page.total
+            pages += 1
+        assert len(keys) == len(set(keys)), f"duplicates in {coll.name}"
+        assert len(keys) == coll.page.total.exact, coll.name
+        seen_total += len(keys)
+        if coll.name in ("events", "changes", "leaves", "sources"):
+            assert len(keys) == 23 and pages == 6, coll.name
+        if coll.name == "relations":
+            assert len(keys) == 22
+    assert seen_total > 100
+    if mode == graph_pb2.TIMELINE:
+        # Every third event has no time (8 of 23); changes, leaves and relations have none.
+        assert collection(first, "timeline").page.total.exact == 15
+        assert collection(first, "undated").page.total.exact == 8 + 23 + 23 + 22
+
+
+async def test_long_content_continues_in_code_points_and_concatenates(tree_stub, graph_stub):
+    project = unique("content")
+    description = "起🙂" * 3_000 + "end"  # astral characters: 1 code point, 2 UTF-16 units
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project])),
+            phase="daily",
+            review_generated_at="2026-10-02T00:00:00Z",
+            events=[
+                tree_pb2.EventInput(
+                    id="long", kind=tree_pb2.MILESTONE, title="Long", description=description
+                )
+            ],
+        )
+    )
+    request = graph_pb2.GetContextRequest(
+        object_ref=ref(EVENT, "long"),
+        scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project])),
+        content_page_size=1_000,
+        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+    )
+    response = await graph_stub.GetContext(request)
+    fragment = collection(response, "snapshots").items[0].content
+    parts = [fragment]
+    while fragment.next_cursor:
+        follow = graph_pb2.GetContextRequest()
+        follow.CopyFrom(request)
+        follow.cursor = fragment.next_cursor
+        page = await graph_stub.GetContext(follow)
+        fragment = page.collections[0].items[0].content
+        parts.append(fragment)
+    assert [p.start for p in parts] == [i * 1_000 for i in range(len(parts))]
+    assert all(p.end - p.start == len(p.text) for p in parts)
+    whole = "".join(p.text for p in parts)
+    assert len(whole) == parts[0].total_length
+    assert json.loads(whole)["description"] == description
+
+
+async def test_response_over_the_byte_limit_fails_explicitly(tree_stub, graph_stub):
+    project = unique("large")
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project])),
+            phase="daily",
+            review_generated_at="2026-10-02T00:00:00Z",
+            entities=[tree_pb2.EntityInput(id="hub", label="Hub")],
+            events=[
+                tree_pb2.EventInput(
+                    id=f"big-{i}",
+                    kind=tree_pb2.DISCUSSION,
+                    title="Big",
+                    description="漢" * 8_000,
+                    entity_ids=["hub"],
+                )
+                for i in range(10)
+            ],
+        )
+    )
+    request = graph_pb2.GetContextRequest(
+        object_ref=ref(ENTITY, "hub"),
+        scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project])),
+        content_page_size=8_000,
+        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(request)
+    assert caught.value.code() == grpc.StatusCode.OUT_OF_RANGE
+    assert describe(caught.value).reason == "response_too_large"
+    assert "content_page_size" in caught.value.details()
+    request.content_page_size = 1_000
+    smaller = await graph_stub.GetContext(request)
+    assert smaller.ByteSize() <= 100_000
+
+
+async def test_cursor_goes_stale_after_an_ingestion_and_tampering_is_refused(tree_stub, graph_stub):
+    project = unique("stale")
+    written = await record_many(tree_stub, project, 8)
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    request = graph_pb2.GetContextRequest(
+        object_ref=ref(ENTITY, "hub"),
+        scope=scope,
+        page_size=2,
+        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+    )
+    first = await graph_stub.GetContext(request)
+    cursor = collection(first, "events").page.next_cursor
+    assert cursor
+
+    tampered = graph_pb2.GetContextRequest()
+    tampered.CopyFrom(request)
+    tampered.cursor = cursor[:-3] + ("AAA" if not cursor.endswith("AAA") else "BBB")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(tampered)
+    assert describe(caught.value).reason == "invalid_cursor"
+
+    other_object = graph_pb2.GetContextRequest()
+    other_object.CopyFrom(request)
+    other_object.object_ref.id = "ev-001"
+    other_object.object_ref.type = EVENT
+    other_object.cursor = cursor
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(other_object)
+    assert describe(caught.value).reason == "invalid_cursor"
+
+    again = await record_many(tree_stub, project, 3)  # a concurrent ingestion in this scope
+    follow = graph_pb2.GetContextRequest()
+    follow.CopyFrom(request)
+    follow.cursor = cursor
+    follow.options.min_consistency.CopyFrom(again.consistency)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(follow)
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert describe(caught.value).reason == "stale_cursor"

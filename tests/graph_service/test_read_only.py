@@ -1,0 +1,114 @@
+"""The three queries write nothing: proven on the primary's write-ahead log and table
+statistics, not assumed. (They also call no model: graph_service has no model client at all.)
+
+Every page of every query runs against the replica, in READ ONLY transactions; this test
+checks the consequence that matters: between the first and the last call, no WAL record
+touches a story-graph or tree table, and no table's insert/update/delete counters move.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from tests.conftest import unique
+from tests.graph_service.story import load_acceptance_story
+
+TABLES = (
+    "review_results",
+    "graph_objects",
+    "graph_links",
+    "sources",
+    "preferences",
+    "source_revisions",
+    "trees",
+    "nodes",
+    "bindings",
+    "idempotency_keys",
+)
+
+
+async def write_counters(conn: asyncpg.Connection) -> dict[str, tuple[int, int, int]]:
+    rows = await conn.fetch(
+        "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
+        "WHERE relname = any($1::text[])",
+        list(TABLES),
+    )
+    return {r["relname"]: (r["n_tup_ins"], r["n_tup_upd"], r["n_tup_del"]) for r in rows}
+
+
+async def wal_touching(
+    conn: asyncpg.Connection, filenodes: set[int], start: int, end: int
+) -> list[str]:
+    """WAL records between two positions that change a block of one of the tables."""
+    if end <= start:  # asyncpg reads pg_lsn as an int
+        return []
+    touched = []
+    for record in await conn.fetch(
+        "SELECT resource_manager, record_type, block_ref FROM pg_get_wal_records_info($1, $2)",
+        start,
+        end,
+    ):
+        refs = record["block_ref"] or ""
+        if any(f"/{node} " in refs or refs.endswith(f"/{node}") for node in filenodes):
+            touched.append(f"{record['resource_manager']} {record['record_type']} {refs}")
+    return touched
+
+
+async def test_search_context_and_source_reads_write_nothing(
+    cluster, tree_service, tree_stub, graph_stub
+):
+    story = await load_acceptance_story(f"127.0.0.1:{tree_service.port}")
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+        filenodes = {
+            int(r["relfilenode"])
+            for r in await conn.fetch(
+                "SELECT relfilenode FROM pg_class WHERE relname = any($1::text[])", list(TABLES)
+            )
+        }
+        # The replica has replayed the story before the measurement starts.
+        await graph_stub.Search(
+            graph_pb2.SearchRequest(query="decision", scope=story.scope, options=story.options())
+        )
+        await conn.execute("SELECT pg_stat_clear_snapshot()")
+        counters = await write_counters(conn)
+        start = await conn.fetchval("SELECT pg_current_wal_lsn()")
+
+        for query in ("decision", "SQLite", "zzz-no-match"):
+            await graph_stub.Search(graph_pb2.SearchRequest(query=query, scope=story.scope))
+        for mode in (graph_pb2.CURRENT, graph_pb2.TIMELINE):
+            for object_ref in (
+                common_pb2.ObjectRef(type=common_pb2.ENTITY, id="ent-storage"),
+                common_pb2.ObjectRef(type=common_pb2.EVENT, id="ev-decide-a"),
+                common_pb2.ObjectRef(type=common_pb2.PREFERENCE, id=story.ids["pref-boring-tech"]),
+            ):
+                await graph_stub.GetContext(
+                    graph_pb2.GetContextRequest(object_ref=object_ref, scope=story.scope, mode=mode)
+                )
+        for kind in (graph_pb2.SNAPSHOT, graph_pb2.CURRENT_CONTENT):
+            await graph_stub.ReadSource(
+                graph_pb2.ReadSourceRequest(
+                    source_reference_id="src-notes-v2", scope=story.scope, read_kind=kind
+                )
+            )
+
+        end = await conn.fetchval("SELECT pg_current_wal_lsn()")
+        assert await wal_touching(conn, filenodes, start, end) == []
+        await conn.execute("SELECT pg_stat_clear_snapshot()")
+        assert await write_counters(conn) == counters
+
+        # Control: the same check does see a write (so the assertion above can fail).
+        await tree_stub.RecordSource(
+            tree_pb2.RecordSourceRequest(
+                idempotency_key=unique("k"),
+                source_id=unique("control"),
+                source_type="document",
+                text="a write",
+            )
+        )
+        after = await conn.fetchval("SELECT pg_current_wal_lsn()")
+        assert await wal_touching(conn, filenodes, end, after) != []
+    finally:
+        await conn.close()

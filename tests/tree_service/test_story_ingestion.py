@@ -1,0 +1,323 @@
+"""RecordReview's relations, entity changes and leaf facts; RecordSource; SetPreference; and
+the projection of confirmed canonicalizations (W3). Refusals name the element and write
+nothing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import grpc
+import pytest
+
+from mirrortree.protoscope import global_scope
+from mirrortree.rpcstatus import describe
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from tests.conftest import create_tree, unique
+from tests.graph_service.story import ref, relation_input
+
+EVENT = common_pb2.EVENT
+
+
+def scope_of(project: str) -> common_pb2.Scope:
+    return common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+
+
+def review(
+    project: str, result_id: str | None = None, **fields: Any
+) -> tree_pb2.RecordReviewRequest:
+    return tree_pb2.RecordReviewRequest(
+        idempotency_key=unique("k"),
+        result_id=result_id or unique("res"),
+        scope=scope_of(project),
+        phase="daily",
+        review_generated_at="2026-10-02T00:00:00+08:00",
+        **fields,
+    )
+
+
+def two_decisions() -> list[tree_pb2.EventInput]:
+    return [
+        tree_pb2.EventInput(id="a", kind=tree_pb2.DECISION, title="Use SQLite"),
+        tree_pb2.EventInput(id="b", kind=tree_pb2.DECISION, title="Use PostgreSQL"),
+    ]
+
+
+EVIDENCE = [tree_pb2.SourceReferenceInput(id="src", source_type="document", fragment="because")]
+
+
+def replaces(**overrides: Any) -> tree_pb2.RelationInput:
+    fields: dict[str, Any] = {"reason": "the load test", "source_reference_ids": ["src"]}
+    fields.update(overrides)
+    kind = fields.pop("kind", tree_pb2.REPLACES)
+    old = fields.pop("to", ref(EVENT, "a"))
+    return relation_input("r", kind, ref(EVENT, "b"), old, **fields)
+
+
+async def refused(tree_stub, request) -> tuple[list[str], str]:
+    """The fields an INVALID_ARGUMENT refusal names, and its message."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.RecordReview(request)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    error = describe(caught.value)
+    return [v.field for v in error.violations], caught.value.details()
+
+
+@pytest.mark.parametrize(
+    ("relation", "field"),
+    [
+        (replaces(source_reference_ids=[]), "relations[0].source_reference_ids"),
+        (replaces(reason=""), "relations[0].reason"),
+        (replaces(to=None), "relations[0].to"),
+        (
+            replaces(kind=tree_pb2.CONTRADICTS, source_reference_ids=[]),
+            "relations[0].source_reference_ids",
+        ),
+        (replaces(to=ref(EVENT, "nowhere")), "relations[0].to"),
+        (replaces(to=ref(EVENT, "b")), "relations[0].to"),
+        (replaces(kind=tree_pb2.RELATION_KIND_UNSPECIFIED), "relations[0].kind"),
+        (replaces(to=ref(common_pb2.PREFERENCE, "p")), "relations[0].to.type"),
+        (replaces(source_reference_ids=["not-here"]), "relations[0].source_reference_ids[0]"),
+    ],
+)
+async def test_replaces_and_contradicts_need_both_ends_reason_and_evidence(
+    tree_stub, graph_stub, relation, field
+):
+    project = unique("rules")
+    request = review(
+        project, events=two_decisions(), source_references=EVIDENCE, relations=[relation]
+    )
+    fields, _ = await refused(tree_stub, request)
+    assert field in fields
+    # Nothing of the result was written: the whole result is refused.
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(object_ref=ref(EVENT, "a"), scope=scope_of(project))
+        )
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_revised_and_contrasts_are_kept_as_given(tree_stub):
+    project = unique("given")
+    written = await tree_stub.RecordReview(
+        review(
+            project,
+            events=two_decisions(),
+            relations=[
+                relation_input("c", tree_pb2.CONTRASTS, ref(EVENT, "b"), ref(EVENT, "a")),
+                relation_input(
+                    "v", tree_pb2.REVISED, ref(EVENT, "b"), ref(EVENT, "a"), reason="reworded"
+                ),
+            ],
+        )
+    )
+    assert written.object_count == 4
+
+
+async def test_ends_may_live_in_earlier_results_of_the_same_scope_only(tree_stub, graph_stub):
+    project = unique("ends")
+    first = await tree_stub.RecordReview(review(project, events=two_decisions()[:1]))
+    later = review(
+        project,
+        events=two_decisions()[1:],
+        source_references=EVIDENCE,
+        relations=[replaces()],
+        entity_changes=[
+            tree_pb2.EntityChangeInput(id="ch", entity_id="ghost", change_type="decided")
+        ],
+    )
+    fields, details = await refused(tree_stub, later)
+    assert fields == ["entity_changes[0].entity_id"]
+    assert "neither in this result nor in an earlier result" in details
+    del later.entity_changes[:]
+    written = await tree_stub.RecordReview(later)
+    response = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(EVENT, "a"),
+            scope=scope_of(project),
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    relation = next(c for c in response.collections if c.name == "relations").items[0]
+    pinned = json.loads(relation.content.text)["to"]["version"]
+    assert pinned == {
+        "recorded_in": first.result_id,
+        "object_revision": None,
+        "given_by": "recorded_copy",
+    }
+    # The same end in another project's scope does not exist for this result.
+    elsewhere = review(unique("ends"), source_references=EVIDENCE, relations=[replaces()])
+    fields, _ = await refused(tree_stub, elsewhere)
+    assert sorted(fields) == ["relations[0].from", "relations[0].to"]
+
+
+async def test_leaf_facts_need_their_source_and_fragment_ranges_must_match(tree_stub):
+    project = unique("leaf")
+    fields, _ = await refused(
+        tree_stub,
+        review(project, leaf_facts=[tree_pb2.LeafFactInput(id="lf", text="a fact")]),
+    )
+    assert fields == ["leaf_facts[0].source_reference_ids"]
+    fields, _ = await refused(
+        tree_stub,
+        review(
+            project,
+            source_references=[
+                tree_pb2.SourceReferenceInput(
+                    id="s", source_type="message", fragment="🙂ab", fragment_start=2, fragment_end=6
+                )
+            ],
+        ),
+    )
+    assert fields == ["source_references[0].fragment_end"]
+    ok = await tree_stub.RecordReview(
+        review(
+            project,
+            source_references=[
+                tree_pb2.SourceReferenceInput(
+                    id="s", source_type="message", fragment="🙂ab", fragment_start=2, fragment_end=5
+                )
+            ],
+            leaf_facts=[tree_pb2.LeafFactInput(id="lf", text="a fact", source_reference_ids=["s"])],
+        )
+    )
+    assert ok.object_count == 2
+
+
+async def test_result_ids_of_main_line_projections_are_reserved(tree_stub):
+    fields, _ = await refused(
+        tree_stub, review(unique("p"), result_id="mainline-anything", events=two_decisions())
+    )
+    assert fields == ["result_id"]
+
+
+async def test_sources_take_revisions_and_refuse_stale_writes(tree_stub):
+    source_id = unique("doc")
+
+    async def write(expected: int, text: str = "v", **extra: Any) -> tree_pb2.RecordSourceResponse:
+        response: tree_pb2.RecordSourceResponse = await tree_stub.RecordSource(
+            tree_pb2.RecordSourceRequest(
+                idempotency_key=unique("k"),
+                source_id=source_id,
+                source_type="document",
+                text=text,
+                expected_revision=expected,
+                **extra,
+            )
+        )
+        return response
+
+    assert (await write(0)).revision == 1
+    assert (await write(1, "second")).revision == 2
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await write(1, "stale")
+    assert caught.value.code() == grpc.StatusCode.ABORTED
+    assert describe(caught.value).metadata["current_revision"] == "2"
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.RecordSource(
+            tree_pb2.RecordSourceRequest(
+                idempotency_key=unique("k"), source_id=source_id, source_type="message", text="x"
+            )
+        )
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "source_type" in caught.value.details()
+
+
+async def test_preferences_are_revisioned_and_scoped(tree_stub):
+    pref_id = unique("pref")
+
+    async def put(expected: int, **fields: Any) -> tree_pb2.SetPreferenceResponse:
+        values: dict[str, Any] = {
+            "scope": global_scope(),
+            "subject": "language",
+            "text": "Answer in English",
+            "confirmed_by": "u1",
+        }
+        values.update(fields)
+        response: tree_pb2.SetPreferenceResponse = await tree_stub.SetPreference(
+            tree_pb2.SetPreferenceRequest(
+                idempotency_key=unique("k"),
+                preference_id=pref_id,
+                expected_revision=expected,
+                **values,
+            )
+        )
+        return response
+
+    first = await put(0)
+    assert first.preference.revision == 1 and first.preference.updated_at
+    assert (await put(1, text="Answer in Chinese")).preference.revision == 2
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await put(1, text="an autosave that read revision 1")
+    assert caught.value.code() == grpc.StatusCode.ABORTED
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await put(2, scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=["a", "b"])))
+    assert "scope" in caught.value.details()
+
+
+async def test_confirmed_canonicalization_becomes_a_decision_replacing_the_previous(
+    tree_stub, graph_stub
+):
+    project = unique("canon")
+    tree = (await create_tree(tree_stub, project, title="Pick a queue")).tree
+    question = (
+        await tree_stub.AskQuestion(
+            tree_pb2.AskQuestionRequest(idempotency_key=unique("k"), tree_id=tree.id, text="Queue?")
+        )
+    ).node
+    answers = [
+        (
+            await tree_stub.AddAnswer(
+                tree_pb2.AddAnswerRequest(
+                    idempotency_key=unique("k"), question_id=question.id, text=text
+                )
+            )
+        ).node
+        for text in ("Use RabbitMQ", "Use PostgreSQL SKIP LOCKED")
+    ]
+    versions = []
+    for expected, answer in enumerate(answers):
+        versions.append(
+            await tree_stub.Canonicalize(
+                tree_pb2.CanonicalizeRequest(
+                    idempotency_key=unique("k"),
+                    tree_id=tree.id,
+                    leaf_node_id=answer.id,
+                    expected_version=expected,
+                    confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="u1"),
+                )
+            )
+        )
+    old_event = f"mainline-version-{versions[0].version.id}"
+    new_event = f"mainline-version-{versions[1].version.id}"
+    response = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(EVENT, old_event),
+            scope=scope_of(project),
+            mode=graph_pb2.TIMELINE,
+            options=graph_pb2.ReadOptions(min_consistency=versions[1].consistency),
+        )
+    )
+    timeline = next(c for c in response.collections if c.name == "timeline").items
+    by_id = {i.ref.id: i for i in timeline}
+    assert by_id[old_event].kind == "decision"
+    assert by_id[old_event].time.confirmation_state == common_pb2.CONFIRMED
+    assert by_id[old_event].time.validity.state == common_pb2.VALIDITY_SUPERSEDED
+    assert by_id[new_event].time.validity.state == common_pb2.VALIDITY_CURRENT
+    relation = json.loads(by_id[f"mainline-replaces-{versions[1].version.id}"].content.text)
+    assert relation["from"]["id"] == new_event and relation["to"]["id"] == old_event
+    # The evidence is the confirmed version's own nodes, readable as message sources.
+    sources = next(c for c in response.collections if c.name == "sources").items
+    cited = {json.loads(s.content.text)["source_id"] for s in sources}
+    assert {question.id, answers[1].id} <= cited
+    # Replaying the canonicalization (same key) projects nothing twice.
+    hits = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="Confirmed real-experience main line",
+            scope=scope_of(project),
+            options=graph_pb2.ReadOptions(min_consistency=versions[1].consistency),
+        )
+    )
+    assert sorted(h.ref.id for h in hits.hits if h.ref.type == EVENT) == sorted(
+        [old_event, new_event]
+    )

@@ -1,0 +1,166 @@
+"""W3: a user-confirmed canonicalization, projected into the story graph deterministically.
+
+Each main-line version becomes one review result of the tree's project (Global when the tree
+has none) holding:
+
+- a confirmed `decision` event whose evidence is a source reference to every node of the
+  version (the node text at the revision that was confirmed);
+- the main line itself as an entity, at the version's number as its revision;
+- for version n > 1, an evidenced `replaces` relation from this event to version n-1's event.
+
+Ids derive from the version id, so the projection of one version is always the same objects.
+"""
+
+from __future__ import annotations
+
+from mirrortree.scopes import ScopeValue
+from tree_service.domain import (
+    CanonicalScope,
+    EventTimeValue,
+    MainLineVersion,
+    NodeKind,
+    ObjectType,
+    ReviewResult,
+    StoryObject,
+)
+
+PHASE = "canonicalization"
+SCOPE_LABELS = {
+    CanonicalScope.REAL_EXPERIENCE: "real-experience",
+    CanonicalScope.WORLD_CANON: "world-canon",
+    CanonicalScope.REHEARSAL: "rehearsal-record",
+}
+SUMMARY_CHARS = 400
+
+
+def result_id(version_id: str) -> str:
+    return f"mainline-{version_id}"
+
+
+def event_id(version_id: str) -> str:
+    return f"mainline-version-{version_id}"
+
+
+def line_entity_id(version: MainLineVersion) -> str:
+    world = f"-{version.world}" if version.world else ""
+    return f"mainline-{version.tree_id}-{version.scope.value}{world}"
+
+
+def projection(
+    version: MainLineVersion,
+    tree_title: str,
+    project_id: str | None,
+    previous_version_id: str | None,
+) -> ReviewResult:
+    """The review result of one main-line version. `previous_version_id` is the version it
+    replaces when that version's event is in the same scope (else no relation is claimed)."""
+    label = SCOPE_LABELS[version.scope]
+    world = f" of world {version.world!r}" if version.world else ""
+    line_id = line_entity_id(version)
+    refs = [
+        StoryObject(
+            ObjectType.SOURCE_REFERENCE,
+            f"mainline-{version.id}-{node.id}",
+            title=f"message {node.id}",
+            body=node.text,
+            object_revision=str(node.version if node.kind is NodeKind.QUESTION else 1),
+            details={
+                "source_type": "message",
+                "source_id": node.id,
+                "source_version": str(node.version if node.kind is NodeKind.QUESTION else 1),
+                "fragment_start": 0,
+                "fragment_end": len(node.text),
+                "locator": {
+                    "project_id": project_id or "",
+                    "session_id": version.tree_id,
+                    "message_id": node.id,
+                    "order": node.ordinal,
+                    "role": "user" if node.kind is NodeKind.QUESTION else "assistant",
+                    "known": True,
+                },
+            },
+        )
+        for node in version.snapshot
+    ]
+    ref_ids = [r.object_id for r in refs]
+    cites = tuple(("cites", ObjectType.SOURCE_REFERENCE.value, r) for r in ref_ids)
+    last = version.snapshot[-1].text if version.snapshot else ""
+    shown = last if len(last) <= SUMMARY_CHARS else last[:SUMMARY_CHARS] + "…"
+    at = EventTimeValue(version.created_at, None, "instant", "canonicalized_at")
+    event = StoryObject(
+        ObjectType.EVENT,
+        event_id(version.id),
+        title=f"Confirmed {label} main line v{version.version}{world}: {tree_title}",
+        body=(
+            f"{version.confirmed_by} confirmed {len(version.snapshot)} node(s) of "
+            f"{tree_title!r} as version {version.version} of its {label} main line{world}. "
+            f"Last node: {shown}"
+        ),
+        kind="decision",
+        confirmation_state="confirmed",
+        event_time=at,
+        details={
+            "entity_ids": [line_id],
+            "source_reference_ids": ref_ids,
+            "main_line_version_id": version.id,
+            "tree_id": version.tree_id,
+            "canonical_scope": version.scope.value,
+            "world": version.world,
+            "version": version.version,
+            "node_ids": list(version.node_ids),
+            "confirmed_by": version.confirmed_by,
+        },
+        links=(("involves", ObjectType.ENTITY.value, line_id), *cites),
+    )
+    line = StoryObject(
+        ObjectType.ENTITY,
+        line_id,
+        title=f"{label} main line{world} of {tree_title}",
+        body=f"Version {version.version}, confirmed by {version.confirmed_by}. Last node: {shown}",
+        object_revision=str(version.version),
+        confirmation_state="confirmed",
+        details={"source_reference_ids": ref_ids},
+        links=cites,
+    )
+    objects = [*refs, event, line]
+    if previous_version_id is not None:
+        old = event_id(previous_version_id)
+        objects.append(
+            StoryObject(
+                ObjectType.RELATION,
+                f"mainline-replaces-{version.id}",
+                title=f"event {event.object_id} replaces event {old}",
+                body=(
+                    f"The user confirmed version {version.version} of this main line, which "
+                    f"replaces version {version.version - 1}."
+                ),
+                kind="replaces",
+                confirmation_state="confirmed",
+                event_time=EventTimeValue(version.created_at, None, "instant", "effective_at"),
+                details={
+                    "relation_kind": "replaces",
+                    "from": {"type": "event", "id": event.object_id, "revision": None},
+                    "to": {"type": "event", "id": old, "revision": None},
+                    "reason": f"user-confirmed main-line version {version.version}",
+                    "source_reference_ids": ref_ids,
+                    "evidenced": True,
+                },
+                links=(
+                    ("replaces.from", "event", event.object_id),
+                    ("replaces.to", "event", old),
+                    *cites,
+                ),
+            )
+        )
+    nodes_at = [n.created_at for n in version.snapshot]
+    return ReviewResult(
+        result_id=result_id(version.id),
+        scope=ScopeValue.of_projects([project_id]) if project_id else ScopeValue.global_scope(),
+        phase=PHASE,
+        covered_from=min(nodes_at) if nodes_at else None,
+        covered_to=max(nodes_at) if nodes_at else None,
+        review_generated_at=version.created_at,
+        objects=tuple(objects),
+        excluded_source_types=(),
+        coverage_gaps=(),
+    )
