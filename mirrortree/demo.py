@@ -1,23 +1,30 @@
 """A small demo dataset, written through TreeService's public API (never straight to SQL).
 
-The story follows the acceptance scenario of the story-graph contract: decision A, a later
-evidenced revision to B, an added option C that does not replace B, and an event whose time is
-unknown. Every write uses fixed idempotency keys and result ids, so loading it twice changes
-nothing; only the runtime binding is new each time (its token is shown once).
+Two parts: a conversation tree (two questions, their answers, the adopted answer and a
+user-confirmed main-line version), written here; and the story graph, loaded from the story file
+`demo_story.json` (see docs/story-file-format.md). The story follows the acceptance scenario of
+the story-graph contract: a meeting-notes document with three revisions, decision A, a later
+evidenced revision to B that replaces it, an added option C that does not replace B and
+contradicts a confirmed preference, a task that is not started, an old event recorded last and
+an event whose time is unknown. Every write uses fixed idempotency keys (the story file's are
+derived from its content), so loading it twice changes nothing; only the runtime binding is new
+each time (its token is shown once).
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from importlib import resources
 
 import grpc
 
-from mirrortree.protoscope import project_scope, time_range
+from mirrortree import storyfile
+from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 
-DEMO_PROJECT = "demo"
-DEMO_RESULT = "demo-review-2026-10-01"
+DEMO_PROJECT = "demo"  # the project of the demo tree and of everything in demo_story.json
+DEMO_STORY = "demo_story.json"
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,9 @@ def _key(name: str) -> str:
 
 
 async def load(tree_target: str) -> DemoInfo:
-    """Write the demo tree, its questions and one review result; issue a binding."""
+    """Write the demo tree and its questions, load the demo story file; issue a binding."""
+    # Checked before anything is written, like every story file.
+    story = demo_story()
     async with grpc.aio.insecure_channel(tree_target) as channel:
         stub = tree_pb2_grpc.TreeServiceStub(channel)
         tree = (
@@ -83,7 +92,7 @@ async def load(tree_target: str) -> DemoInfo:
         await _adopt_once(stub, second.node, postgres.node.id)
         # The user confirms this path into the real-experience main line (same key on every
         # run: a replay, not a second version).
-        await stub.Canonicalize(
+        canonical = await stub.Canonicalize(
             tree_pb2.CanonicalizeRequest(
                 idempotency_key=_key("canonicalize"),
                 tree_id=tree.id,
@@ -91,7 +100,7 @@ async def load(tree_target: str) -> DemoInfo:
                 confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="demo-user"),
             )
         )
-        await stub.RecordReview(_review(first.node, second.node))
+        loaded = await storyfile.load_story(story, tree_target)
         binding = await stub.CreateBinding(
             tree_pb2.CreateBindingRequest(
                 idempotency_key=_key(f"binding-{uuid.uuid4().hex}"),
@@ -99,7 +108,14 @@ async def load(tree_target: str) -> DemoInfo:
                 runtime="OpenCode",
             )
         )
-    return DemoInfo(tree.id, DEMO_PROJECT, binding.token, binding.consistency)
+    consistency = storyfile.latest(canonical.consistency, binding.consistency, loaded.consistency)
+    return DemoInfo(tree.id, DEMO_PROJECT, binding.token, consistency)
+
+
+def demo_story() -> storyfile.Story:
+    """The demo story file, read from the installed package."""
+    text = resources.files("mirrortree").joinpath(DEMO_STORY).read_text(encoding="utf-8")
+    return storyfile.parse_story_text(text, origin=DEMO_STORY)
 
 
 async def _adopt_once(
@@ -116,118 +132,6 @@ async def _adopt_once(
                 expected_revision=current.revision,
             )
         )
-
-
-def _source(ref_id: str, node: tree_pb2.Node, fragment: str) -> tree_pb2.SourceReferenceInput:
-    start = node.text.find(fragment)
-    return tree_pb2.SourceReferenceInput(
-        id=ref_id,
-        source_type="message",
-        source_id=node.id,
-        source_version=str(node.revision),
-        fragment=fragment,
-        fragment_start=max(start, 0),
-        fragment_end=max(start, 0) + len(fragment),
-        locator=common_pb2.SourceLocator(
-            project_id=DEMO_PROJECT,
-            session_id=node.tree_id,
-            message_id=node.id,
-            order=node.ordinal,
-            role="user",
-            known=True,
-        ),
-    )
-
-
-def _review(first: tree_pb2.Node, second: tree_pb2.Node) -> tree_pb2.RecordReviewRequest:
-    return tree_pb2.RecordReviewRequest(
-        idempotency_key=_key("review"),
-        result_id=DEMO_RESULT,
-        scope=project_scope([DEMO_PROJECT]),
-        phase="daily",
-        covered=time_range("2026-09-28T00:00:00Z", "2026-10-01T00:00:00Z"),
-        review_generated_at="2026-10-01T08:00:00+08:00",
-        source_references=[
-            _source("src-q1", first, "Which database should the sync server use?"),
-            _source("src-q2", second, "SQLite cannot take concurrent writers"),
-        ],
-        story_lines=[
-            tree_pb2.StoryLineInput(
-                id="line-storage",
-                title="Storage engine for the sync server",
-                event_ids=["ev-decide-a", "ev-revise-b", "ev-option-c", "ev-benchmark"],
-                entity_ids=["ent-storage"],
-            )
-        ],
-        events=[
-            tree_pb2.EventInput(
-                id="ev-decide-a",
-                kind=tree_pb2.DECISION,
-                title="Decision A: use SQLite for the sync server",
-                description="Chosen for zero set-up while the team prototypes.",
-                event_time=common_pb2.EventTime(
-                    start="2026-09-28T10:00:00Z", precision=common_pb2.MINUTE, basis="message"
-                ),
-                confirmation_state=common_pb2.CONFIRMED,
-                entity_ids=["ent-storage"],
-                source_reference_ids=["src-q1"],
-            ),
-            tree_pb2.EventInput(
-                id="ev-revise-b",
-                kind=tree_pb2.DECISION,
-                title="Decision B: move the sync server to PostgreSQL",
-                description=(
-                    "Revised because SQLite cannot take concurrent writers; B replaces A with "
-                    "the load test as evidence."
-                ),
-                event_time=common_pb2.EventTime(
-                    start="2026-09-30T15:30:00Z", precision=common_pb2.MINUTE, basis="message"
-                ),
-                confirmation_state=common_pb2.CONFIRMED,
-                entity_ids=["ent-storage"],
-                source_reference_ids=["src-q2"],
-            ),
-            tree_pb2.EventInput(
-                id="ev-option-c",
-                kind=tree_pb2.DISCUSSION,
-                title="Option C: put a Redis cache in front",
-                description="Raised as an extra option; nothing says it replaces PostgreSQL.",
-                event_time=common_pb2.EventTime(
-                    start="2026-09-30T16:00:00Z", precision=common_pb2.HOUR, basis="message"
-                ),
-                confirmation_state=common_pb2.AUTO_GENERATED,
-            ),
-            tree_pb2.EventInput(
-                id="ev-benchmark",
-                kind=tree_pb2.MILESTONE,
-                title="Write benchmark run against PostgreSQL",
-                description="Mentioned without a date; when it happened is unknown.",
-                confirmation_state=common_pb2.AUTO_GENERATED,
-            ),
-        ],
-        entities=[
-            tree_pb2.EntityInput(
-                id="ent-storage",
-                label="Sync server storage engine",
-                description="Currently PostgreSQL (decided, not yet migrated).",
-                confirmation_state=common_pb2.CONFIRMED,
-            )
-        ],
-        summaries=[
-            tree_pb2.SummaryInput(
-                id="sum-2026-10-01",
-                title="Storage plan changed from SQLite to PostgreSQL",
-                text=(
-                    "A (SQLite) was revised to B (PostgreSQL) on evidence of write contention. "
-                    "C (Redis cache) is an open option. The migration is decided, not done."
-                ),
-                fact_refs=[
-                    common_pb2.ObjectRef(type=common_pb2.EVENT, id="ev-decide-a"),
-                    common_pb2.ObjectRef(type=common_pb2.EVENT, id="ev-revise-b"),
-                ],
-            )
-        ],
-    )
 
 
 async def wait_until_readable(graph_target: str, info: DemoInfo) -> None:

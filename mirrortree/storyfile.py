@@ -1,0 +1,486 @@
+"""Story files: story-graph input as JSON, loaded through TreeService's public API.
+
+A story file (format "mirrortree.story/1", described in docs/story-file-format.md) lists
+sources, preferences and review results, each written in the protobuf JSON mapping of the
+request that applies it (RecordSource, SetPreference, RecordReview) without its idempotency key.
+The loader derives each key from the element's content, so loading a file again replays every
+element and changes nothing.
+
+The whole file is checked before anything is sent (exit code 2 on the command line); the
+elements are then applied one by one, and loading stops at the first refused element (exit
+code 1), naming it.
+
+    python -m mirrortree.storyfile FILE... [--target HOST:PORT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import grpc
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from mirrortree.lsn import parse_lsn
+from mirrortree.rpcstatus import RpcFailure, describe
+from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
+
+FORMAT = "mirrortree.story/1"
+DEFAULT_TREE_TARGET = "127.0.0.1:50051"  # the launcher's default MIRRORTREE_TREE_PORT
+TARGET_ENV = "MIRRORTREE_TREE_TARGET"
+# Generous: one RecordReview writes a whole result in one transaction.
+CALL_TIMEOUT_S = 120.0
+# More problems than this in one file are summarized; the first ones are what a user fixes.
+MAX_PROBLEMS = 20
+
+EXIT_REFUSED = 1
+EXIT_INVALID = 2
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """One top-level list of a story file and the RPC that applies its elements."""
+
+    name: str  # the list's key in the file
+    request: type[Message]
+    method: str  # TreeService RPC
+    id_field: str  # names the element in messages
+
+
+# Loading order: reviews may cite sources and preferences written before them.
+KINDS = (
+    _Kind("sources", tree_pb2.RecordSourceRequest, "RecordSource", "source_id"),
+    _Kind("preferences", tree_pb2.SetPreferenceRequest, "SetPreference", "preference_id"),
+    _Kind("reviews", tree_pb2.RecordReviewRequest, "RecordReview", "result_id"),
+)
+_KEY_FIELDS = frozenset({"idempotency_key", "idempotencyKey"})
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+class StoryFileError(Exception):
+    """Base class; `exit_code` is what the command line exits with."""
+
+    exit_code = EXIT_INVALID
+
+
+class InvalidStoryFile(StoryFileError):
+    """The file cannot be read or is not a valid story file; nothing was sent."""
+
+    exit_code = EXIT_INVALID
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        shown = list(problems[:MAX_PROBLEMS])
+        if len(problems) > MAX_PROBLEMS:
+            shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
+        super().__init__("\n".join(shown))
+        self.problems = tuple(problems)
+
+
+class ElementRefused(StoryFileError):
+    """TreeService refused an element; the elements before it are loaded, none after it sent."""
+
+    exit_code = EXIT_REFUSED
+
+    def __init__(self, element: Element, failure: RpcFailure) -> None:
+        text = f"{element.label}: {failure.message or failure.code.name}"
+        text += f" ({failure.code.name}{', ' + failure.reason if failure.reason else ''})"
+        # The status message names only the first bad field; show every one the server listed.
+        if len(failure.violations) > 1:
+            text += "".join(f"\n  {v.field}: {v.description}" for v in failure.violations)
+        super().__init__(text)
+        self.element = element
+        self.failure = failure
+
+
+@dataclass(frozen=True)
+class Element:
+    """One validated element, its request ready to send (idempotency key included)."""
+
+    kind: _Kind
+    index: int
+    request: Message
+    origin: str = ""  # the file it came from, for messages
+
+    @property
+    def element_id(self) -> str:
+        return str(getattr(self.request, self.kind.id_field))
+
+    @property
+    def name(self) -> str:
+        """E.g. `reviews[2] (result_id "r-3")`."""
+        return f'{self.kind.name}[{self.index}] ({self.kind.id_field} "{self.element_id}")'
+
+    @property
+    def label(self) -> str:
+        """The name, after the file it came from when known."""
+        return f"{self.origin}: {self.name}" if self.origin else self.name
+
+
+@dataclass(frozen=True)
+class Story:
+    """Validated elements in loading order."""
+
+    elements: tuple[Element, ...]
+
+    @classmethod
+    def join(cls, stories: Iterable[Story]) -> Story:
+        """Several files, loaded one after the other in the given order."""
+        return cls(tuple(e for story in stories for e in story.elements))
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """What a load applied (replayed elements count as loaded) and its consistency token."""
+
+    sources: int
+    preferences: int
+    reviews: int
+    objects: int  # story-graph objects in the loaded review results
+    # The highest commit position of all responses; an empty lsn when nothing was sent.
+    consistency: common_pb2.ConsistencyToken
+
+    def summary(self) -> str:
+        counts = ", ".join(
+            _plural(n, word)
+            for n, word in (
+                (self.sources, "source"),
+                (self.preferences, "preference"),
+                (self.reviews, "review"),
+            )
+        )
+        token = self.consistency.lsn or "none"
+        return f"loaded {counts} ({_plural(self.objects, 'object')}); consistency {token}"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def latest(*tokens: common_pb2.ConsistencyToken) -> common_pb2.ConsistencyToken:
+    """The token with the highest LSN (empty tokens are ignored)."""
+    known = [t for t in tokens if t.lsn]
+    if not known:
+        return common_pb2.ConsistencyToken()
+    return common_pb2.ConsistencyToken(lsn=max(known, key=lambda t: parse_lsn(t.lsn)).lsn)
+
+
+def idempotency_key(request: Message) -> str:
+    """The key the loader sends with an element: a digest of its content.
+
+    The content is taken as proto JSON with original field names and default values left out,
+    so the same element replays whether the file spells `sourceId` or `source_id`, and whether
+    or not it writes `"expectedRevision": 0`.
+    """
+    content = type(request)()
+    content.CopyFrom(request)
+    content.ClearField("idempotency_key")
+    canonical = json.dumps(
+        json_format.MessageToDict(content, preserving_proto_field_name=True),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return "load:" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+
+# ---- reading and validating ------------------------------------------------------------
+
+
+def read_story(path: str | os.PathLike[str]) -> Story:
+    """Read and validate one story file; InvalidStoryFile names every problem found."""
+    origin = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise InvalidStoryFile([f"{origin}: cannot read the file: {reason}"]) from None
+    return parse_story_text(text, origin=origin)
+
+
+def parse_story_text(text: str, *, origin: str = "") -> Story:
+    """Decode and validate a story file's text; InvalidStoryFile names every problem found."""
+    where = f"{origin}: " if origin else ""
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise InvalidStoryFile(
+            [f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"]
+        ) from None
+    except _DuplicateKey as exc:
+        raise InvalidStoryFile([f"{where}invalid JSON: {exc}"]) from None
+    return parse_story(data, origin=origin)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of two equal keys silently; in an input file that is a mistake.
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(f"the key {key!r} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def parse_story(data: object, *, origin: str = "") -> Story:
+    """Validate already-decoded JSON; InvalidStoryFile names every problem found."""
+    where = f"{origin}: " if origin else ""
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise InvalidStoryFile([f"{where}the top level must be an object, not {_type(data)}"])
+    if data.get("format") != FORMAT:
+        found = f"{data['format']!r}" if "format" in data else "missing"
+        problems.append(f'{where}format: must be "{FORMAT}" (found {found})')
+    known = {"format"} | {kind.name for kind in KINDS}
+    problems.extend(
+        f"{where}unknown top-level field {key!r} (known: {', '.join(sorted(known))})"
+        for key in data
+        if key not in known
+    )
+    elements: list[Element] = []
+    for kind in KINDS:
+        items = data.get(kind.name, [])
+        if not isinstance(items, list):
+            problems.append(f"{where}{kind.name}: must be an array, not {_type(items)}")
+            continue
+        for index, item in enumerate(items):
+            path = f"{kind.name}[{index}]"
+            request, bad = _parse_element(kind, item, path)
+            if request is None:
+                problems.extend(where + p for p in bad)
+                continue
+            request.idempotency_key = idempotency_key(request)  # type: ignore[attr-defined]
+            elements.append(Element(kind, index, request, origin))
+    problems.extend(where + p for p in _fragment_problems(elements))
+    if problems:
+        raise InvalidStoryFile(problems)
+    return Story(tuple(elements))
+
+
+def _parse_element(kind: _Kind, item: object, path: str) -> tuple[Message | None, list[str]]:
+    """The element as its request message, or the problems that prevent it.
+
+    json_format checks field names, types and enum values against the proto and says where
+    ("at RecordReviewRequest.events[0].kind"); the element's own path is put in front.
+    """
+    if not isinstance(item, dict):
+        return None, [
+            f"{path}: must be an object ({kind.request.DESCRIPTOR.name}), not {_type(item)}"
+        ]
+    keyed = [
+        f"{path}.{key}: must not be in a story file: the loader derives each element's "
+        "idempotency key from its content"
+        for key in item
+        if key in _KEY_FIELDS
+    ]
+    if keyed:
+        return None, keyed
+    request = kind.request()
+    try:
+        json_format.ParseDict(item, request)
+    except json_format.ParseError as exc:
+        return None, [f"{path}: {exc}"]
+    return request, []
+
+
+def _type(value: object) -> str:
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+    names.update({list: "an array", dict: "an object"})
+    return names.get(type(value), type(value).__name__)
+
+
+def _fragment_problems(elements: Sequence[Element]) -> list[str]:
+    """Source references whose source revision is in the same file must quote it exactly.
+
+    Each source entry creates the revision after the one it expects (expectedRevision 0
+    creates revision 1), and the server keeps only the current text, so a wrong quote of an
+    older revision could never be noticed later.
+    """
+    texts: dict[tuple[str, str, str], tuple[str, str]] = {}
+    for element in elements:
+        source = element.request
+        if isinstance(source, tree_pb2.RecordSourceRequest) and not source.deleted:
+            revision = str(source.expected_revision + 1)
+            texts[(source.source_type, source.source_id, revision)] = (element.name, source.text)
+    problems: list[str] = []
+    for element in elements:
+        review = element.request
+        if not isinstance(review, tree_pb2.RecordReviewRequest):
+            continue
+        for i, ref in enumerate(review.source_references):
+            found = texts.get((ref.source_type, ref.source_id, ref.source_version))
+            if found is None:
+                continue
+            label, text = found
+            quoted = text[ref.fragment_start : ref.fragment_end]
+            if quoted != ref.fragment:
+                path = f"{element.kind.name}[{element.index}].sourceReferences[{i}]"
+                where = text.find(ref.fragment)
+                hint = (
+                    f"; the fragment is at {where}..{where + len(ref.fragment)}"
+                    if where >= 0
+                    else "; the fragment does not occur in that revision"
+                )
+                problems.append(
+                    f"{path}.fragment: is not the text at {ref.fragment_start}..{ref.fragment_end} "
+                    f"(code points) of {label}, revision {ref.source_version}"
+                    f"{hint}"
+                )
+    return problems
+
+
+# ---- loading -----------------------------------------------------------------------------
+
+
+async def load_file(
+    path: str | os.PathLike[str], tree_target: str, *, progress: bool | None = None
+) -> LoadReport:
+    """Validate a story file, then apply it through TreeService at `tree_target`.
+
+    `progress`: True draws a progress bar on stderr, False never does, None (the default) draws
+    one only when stderr is a terminal. Raises InvalidStoryFile (nothing sent) or
+    ElementRefused (loading stopped at that element).
+    """
+    return await load_story(read_story(path), tree_target, progress=progress)
+
+
+async def load_story(story: Story, tree_target: str, *, progress: bool | None = None) -> LoadReport:
+    """Apply validated elements in order; stop at the first one the server refuses."""
+    counts = {kind.name: 0 for kind in KINDS}
+    objects = 0
+    tokens: list[common_pb2.ConsistencyToken] = []
+    bar = _Progress.maybe(len(story.elements), progress, sys.stderr)
+    try:
+        async with grpc.aio.insecure_channel(tree_target) as channel:
+            stub = tree_pb2_grpc.TreeServiceStub(channel)
+            for done, element in enumerate(story.elements, start=1):
+                rpc = getattr(stub, element.kind.method)
+                try:
+                    response = await rpc(element.request, timeout=CALL_TIMEOUT_S)
+                except grpc.RpcError as error:
+                    raise ElementRefused(element, describe(error)) from None
+                counts[element.kind.name] += 1
+                if isinstance(response, tree_pb2.RecordReviewResponse):
+                    objects += response.object_count
+                tokens.append(response.consistency)
+                if bar is not None:
+                    bar.show(done, f"{element.kind.name} {element.element_id}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return LoadReport(
+        sources=counts["sources"],
+        preferences=counts["preferences"],
+        reviews=counts["reviews"],
+        objects=objects,
+        consistency=latest(*tokens),
+    )
+
+
+class _Progress:
+    """A one-line bar redrawn in place on a terminal; elsewhere (logs, pipes) a line at the
+    start and at each 10% step, so a log file is not flooded with carriage returns."""
+
+    WIDTH = 18
+
+    def __init__(self, total: int, stream: TextIO, *, redraw: bool) -> None:
+        self._total = total
+        self._stream = stream
+        self._redraw = redraw
+        self._last_step = -1
+        self.show(0, "")
+
+    @classmethod
+    def maybe(cls, total: int, wanted: bool | None, stream: TextIO) -> _Progress | None:
+        terminal = stream.isatty()
+        if total == 0 or wanted is False or (wanted is None and not terminal):
+            return None
+        return cls(total, stream, redraw=terminal)
+
+    def show(self, done: int, note: str) -> None:
+        filled = self.WIDTH * done // self._total
+        line = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{self._total} {note}"
+        if self._redraw:
+            self._stream.write(f"\r{line.rstrip()}\x1b[K")
+        else:
+            step = 10 * done // self._total
+            if step == self._last_step:
+                return
+            self._last_step = step
+            self._stream.write(line.rstrip() + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._redraw:
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+# ---- command line ------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
+    """Load story files; exit 0 when all loaded, 1 when the server refused one, 2 when a
+    file is invalid (then nothing was sent)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m mirrortree.storyfile",
+        description="Load story files (format mirrortree.story/1) through TreeService. "
+        "Every file is checked before anything is sent; loading a file again changes nothing.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="story files, loaded in order")
+    parser.add_argument(
+        "--target",
+        default=environ.get(TARGET_ENV) or DEFAULT_TREE_TARGET,
+        help=f"TreeService gRPC address (default: ${TARGET_ENV} or {DEFAULT_TREE_TARGET})",
+    )
+    args = parser.parse_args(argv)
+    try:
+        story = Story.join(read_story(path) for path in args.files)
+        report = asyncio.run(load_story(story, args.target, progress=True))
+    except StoryFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("interrupted; loading the files again replays what was loaded", file=sys.stderr)
+        return 130
+    print(report.summary())
+    return 0
+
+
+__all__ = [
+    "DEFAULT_TREE_TARGET",
+    "FORMAT",
+    "KINDS",
+    "Element",
+    "ElementRefused",
+    "InvalidStoryFile",
+    "LoadReport",
+    "Story",
+    "StoryFileError",
+    "idempotency_key",
+    "latest",
+    "load_file",
+    "load_story",
+    "main",
+    "parse_story",
+    "parse_story_text",
+    "read_story",
+]
+
+if __name__ == "__main__":
+    sys.exit(main())
