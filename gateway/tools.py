@@ -25,7 +25,10 @@ OBJECT_TYPE_NAMES = [
     "relation",
     "summary",
     "source_reference",
+    "leaf_fact",
 ]
+# get_context also reads a confirmed preference (background, never a search hit).
+CONTEXT_OBJECT_TYPE_NAMES = [*OBJECT_TYPE_NAMES, "preference"]
 
 SCOPE_SCHEMA: dict[str, Any] = {
     "description": (
@@ -115,24 +118,51 @@ GET_CONTEXT_INPUT: dict[str, Any] = {
         "object_ref": {
             "type": "object",
             "properties": {
-                "type": {"type": "string", "enum": OBJECT_TYPE_NAMES},
+                "type": {"type": "string", "enum": CONTEXT_OBJECT_TYPE_NAMES},
                 "id": {"type": "string", "minLength": 1, "maxLength": 200},
             },
             "required": ["type", "id"],
             "additionalProperties": False,
+            "description": "A hit's ref from story_graph_search (type and stable id).",
         },
         "scope": SCOPE_SCHEMA,
-        "mode": {"type": "string", "enum": ["current", "timeline"], "default": "current"},
+        "mode": {
+            "type": "string",
+            "enum": ["current", "timeline"],
+            "default": "current",
+            "description": (
+                "current: the present understanding (validity only from evidenced replaces/"
+                "contradicts relations), decisions, evidence, preferences as background; "
+                "timeline: dated evidence in event-time order plus undated evidence apart "
+                "(it may include events recorded late; it is not what was known then)."
+            ),
+        },
         "time_range": TIME_RANGE_SCHEMA,
         "time_basis": TIME_BASIS_SCHEMA,
         "page_size": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-        "cursor": {"type": "string", "maxLength": 2048},
+        "cursor": {
+            "type": "string",
+            "maxLength": 2048,
+            "description": (
+                "A collection's page.next_cursor or an item's content.next_cursor: the answer "
+                "then holds only that collection page or that item's next fragment."
+            ),
+        },
         "content_page_size": {
             "type": "integer",
             "minimum": 1,
             "maximum": 8000,
             "default": 4000,
-            "description": "Code points per long-text page.",
+            "description": (
+                "Code points per content fragment; fragments of one item joined in order of "
+                "start are its JSON document."
+            ),
+        },
+        "result_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Read only the copy one stored review result recorded (a version).",
         },
     },
     "required": ["object_ref"],

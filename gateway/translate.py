@@ -38,12 +38,14 @@ NEXT_STEP = {
     "stale_cursor": "The data changed while paging; repeat the search without a cursor.",
     "invalid_cursor": "Use next_cursor exactly as returned, with the same arguments.",
     "not_found": "Search again to get a current reference.",
-    "historical_version_unavailable": "Read the snapshot or the current version instead.",
+    "historical_version_unavailable": (
+        "That version is not kept; read one of the options the message lists (the snapshot, "
+        "the current source, or a result that holds the object)."
+    ),
     "source_unavailable": "Only the saved snapshot can be read; use read_kind snapshot.",
     "response_too_large": "Call again with a smaller page_size or content_page_size.",
     "disabled": "The story graph is switched off for this session; do not retry.",
     "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",
-    "not_implemented": "This tool is not available yet; use story_graph_search.",
     "consistency_timeout": "The latest writes are not readable yet; retry in a moment.",
     "replica_unavailable": "The story graph is temporarily unavailable; retry in a moment.",
 }
@@ -156,6 +158,7 @@ def get_context_request(arguments: dict[str, Any]) -> graph_pb2.GetContextReques
         page_size=arguments.get("page_size", 0),
         cursor=arguments.get("cursor", ""),
         content_page_size=arguments.get("content_page_size", 0),
+        result_id=arguments.get("result_id", ""),
     )
 
 

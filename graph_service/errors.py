@@ -8,7 +8,6 @@
     ├── ScopeMismatch         the object exists, but not in the resolved scope
     ├── NotFound              no such object
     ├── Unauthenticated       unknown or revoked binding credential
-    ├── NotImplementedYet     a query this build does not answer yet
     ├── ConsistencyTimeout    no replica reached the requested consistency token in time
     ├── ReplicaUnavailable    no healthy replica to read from
     ├── HistoricalVersionUnavailable   that version's text is not kept (says what can be read)
@@ -75,10 +74,6 @@ class NotFound(GraphError):
 
 class Unauthenticated(GraphError):
     reason = "unauthenticated"
-
-
-class NotImplementedYet(GraphError):
-    reason = "not_implemented"
 
 
 class ConsistencyTimeout(GraphError):

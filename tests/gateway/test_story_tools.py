@@ -1,0 +1,112 @@
+"""The acceptance story as an agent runtime sees it over MCP: search → get_context →
+read_source, the same on the in-memory transport (both protocol eras) and Streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mirrortree.v1 import graph_pb2, tree_pb2
+from tests.conftest import create_tree, unique
+from tests.gateway.harness import http_client, http_gateway, in_memory, tool_error
+from tests.graph_service.story import LoadedStory, load_acceptance_story
+
+
+async def story_binding(tree_service, tree_stub, graph_stub) -> tuple[LoadedStory, str]:
+    """The story in a fresh project, and a runtime binding of a session in that project."""
+    story = await load_acceptance_story(f"127.0.0.1:{tree_service.port}")
+    session = (await create_tree(tree_stub, project_id=story.project)).tree
+    binding = await tree_stub.CreateBinding(
+        tree_pb2.CreateBindingRequest(
+            idempotency_key=unique("k"), session_id=session.id, runtime="OpenCode"
+        )
+    )
+    await graph_stub.Search(  # the replica has the story and the binding
+        graph_pb2.SearchRequest(
+            query="x",
+            scope=story.scope,
+            options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
+        )
+    )
+    return story, binding.token
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    data: dict[str, Any] = json.loads(result.content[0].text)
+    return data
+
+
+def collection(data: dict[str, Any], name: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(c for c in data["collections"] if c["name"] == name)
+    return found
+
+
+async def walk_the_story(client: Any) -> None:
+    hits = structured(
+        await client.call_tool("story_graph_search", {"query": "storage engine", "page_size": 5})
+    )
+    entity = next(h["ref"] for h in hits["hits"] if h["ref"]["type"] == "entity")
+    assert entity["id"] == "ent-storage"
+
+    current = structured(await client.call_tool("story_graph_get_context", {"object_ref": entity}))
+    events = {i["ref"]["id"]: i for i in collection(current, "events")["items"]}
+    assert events["ev-decide-a"]["time"]["validity"]["state"] == "validity_superseded"
+    assert events["ev-revise-b"]["time"]["validity"]["state"] == "validity_current"
+    projection = json.loads(collection(current, "current")["items"][0]["content"]["text"])
+    assert projection["completion"]["state"] == "unknown"
+
+    timeline = structured(
+        await client.call_tool(
+            "story_graph_get_context",
+            {
+                "object_ref": {"type": "event", "id": "ev-revise-b"},
+                "mode": "timeline",
+                "page_size": 2,
+            },
+        )
+    )
+    page = collection(timeline, "timeline")
+    assert page["page"]["has_more"] is True
+    rest = structured(
+        await client.call_tool(
+            "story_graph_get_context",
+            {
+                "object_ref": {"type": "event", "id": "ev-revise-b"},
+                "mode": "timeline",
+                "page_size": 2,
+                "cursor": page["page"]["next_cursor"],
+            },
+        )
+    )
+    assert [c["name"] for c in rest["collections"]] == ["timeline"]
+
+    source = structured(
+        await client.call_tool("story_graph_read_source", {"source_reference_id": "src-notes-v2"})
+    )
+    assert "40% lock waits" in source["text"]
+    gone = await client.call_tool(
+        "story_graph_read_source",
+        {"source_reference_id": "src-notes-v1", "read_kind": "version", "source_version": "1"},
+    )
+    assert tool_error(gone)["code"] == "historical_version_unavailable"
+    missing = await client.call_tool(
+        "story_graph_get_context", {"object_ref": {"type": "event", "id": "no-such"}}
+    )
+    assert tool_error(missing)["code"] == "not_found"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_acceptance_story_in_memory(tree_service, tree_stub, graph_stub, graph_service, mode):
+    _, token = await story_binding(tree_service, tree_stub, graph_stub)
+    async with in_memory(graph_service.port, token, mode) as client:
+        await walk_the_story(client)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_acceptance_story_over_http(tree_service, tree_stub, graph_stub, graph_service, mode):
+    _, token = await story_binding(tree_service, tree_stub, graph_stub)
+    async with http_gateway(graph_service.port) as url, http_client(url, token, mode) as client:
+        await walk_the_story(client)
