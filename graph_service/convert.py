@@ -349,6 +349,7 @@ def coverage(view: CoverageView, counts: MatchCounts | None = None) -> graph_pb2
     )
     if not view.results_in_scope:
         message.gaps.append("no review result exists in this scope; nothing is known to be covered")
+    message.gaps.extend(f"{r.result_id}: {gap}" for r in view.processed for gap in r.gaps)
     if counts is not None:
         # Only an event-time filter can exclude objects for an unknown time (review and record
         # times are always known), so without one the exact count is zero.

@@ -26,7 +26,8 @@ SELECT coalesce(max(graph_revision), 0) FROM review_results WHERE scope_key = $1
 """
 
 COVERAGE = """
-SELECT result_id, phase, covered_from, covered_to, review_generated_at, excluded_source_types
+SELECT result_id, phase, covered_from, covered_to, review_generated_at, excluded_source_types,
+       coverage_gaps
 FROM review_results
 WHERE scope_key = $1
 ORDER BY review_generated_at DESC, result_id

@@ -453,6 +453,7 @@ class GraphStore:
                     r["covered_to"],
                     r["review_generated_at"],
                     tuple(r["excluded_source_types"]),
+                    tuple(r["coverage_gaps"]),
                 )
                 for r in rows
             ),

@@ -134,6 +134,7 @@ class CoveredResult:
     covered_to: datetime | None
     review_generated_at: datetime
     excluded_source_types: tuple[str, ...]
+    gaps: tuple[str, ...] = ()  # what the review says it did not process
 
 
 @dataclass(frozen=True)

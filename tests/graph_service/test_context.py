@@ -117,6 +117,11 @@ async def test_late_recorded_old_event_stays_old_in_the_timeline(graph_stub, sto
     assert events[0].time.recorded_at == max(i.time.recorded_at for i in events)
     starts = [i.time.event_time.start for i in timeline]
     assert starts == sorted(starts)
+    assert (
+        f"{story.ids['demo-review-2026-10-05']}: messages after 2026-10-04T18:00Z were not reached"
+        in response.coverage.gaps
+    )
+    assert "attachment" in response.coverage.excluded_source_types
     undated = collection(response, "undated").items
     assert [i.ref.id for i in undated if i.ref.type == EVENT] == ["ev-benchmark"]
     assert not any(i.time.event_time.known for i in undated)
