@@ -19,6 +19,7 @@ class Settings:
     binding_token: str = ""  # stdio: the binding this process serves
     call_timeout_s: float = 15.0
     log_level: str = "info"
+    access_poll_s: float = 2.0  # how often bindings' switches are polled for list_changed
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -45,4 +46,5 @@ class Settings:
             call_timeout_s=env_int("MIRRORTREE_GATEWAY_CALL_TIMEOUT_MS", 15_000, 100, 300_000)
             / 1000,
             log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
+            access_poll_s=env_int("MIRRORTREE_GATEWAY_ACCESS_POLL_MS", 2_000, 50, 600_000) / 1000,
         )

@@ -9,6 +9,7 @@ database credentials and no copy of the data.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -24,6 +25,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
 from gateway import tools, translate
@@ -151,6 +153,66 @@ class BindingVerifier:
         return access
 
 
+@dataclass
+class AccessWatcher:
+    """Whether the story-graph tools are on for each binding, as graph_service says (app,
+    session switch, capability, runtime assignment), and `tools/list_changed` when it flips.
+
+    Discovery asks graph_service afresh each time (never from a cache). Bindings seen recently
+    are polled in the background; a flip publishes ToolsListChanged on the subscription bus,
+    which reaches every open `subscriptions/listen` stream (2026-07-28 clients). Legacy clients
+    have no stream here and see the change at their next tools/list; either way graph_service
+    refuses calls while the tools are off.
+    """
+
+    client: GraphClient
+    bus: InMemorySubscriptionBus
+    poll_s: float
+    forget_after_s: float = 600.0
+    _known: dict[str, tuple[bool, float]] = field(default_factory=dict)  # token → (on, seen)
+
+    async def enabled(self, token: str) -> bool:
+        """Fresh from graph_service; False for an unknown or revoked binding."""
+        try:
+            binding = await self._resolve(token)
+        except grpc.aio.AioRpcError as error:
+            if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                return False
+            raise MCPError(
+                types.INTERNAL_ERROR, "the story graph is unreachable; try again shortly"
+            ) from None
+        await self._record(token, binding.enabled, seen=time.monotonic())
+        return bool(binding.enabled)
+
+    async def _resolve(self, token: str) -> graph_pb2.ResolveBindingResponse:
+        response: graph_pb2.ResolveBindingResponse = await self.client.call(
+            "ResolveBinding", graph_pb2.ResolveBindingRequest(token=token), token
+        )
+        return response
+
+    async def _record(self, token: str, on: bool, seen: float) -> None:
+        before = self._known.get(token)
+        self._known[token] = (on, seen)
+        if before is not None and before[0] != on:
+            log.info("story-graph tools switched", extra={"enabled": on})
+            await self.bus.publish(ToolsListChanged())
+
+    async def run(self) -> None:
+        """Poll the recently seen bindings until cancelled."""
+        while True:
+            await asyncio.sleep(self.poll_s)
+            now = time.monotonic()
+            for token, (_, seen) in list(self._known.items()):
+                if now - seen > self.forget_after_s:
+                    self._known.pop(token, None)
+                    continue
+                try:
+                    binding = await self._resolve(token)
+                except grpc.aio.AioRpcError:
+                    continue  # unreachable or revoked: graph_service refuses calls anyway
+                await self._record(token, binding.enabled, seen)
+
+
 REQUESTS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
     tools.SEARCH: ("Search", translate.search_request),
     tools.GET_CONTEXT: ("GetContext", translate.get_context_request),
@@ -167,18 +229,31 @@ def error_result(error: ToolError) -> types.CallToolResult:
 def build_server(settings: Settings, client: GraphClient | None = None) -> Server[GraphClient]:
     """The low-level MCP server; `settings.binding_token` serves stdio and in-memory use."""
     graph = client or GraphClient(settings.graph_target, settings.call_timeout_s)
+    bus = InMemorySubscriptionBus()
+    watcher = AccessWatcher(graph, bus, settings.access_poll_s)
 
     @asynccontextmanager
     async def lifespan(_: Server[GraphClient]) -> AsyncIterator[GraphClient]:
+        polling = asyncio.create_task(watcher.run())
         try:
             yield graph
         finally:
+            polling.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await polling
             await graph.close()
+
+    def caller_token() -> str:
+        access = get_access_token()
+        return access.token if access is not None else settings.binding_token
 
     async def list_tools(
         ctx: ServerRequestContext[GraphClient], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(tools.TOOLS))
+        """The three tools when every switch is on for this binding; none otherwise."""
+        token = caller_token()
+        on = bool(token) and await watcher.enabled(token)
+        return types.ListToolsResult(tools=list(tools.TOOLS) if on else [])
 
     async def call_tool(
         ctx: ServerRequestContext[GraphClient], params: types.CallToolRequestParams
@@ -192,8 +267,7 @@ def build_server(settings: Settings, client: GraphClient | None = None) -> Serve
         started = time.perf_counter()
         outcome = "ok"
         try:
-            access = get_access_token()
-            token = access.token if access is not None else settings.binding_token
+            token = caller_token()
             if not token:
                 raise ToolError("unauthenticated", "This connection has no runtime binding.")
             arguments = dict(params.arguments or {})
@@ -229,4 +303,5 @@ def build_server(settings: Settings, client: GraphClient | None = None) -> Serve
         lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from graph_service.config import Settings
 from graph_service.cursors import CursorCodec
+from graph_service.gate import Gate
 from graph_service.replicas import ReplicaRouter
 from graph_service.servicer import StoryGraphServicer
 from graph_service.store import GraphStore
@@ -23,6 +24,7 @@ class GraphService:
 
     rpc: RunningServer
     router: ReplicaRouter
+    gate: Gate
     grace_s: float
 
     @property
@@ -31,6 +33,7 @@ class GraphService:
 
     async def stop(self) -> None:
         await self.rpc.stop(self.grace_s)
+        await self.gate.close()
         await self.router.close()
 
 
@@ -43,9 +46,11 @@ async def start(settings: Settings) -> GraphService:
         health_interval_s=settings.health_interval_ms / 1000,
     )
     await router.start()
+    gate: Gate | None = None
     try:
+        gate = await Gate.connect(settings.gate_dsn, router.run)
         store = GraphStore(router, settings.consistency_wait_ms / 1000)
-        servicer = StoryGraphServicer(store, CursorCodec(settings.cursor_secret))
+        servicer = StoryGraphServicer(store, CursorCodec(settings.cursor_secret), gate)
         rpc = await start_server(
             service="graph_service",
             listen=settings.listen,
@@ -55,8 +60,10 @@ async def start(settings: Settings) -> GraphService:
             service_names=[SERVICE_NAME],
         )
     except BaseException:
+        if gate is not None:
+            await gate.close()
         await router.close()
         raise
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("graph_service serving", extra={"port": rpc.port})
-    return GraphService(rpc, router, settings.shutdown_grace_s)
+    return GraphService(rpc, router, gate, settings.shutdown_grace_s)

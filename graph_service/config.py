@@ -22,6 +22,9 @@ class Settings:
     consistency_wait_ms: int = 2000
     health_interval_ms: int = 500
     shutdown_grace_s: float = 5.0
+    # The primary, read-only, for the switches that gate the tools (see graph_service.gate);
+    # empty = read them from the replicas (a switch then applies once replicated).
+    gate_dsn: str = ""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -48,4 +51,5 @@ class Settings:
             log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
             pool_max=env_int("MIRRORTREE_GRAPH_POOL_MAX", 20, 1, 500),
             consistency_wait_ms=env_int("MIRRORTREE_GRAPH_CONSISTENCY_WAIT_MS", 2000, 0, 60_000),
+            gate_dsn=os.environ.get("MIRRORTREE_GRAPH_GATE_DSN", ""),
         )

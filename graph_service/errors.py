@@ -12,7 +12,8 @@
     ├── ReplicaUnavailable    no healthy replica to read from
     ├── HistoricalVersionUnavailable   that version's text is not kept (says what can be read)
     ├── SourceUnavailable     the source is deleted, inaccessible or moved out of the scope
-    └── ResponseTooLarge      the answer would exceed the byte limit; ask for smaller pages
+    ├── ResponseTooLarge      the answer would exceed the byte limit; ask for smaller pages
+    └── Disabled              a switch gating the story-graph tools is off for this caller
 
 The store raises these (it alone translates asyncpg errors); the servicer maps each class to a
 gRPC status code in one table.
@@ -96,3 +97,7 @@ class SourceUnavailable(GraphError):
 
 class ResponseTooLarge(GraphError):
     reason = "response_too_large"
+
+
+class Disabled(GraphError):
+    reason = "disabled"

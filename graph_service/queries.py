@@ -12,7 +12,8 @@ SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
 """
 
 BINDING_BY_TOKEN_HASH = """
-SELECT b.id::text AS binding_id, b.session_id::text AS session_id, b.runtime, t.project_id
+SELECT b.id::text AS binding_id, b.session_id::text AS session_id, b.runtime, t.project_id,
+       b.allowed_scopes
 FROM bindings b JOIN trees t ON t.id = b.session_id
 WHERE b.token_hash = $1 AND b.revoked_at IS NULL
 """

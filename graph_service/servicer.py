@@ -11,6 +11,7 @@ from graph_service import convert
 from graph_service.cursors import CursorCodec, CursorState, fingerprint
 from graph_service.errors import (
     ConsistencyTimeout,
+    Disabled,
     GraphError,
     HistoricalVersionUnavailable,
     InvalidCursor,
@@ -24,6 +25,7 @@ from graph_service.errors import (
     StaleCursor,
     Unauthenticated,
 )
+from graph_service.gate import Gate
 from graph_service.store import GraphStore
 from graph_service.views import (
     Caller,
@@ -54,6 +56,7 @@ STATUS_BY_ERROR: dict[type[GraphError], grpc.StatusCode] = {
     HistoricalVersionUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     SourceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     ResponseTooLarge: grpc.StatusCode.OUT_OF_RANGE,
+    Disabled: grpc.StatusCode.PERMISSION_DENIED,
 }
 
 
@@ -116,9 +119,10 @@ def carried_counts(state: CursorState | None, tf: TimeFilter) -> MatchCounts | N
 class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     """The three story-graph reads (and binding resolution) over replicas."""
 
-    def __init__(self, store: GraphStore, cursors: CursorCodec) -> None:
+    def __init__(self, store: GraphStore, cursors: CursorCodec, gate: Gate) -> None:
         self._store = store
         self._cursors = cursors
+        self._gate = gate
 
     async def _caller(self, context: Ctx, options: graph_pb2.ReadOptions, lsn: str) -> Caller:
         token = bearer_token(context)
@@ -155,18 +159,19 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
 
     @staticmethod
     def _confine(scope: ResolvedScope, caller: Caller) -> ResolvedScope:
-        """A runtime binding reads its session's project and nothing else: an explicit scope
-        or a cursor naming any other scope is refused. (Wider scopes for a binding need an
-        authorization that bindings do not carry yet.) Trusted callers without a binding
-        are not confined."""
+        """A runtime binding reads its session's project, plus the scopes it was granted when
+        a call names them explicitly; an explicit scope or a cursor naming anything else is
+        refused. Trusted callers without a binding are not confined."""
         if caller.binding_id is None:
             return scope
         own = ScopeValue.of_projects([caller.project_id]) if caller.project_id else None
+        if scope.requested is not None and scope.resolved.key in caller.allowed_scopes:
+            return scope
         if scope.resolved != own:
             raise ScopeMismatch(
                 f"this runtime binding may read only its session's current project "
-                f"({own.describe() if own else 'it has none'}), not "
-                f"{scope.resolved.describe()}",
+                f"({own.describe() if own else 'it has none'}) and the scopes it was granted, "
+                f"not {scope.resolved.describe()}",
                 {"requested_scope": scope.resolved.describe()},
             )
         return scope
@@ -227,6 +232,8 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                         [page.counts.total, page.counts.unknown_time_excluded],
                     )
                 )
+            # Re-checked after the read: a switch that flipped meanwhile withholds the page.
+            await self._gate.require(caller)
             return within_limit(
                 convert.search_response(page, query, tf, next_cursor),
                 "ask for a smaller page_size",
@@ -356,6 +363,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                         ),
                     )
                 )
+            await self._gate.require(caller)
             return within_limit(
                 convert.context_response(read, scope, mode, tf, collections),
                 "ask for a smaller page_size or content_page_size, or continue one collection "
@@ -426,6 +434,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                         [offset + size, digest],
                     )
                 )
+            await self._gate.require(caller)
             return within_limit(
                 convert.read_source_response(
                     read,
@@ -447,11 +456,14 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
             if not request.token:
                 raise Unauthenticated("a binding token is required")
             caller = await self._store.resolve_binding(request.token)
+            why = await self._gate.reason(caller)
             return graph_pb2.ResolveBindingResponse(
                 binding_id=caller.binding_id or "",
                 session_id=caller.session_id or "",
                 runtime=caller.runtime or "",
                 project_id=caller.project_id or "",
+                enabled=not why,
+                disabled_reason=why,
             )
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]

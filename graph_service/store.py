@@ -76,7 +76,13 @@ class GraphStore:
             row = await conn.fetchrow(queries.BINDING_BY_TOKEN_HASH, digest)
             if row is None:
                 raise Unauthenticated("the binding token is unknown or revoked")
-            return Caller(row["session_id"], row["project_id"], row["runtime"], row["binding_id"])
+            return Caller(
+                row["session_id"],
+                row["project_id"],
+                row["runtime"],
+                row["binding_id"],
+                tuple(row["allowed_scopes"]),
+            )
 
         return await self._router.run(read)
 

@@ -22,6 +22,7 @@ class Caller:
     project_id: str | None
     runtime: str | None = None
     binding_id: str | None = None
+    allowed_scopes: tuple[str, ...] = ()  # scope keys a binding may also name explicitly
 
 
 @dataclass(frozen=True)

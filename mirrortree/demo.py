@@ -45,6 +45,17 @@ async def load(tree_target: str) -> DemoInfo:
     story = demo_story()
     async with grpc.aio.insecure_channel(tree_target) as channel:
         stub = tree_pb2_grpc.TreeServiceStub(channel)
+        # New installations start with the supervisor app off; the demo switches it on, as a
+        # user would, so the story-graph tools answer.
+        settings = await stub.GetSettings(tree_pb2.GetSettingsRequest())
+        if not settings.heartbeat_enabled:
+            await stub.SetAppEnabled(
+                tree_pb2.SetAppEnabledRequest(
+                    idempotency_key=_key(f"app-on-{settings.app_revision}"),
+                    enabled=True,
+                    expected_revision=settings.app_revision,
+                )
+            )
         tree = (
             await stub.CreateTree(
                 tree_pb2.CreateTreeRequest(

@@ -154,6 +154,7 @@ def launch(stack: Stack) -> str:
         "graph_service",
         {
             "MIRRORTREE_GRAPH_REPLICA_DSNS": info.replica_dsn,
+            "MIRRORTREE_GRAPH_GATE_DSN": info.primary_dsn,
             "MIRRORTREE_GRAPH_LISTEN": graph_target,
             "MIRRORTREE_CURSOR_SECRET": secret,
         },

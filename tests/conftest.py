@@ -66,6 +66,7 @@ def graph_settings(cluster: pgcluster.ClusterInfo, **overrides: object) -> Graph
         "cursor_secret": CURSOR_SECRET,
         "listen": "127.0.0.1:0",
         "health_interval_ms": 200,
+        "gate_dsn": cluster.primary_dsn,
     }
     values.update(overrides)
     return GraphSettings(**values)  # type: ignore[arg-type]
@@ -76,6 +77,7 @@ async def graph_service(
     cluster: pgcluster.ClusterInfo, tree_service: tree_app.TreeService
 ) -> AsyncIterator[graph_app.GraphService]:
     # Depends on tree_service so that migrations have run (and replicated) first.
+    await switch_app(tree_service.port, True)  # new installations start with the app off
     service = await graph_app.start(graph_settings(cluster))
     yield service
     await service.stop()
@@ -95,6 +97,23 @@ async def graph_stub(
 ) -> AsyncIterator[graph_pb2_grpc.StoryGraphStub]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{graph_service.port}") as channel:
         yield graph_pb2_grpc.StoryGraphStub(channel)
+
+
+async def switch_app(tree_port: int, enabled: bool) -> tree_pb2.Settings:
+    """Switch the supervisor app (which gates the story-graph tools) on or off."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{tree_port}") as channel:
+        stub = tree_pb2_grpc.TreeServiceStub(channel)
+        current: tree_pb2.Settings = await stub.GetSettings(tree_pb2.GetSettingsRequest())
+        if current.heartbeat_enabled == enabled:
+            return current
+        settings: tree_pb2.Settings = await stub.SetAppEnabled(
+            tree_pb2.SetAppEnabledRequest(
+                idempotency_key=unique("app"),
+                enabled=enabled,
+                expected_revision=current.app_revision,
+            )
+        )
+        return settings
 
 
 async def create_tree(

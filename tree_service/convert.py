@@ -378,14 +378,23 @@ def scope_filter(value: int) -> CanonicalScope | None:
     return scope
 
 
-def binding_request(request: tree_pb2.CreateBindingRequest) -> tuple[str, str]:
+def binding_request(request: tree_pb2.CreateBindingRequest) -> tuple[str, str, list[str]]:
+    """(session, runtime, scope keys the binding may also name explicitly)."""
     check = Checker()
     check.idempotency_key(request.idempotency_key)
     check.identifier("session_id", request.session_id)
     if request.runtime not in KNOWN_RUNTIMES:
         check.fail("runtime", f"must be one of {', '.join(KNOWN_RUNTIMES)}")
+    allowed = [
+        check.scope(f"allowed_scopes[{i}]", scope, required=True)
+        for i, scope in enumerate(request.allowed_scopes)
+    ]
     check.done()
-    return request.session_id, request.runtime
+    return (
+        request.session_id,
+        request.runtime,
+        sorted({scope.key for scope in allowed if scope is not None}),
+    )
 
 
 # ---- domain → responses -----------------------------------------------------------------

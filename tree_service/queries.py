@@ -349,5 +349,6 @@ RETURNING revision, updated_at
 """
 
 INSERT_BINDING = """
-INSERT INTO bindings (id, token_hash, session_id, runtime) VALUES ($1, $2, $3, $4)
+INSERT INTO bindings (id, token_hash, session_id, runtime, allowed_scopes)
+VALUES ($1, $2, $3, $4, $5)
 """

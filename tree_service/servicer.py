@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 
 from mirrortree import rpcstatus
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
-from tree_service import convert, graph_input
+from tree_service import convert, gating, graph_input
 from tree_service.domain import AnswerState, Generated, Node, StopReason
 from tree_service.errors import (
     Contention,
@@ -391,14 +391,89 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
 
+    async def GetSettings(
+        self, request: tree_pb2.GetSettingsRequest, context: Ctx
+    ) -> tree_pb2.Settings:
+        async with self._store.pool.acquire() as conn:
+            return await gating.read_settings(conn)
+
+    async def SetAppEnabled(
+        self, request: tree_pb2.SetAppEnabledRequest, context: Ctx
+    ) -> tree_pb2.Settings:
+        try:
+            enabled, expected = gating.app_request(request)
+            return await self._write(
+                context,
+                "SetAppEnabled",
+                request,
+                tree_pb2.Settings,
+                lambda conn: gating.set_app(conn, enabled, expected),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def SetCapability(
+        self, request: tree_pb2.SetCapabilityRequest, context: Ctx
+    ) -> tree_pb2.Settings:
+        try:
+            enabled, assignments, expected = gating.capability_request(request)
+            return await self._write(
+                context,
+                "SetCapability",
+                request,
+                tree_pb2.Settings,
+                lambda conn: gating.set_capability(conn, enabled, assignments, expected),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def SetSessionStoryGraph(
+        self, request: tree_pb2.SetSessionStoryGraphRequest, context: Ctx
+    ) -> tree_pb2.SessionContext:
+        try:
+            session, enabled = gating.switch_request(request)
+            return await self._write(
+                context,
+                "SetSessionStoryGraph",
+                request,
+                tree_pb2.SessionContext,
+                lambda conn: gating.set_session_switch(conn, session, enabled),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def SaveSessionContext(
+        self, request: tree_pb2.SaveSessionContextRequest, context: Ctx
+    ) -> tree_pb2.SessionContext:
+        try:
+            session, state, expected = gating.save_request(request)
+            return await self._write(
+                context,
+                "SaveSessionContext",
+                request,
+                tree_pb2.SessionContext,
+                lambda conn: gating.save_context(conn, session, state, expected),
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def GetSessionContext(
+        self, request: tree_pb2.GetSessionContextRequest, context: Ctx
+    ) -> tree_pb2.SessionContext:
+        try:
+            async with self._store.pool.acquire() as conn:
+                return await gating.read_context(conn, request.session_id)
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
     async def CreateBinding(
         self, request: tree_pb2.CreateBindingRequest, context: Ctx
     ) -> tree_pb2.CreateBindingResponse:
         try:
-            session_id, runtime = convert.binding_request(request)
+            session_id, runtime, allowed = convert.binding_request(request)
 
             async def action(conn: Any) -> tree_pb2.CreateBindingResponse:
-                binding = await self._store.create_binding(conn, session_id, runtime)
+                binding = await self._store.create_binding(conn, session_id, runtime, allowed)
                 return convert.binding_to_proto(binding)
 
             def without_token(

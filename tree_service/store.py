@@ -960,7 +960,7 @@ class TreeStore:
 
     @staticmethod
     async def create_binding(
-        conn: asyncpg.Connection, session_id: str, runtime: str
+        conn: asyncpg.Connection, session_id: str, runtime: str, allowed_scopes: list[str]
     ) -> IssuedBinding:
         session_uuid = _uuid(session_id, "session_id")
         tree = await conn.fetchrow(queries.SELECT_TREE, session_uuid)
@@ -969,7 +969,12 @@ class TreeStore:
         binding_id = uuid.uuid4()
         token = f"mtb_{secrets.token_urlsafe(32)}"
         await conn.execute(
-            queries.INSERT_BINDING, binding_id, token_hash(token), session_uuid, runtime
+            queries.INSERT_BINDING,
+            binding_id,
+            token_hash(token),
+            session_uuid,
+            runtime,
+            allowed_scopes,
         )
         return IssuedBinding(str(binding_id), token, session_id, runtime, tree["project_id"])
 

@@ -362,13 +362,17 @@ class ResolveBindingRequest(_message.Message):
     def __init__(self, token: _Optional[str] = ...) -> None: ...
 
 class ResolveBindingResponse(_message.Message):
-    __slots__ = ("binding_id", "session_id", "runtime", "project_id")
+    __slots__ = ("binding_id", "session_id", "runtime", "project_id", "enabled", "disabled_reason")
     BINDING_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUNTIME_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    DISABLED_REASON_FIELD_NUMBER: _ClassVar[int]
     binding_id: str
     session_id: str
     runtime: str
     project_id: str
-    def __init__(self, binding_id: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ..., project_id: _Optional[str] = ...) -> None: ...
+    enabled: bool
+    disabled_reason: str
+    def __init__(self, binding_id: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ..., project_id: _Optional[str] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ...) -> None: ...

@@ -873,15 +873,111 @@ class SetPreferenceResponse(_message.Message):
     consistency: _common_pb2.ConsistencyToken
     def __init__(self, preference: _Optional[_Union[Preference, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
 
+class GetSettingsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Capability(_message.Message):
+    __slots__ = ("id", "enabled", "assignments", "revision")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    enabled: bool
+    assignments: _containers.RepeatedScalarFieldContainer[str]
+    revision: int
+    def __init__(self, id: _Optional[str] = ..., enabled: _Optional[bool] = ..., assignments: _Optional[_Iterable[str]] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class Settings(_message.Message):
+    __slots__ = ("heartbeat_enabled", "app_revision", "story_graph", "consistency")
+    HEARTBEAT_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    APP_REVISION_FIELD_NUMBER: _ClassVar[int]
+    STORY_GRAPH_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    heartbeat_enabled: bool
+    app_revision: int
+    story_graph: Capability
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, heartbeat_enabled: _Optional[bool] = ..., app_revision: _Optional[int] = ..., story_graph: _Optional[_Union[Capability, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class SetAppEnabledRequest(_message.Message):
+    __slots__ = ("idempotency_key", "enabled", "expected_revision")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    enabled: bool
+    expected_revision: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., enabled: _Optional[bool] = ..., expected_revision: _Optional[int] = ...) -> None: ...
+
+class SetCapabilityRequest(_message.Message):
+    __slots__ = ("idempotency_key", "capability_id", "enabled", "assignments", "expected_revision")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    CAPABILITY_ID_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    capability_id: str
+    enabled: bool
+    assignments: _containers.RepeatedScalarFieldContainer[str]
+    expected_revision: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., capability_id: _Optional[str] = ..., enabled: _Optional[bool] = ..., assignments: _Optional[_Iterable[str]] = ..., expected_revision: _Optional[int] = ...) -> None: ...
+
+class SessionContext(_message.Message):
+    __slots__ = ("session_id", "story_graph_enabled", "context_state", "revision", "consistency")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STORY_GRAPH_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_STATE_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    story_graph_enabled: bool
+    context_state: str
+    revision: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, session_id: _Optional[str] = ..., story_graph_enabled: _Optional[bool] = ..., context_state: _Optional[str] = ..., revision: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class SetSessionStoryGraphRequest(_message.Message):
+    __slots__ = ("idempotency_key", "session_id", "enabled")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ENABLED_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    session_id: str
+    enabled: bool
+    def __init__(self, idempotency_key: _Optional[str] = ..., session_id: _Optional[str] = ..., enabled: _Optional[bool] = ...) -> None: ...
+
+class SaveSessionContextRequest(_message.Message):
+    __slots__ = ("idempotency_key", "session_id", "context_state", "expected_revision")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_STATE_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    session_id: str
+    context_state: str
+    expected_revision: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., session_id: _Optional[str] = ..., context_state: _Optional[str] = ..., expected_revision: _Optional[int] = ...) -> None: ...
+
+class GetSessionContextRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
 class CreateBindingRequest(_message.Message):
-    __slots__ = ("idempotency_key", "session_id", "runtime")
+    __slots__ = ("idempotency_key", "session_id", "runtime", "allowed_scopes")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUNTIME_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_SCOPES_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     session_id: str
     runtime: str
-    def __init__(self, idempotency_key: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ...) -> None: ...
+    allowed_scopes: _containers.RepeatedCompositeFieldContainer[_common_pb2.Scope]
+    def __init__(self, idempotency_key: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ..., allowed_scopes: _Optional[_Iterable[_Union[_common_pb2.Scope, _Mapping]]] = ...) -> None: ...
 
 class CreateBindingResponse(_message.Message):
     __slots__ = ("binding_id", "token", "session_id", "runtime", "project_id", "consistency")

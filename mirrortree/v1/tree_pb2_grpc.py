@@ -114,6 +114,36 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceResponse.FromString,
                 _registered_method=True)
+        self.GetSettings = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetSettings',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetSettingsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.Settings.FromString,
+                _registered_method=True)
+        self.SetAppEnabled = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SetAppEnabled',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.SetAppEnabledRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.Settings.FromString,
+                _registered_method=True)
+        self.SetCapability = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SetCapability',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.SetCapabilityRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.Settings.FromString,
+                _registered_method=True)
+        self.SetSessionStoryGraph = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SetSessionStoryGraph',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.SetSessionStoryGraphRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.SessionContext.FromString,
+                _registered_method=True)
+        self.SaveSessionContext = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SaveSessionContext',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.SaveSessionContextRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.SessionContext.FromString,
+                _registered_method=True)
+        self.GetSessionContext = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetSessionContext',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetSessionContextRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.SessionContext.FromString,
+                _registered_method=True)
         self.CreateBinding = channel.unary_unary(
                 '/mirrortree.v1.TreeService/CreateBinding',
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.SerializeToString,
@@ -268,6 +298,55 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSettings(self, request, context):
+        """Reads the switches that gate the story-graph tools (app, capability, its assignments).
+        Codes: OK.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetAppEnabled(self, request, context):
+        """Switches the supervisor app on or off. Sessions keep their own choice either way.
+        Codes: OK, INVALID_ARGUMENT, ABORTED (expected_revision is stale), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetCapability(self, request, context):
+        """Sets the `story-graph` capability's enabled flag and runtime assignments.
+        Codes: OK, INVALID_ARGUMENT (unknown runtime), ABORTED, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetSessionStoryGraph(self, request, context):
+        """The user's explicit story-graph switch for one session. It always applies and bumps the
+        session's context revision, so an autosave based on an older revision is refused.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SaveSessionContext(self, request, context):
+        """Saves a session's context state (an autosave). It must name the revision it was based on;
+        a stale one is refused with ABORTED and the current revision, never merged over newer
+        explicit settings. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ABORTED, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSessionContext(self, request, context):
+        """Reads a session's context state. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateBinding(self, request, context):
         """Issues a credential binding a connection to (session, runtime). The binding's project is
         the session's current project. The token is shown once and only its hash is stored, so an
@@ -360,6 +439,36 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.SetPreference,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.SetPreferenceResponse.SerializeToString,
+            ),
+            'GetSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSettings,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetSettingsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.Settings.SerializeToString,
+            ),
+            'SetAppEnabled': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetAppEnabled,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetAppEnabledRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.Settings.SerializeToString,
+            ),
+            'SetCapability': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetCapability,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetCapabilityRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.Settings.SerializeToString,
+            ),
+            'SetSessionStoryGraph': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSessionStoryGraph,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetSessionStoryGraphRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.SessionContext.SerializeToString,
+            ),
+            'SaveSessionContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.SaveSessionContext,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SaveSessionContextRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.SessionContext.SerializeToString,
+            ),
+            'GetSessionContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSessionContext,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetSessionContextRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.SessionContext.SerializeToString,
             ),
             'CreateBinding': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateBinding,
@@ -799,6 +908,168 @@ class TreeService:
             '/mirrortree.v1.TreeService/SetPreference',
             mirrortree_dot_v1_dot_tree__pb2.SetPreferenceRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.SetPreferenceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetSettings',
+            mirrortree_dot_v1_dot_tree__pb2.GetSettingsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.Settings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetAppEnabled(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SetAppEnabled',
+            mirrortree_dot_v1_dot_tree__pb2.SetAppEnabledRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.Settings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetCapability(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SetCapability',
+            mirrortree_dot_v1_dot_tree__pb2.SetCapabilityRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.Settings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSessionStoryGraph(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SetSessionStoryGraph',
+            mirrortree_dot_v1_dot_tree__pb2.SetSessionStoryGraphRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.SessionContext.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SaveSessionContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SaveSessionContext',
+            mirrortree_dot_v1_dot_tree__pb2.SaveSessionContextRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.SessionContext.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSessionContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetSessionContext',
+            mirrortree_dot_v1_dot_tree__pb2.GetSessionContextRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.SessionContext.FromString,
             options,
             channel_credentials,
             insecure,

@@ -22,6 +22,7 @@ from tests.conftest import free_port
 
 
 def settings_for(graph_port: int, token: str = "", **overrides: Any) -> Settings:
+    overrides.setdefault("access_poll_s", 0.1)  # notice switches quickly in tests
     return Settings(graph_target=f"127.0.0.1:{graph_port}", binding_token=token, **overrides)
 
 

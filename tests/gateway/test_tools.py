@@ -48,9 +48,13 @@ async def bound_project(tree_stub, graph_stub, title: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_three_read_only_tools_are_listed(graph_service, mode):
-    async with in_memory(graph_service.port, "unused", mode) as client:
+async def test_three_read_only_tools_are_listed(tree_stub, graph_stub, graph_service, mode):
+    token, _ = await bound_project(tree_stub, graph_stub, "Listed")
+    async with in_memory(graph_service.port, token, mode) as client:
         listed = await client.list_tools()
+    async with in_memory(graph_service.port, "mtb_unknown", mode) as client:
+        unknown = await client.list_tools()
+    assert unknown.tools == []
     assert [t.name for t in listed.tools] == TOOL_NAMES
     for tool in listed.tools:
         assert tool.annotations is not None and tool.annotations.read_only_hint is True

@@ -1,0 +1,207 @@
+"""W4: the switches that gate the story-graph tools — the supervisor app, the `story-graph`
+capability with its runtime assignments, and each session's own switch in its context state.
+
+The switches are independent rows, so switching the app off and on again keeps every
+session's choice and the capability's assignments as the user left them. A session's context
+state carries a revision: the explicit switch bumps it, and an autosave must name the revision
+it was read at, so a stale autosave can never turn a session back on (or off).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import asyncpg
+
+from mirrortree.v1 import tree_pb2
+from tree_service.convert import KNOWN_RUNTIMES, Checker
+from tree_service.errors import InvalidInput, NotFound, RevisionConflict
+
+CAPABILITY_ID = "story-graph"
+SESSION_SWITCH = "story_graph_enabled"
+MAX_CONTEXT_STATE = 1_000_000  # characters of JSON
+
+SELECT_SETTINGS = """
+SELECT a.heartbeat_enabled, a.revision AS app_revision,
+       c.enabled, c.assignments, c.revision AS capability_revision
+FROM app_settings a CROSS JOIN capabilities c
+WHERE c.id = 'story-graph'
+"""
+
+UPDATE_APP = """
+UPDATE app_settings SET heartbeat_enabled = $1, revision = revision + 1
+WHERE revision = $2
+RETURNING revision
+"""
+
+UPDATE_CAPABILITY = """
+UPDATE capabilities SET enabled = $2, assignments = $3, revision = revision + 1
+WHERE id = $1 AND revision = $4
+RETURNING revision
+"""
+
+SELECT_CONTEXT = """
+SELECT context_state, context_revision FROM trees WHERE id = $1
+"""
+
+SET_SESSION_SWITCH = """
+UPDATE trees
+SET context_state = jsonb_set(context_state, '{story_graph_enabled}', to_jsonb($2::bool)),
+    context_revision = context_revision + 1
+WHERE id = $1
+RETURNING context_state, context_revision
+"""
+
+SAVE_CONTEXT = """
+UPDATE trees SET context_state = $2::jsonb, context_revision = context_revision + 1
+WHERE id = $1 AND context_revision = $3
+RETURNING context_state, context_revision
+"""
+
+
+def _session_uuid(check: Checker, value: str) -> uuid.UUID | None:
+    check.identifier("session_id", value)
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        check.fail("session_id", f"{value[:40]!r} is not a session id (a UUID)")
+        return None
+
+
+# ---- validation ------------------------------------------------------------------------
+
+
+def app_request(request: tree_pb2.SetAppEnabledRequest) -> tuple[bool, int]:
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    if request.expected_revision < 1:
+        check.fail("expected_revision", "is required: the revision GetSettings returned")
+    check.done()
+    return request.enabled, request.expected_revision
+
+
+def capability_request(request: tree_pb2.SetCapabilityRequest) -> tuple[bool, list[str], int]:
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    if request.capability_id != CAPABILITY_ID:
+        check.fail("capability_id", f"must be {CAPABILITY_ID!r}, the only gated capability")
+    for i, runtime in enumerate(request.assignments):
+        if runtime not in KNOWN_RUNTIMES:
+            check.fail(f"assignments[{i}]", f"must be one of {', '.join(KNOWN_RUNTIMES)}")
+    if request.expected_revision < 1:
+        check.fail("expected_revision", "is required: the revision GetSettings returned")
+    check.done()
+    return request.enabled, sorted(set(request.assignments)), request.expected_revision
+
+
+def switch_request(request: tree_pb2.SetSessionStoryGraphRequest) -> tuple[uuid.UUID, bool]:
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    session = _session_uuid(check, request.session_id)
+    check.done()
+    assert session is not None
+    return session, request.enabled
+
+
+def save_request(request: tree_pb2.SaveSessionContextRequest) -> tuple[uuid.UUID, str, int]:
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    session = _session_uuid(check, request.session_id)
+    state: Any = None
+    try:
+        state = json.loads(request.context_state or "{}")
+    except json.JSONDecodeError as exc:
+        check.fail("context_state", f"is not JSON: {exc}")
+    if state is not None and not isinstance(state, dict):
+        check.fail("context_state", "must be a JSON object")
+    elif isinstance(state, dict) and not isinstance(state.get(SESSION_SWITCH, True), bool):
+        check.fail(f"context_state.{SESSION_SWITCH}", "must be true or false when present")
+    if len(request.context_state) > MAX_CONTEXT_STATE:
+        check.fail("context_state", f"is longer than {MAX_CONTEXT_STATE:,} characters")
+    if request.expected_revision < 1:
+        check.fail("expected_revision", "is required: the revision the state was read at")
+    check.done()
+    assert session is not None
+    return session, json.dumps(state), request.expected_revision
+
+
+# ---- storage ---------------------------------------------------------------------------
+
+
+async def read_settings(conn: asyncpg.Connection) -> tree_pb2.Settings:
+    row = await conn.fetchrow(SELECT_SETTINGS)
+    return tree_pb2.Settings(
+        heartbeat_enabled=row["heartbeat_enabled"],
+        app_revision=row["app_revision"],
+        story_graph=tree_pb2.Capability(
+            id=CAPABILITY_ID,
+            enabled=row["enabled"],
+            assignments=list(row["assignments"]),
+            revision=row["capability_revision"],
+        ),
+    )
+
+
+async def set_app(conn: asyncpg.Connection, enabled: bool, expected: int) -> tree_pb2.Settings:
+    if await conn.fetchval(UPDATE_APP, enabled, expected) is None:
+        current = (await read_settings(conn)).app_revision
+        raise RevisionConflict("app setting", "heartbeat_enabled", expected, current)
+    return await read_settings(conn)
+
+
+async def set_capability(
+    conn: asyncpg.Connection, enabled: bool, assignments: list[str], expected: int
+) -> tree_pb2.Settings:
+    if (
+        await conn.fetchval(UPDATE_CAPABILITY, CAPABILITY_ID, enabled, assignments, expected)
+        is None
+    ):
+        current = (await read_settings(conn)).story_graph.revision
+        raise RevisionConflict("capability", CAPABILITY_ID, expected, current)
+    return await read_settings(conn)
+
+
+def _context(session: uuid.UUID, row: asyncpg.Record) -> tree_pb2.SessionContext:
+    state = json.loads(row["context_state"])
+    return tree_pb2.SessionContext(
+        session_id=str(session),
+        story_graph_enabled=state.get(SESSION_SWITCH, True) is not False,
+        context_state=json.dumps(state, ensure_ascii=False),
+        revision=row[1],
+    )
+
+
+async def set_session_switch(
+    conn: asyncpg.Connection, session: uuid.UUID, enabled: bool
+) -> tree_pb2.SessionContext:
+    row = await conn.fetchrow(SET_SESSION_SWITCH, session, enabled)
+    if row is None:
+        raise NotFound("session", str(session))
+    return _context(session, row)
+
+
+async def save_context(
+    conn: asyncpg.Connection, session: uuid.UUID, state: str, expected: int
+) -> tree_pb2.SessionContext:
+    row = await conn.fetchrow(SAVE_CONTEXT, session, state, expected)
+    if row is None:
+        current = await conn.fetchrow(SELECT_CONTEXT, session)
+        if current is None:
+            raise NotFound("session", str(session))
+        raise RevisionConflict(
+            "session context", str(session), expected, current["context_revision"]
+        )
+    return _context(session, row)
+
+
+async def read_context(conn: asyncpg.Connection, session_id: str) -> tree_pb2.SessionContext:
+    try:
+        session = uuid.UUID(session_id)
+    except ValueError:
+        raise InvalidInput.one("session_id", f"{session_id[:40]!r} is not a session id") from None
+    row = await conn.fetchrow(SELECT_CONTEXT, session)
+    if row is None:
+        raise NotFound("session", session_id)
+    return _context(session, row)
