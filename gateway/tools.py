@@ -202,6 +202,29 @@ _COUNT: dict[str, Any] = {
     "description": "Either exact (int64 as a string) or unknown with a reason; unknown is never 0.",
 }
 
+_PAGE: dict[str, Any] = {
+    "type": "object",
+    "description": "Paging of one list: has_more with next_cursor, and the total or unknown.",
+    "properties": {
+        "returned_count": {"type": "integer"},
+        "has_more": {"type": "boolean"},
+        "next_cursor": {"type": "string"},
+        "complete": {"type": "boolean"},
+        "limit_reason": {"type": "string"},
+        "total": _COUNT,
+    },
+    "required": ["returned_count", "has_more", "next_cursor", "complete", "total"],
+}
+
+_TIME: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "event_time (with precision and basis; known=false when unknown), review_generated_at, "
+        "recorded_at, validity (state, from, to, basis = the relation ids establishing it) "
+        "and confirmation_state — each its own fact, never derived from another."
+    ),
+}
+
 SEARCH_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -225,21 +248,85 @@ SEARCH_OUTPUT: dict[str, Any] = {
                 "required": ["ref", "result_id", "scope", "excerpt", "time"],
             },
         },
-        "page": {
-            "type": "object",
-            "properties": {
-                "returned_count": {"type": "integer"},
-                "has_more": {"type": "boolean"},
-                "next_cursor": {"type": "string"},
-                "complete": {"type": "boolean"},
-                "total": _COUNT,
-            },
-            "required": ["returned_count", "has_more", "next_cursor", "complete", "total"],
-        },
+        "page": _PAGE,
         "coverage": {"type": "object"},
         "basis": {"type": "object"},
     },
     "required": ["hits", "page", "coverage", "basis"],
+}
+
+GET_CONTEXT_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "object_ref": {"type": "object"},
+        "mode": {"type": "string", "enum": ["current", "timeline"]},
+        "collections": {
+            "type": "array",
+            "description": "Each collection is paged on its own (page.next_cursor).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "items": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "ref": {"type": "object"},
+                                "result_id": {"type": "string"},
+                                "scope": {"type": "object"},
+                                "label": {"type": "string"},
+                                "kind": {"type": "string"},
+                                "object_revision": {"type": "object"},
+                                "time": _TIME,
+                                "content": {
+                                    "type": "object",
+                                    "description": (
+                                        "A fragment of the item's JSON document: text from "
+                                        "start to end (zero-based code points) of "
+                                        "total_length; next_cursor continues it."
+                                    ),
+                                },
+                                "sources": {"type": "array"},
+                            },
+                            "required": ["ref", "content"],
+                        },
+                    },
+                    "page": _PAGE,
+                },
+                "required": ["name", "items", "page"],
+            },
+        },
+        "evidence_note": {"type": "string"},
+        "history_gaps": {"type": "array", "items": {"type": "string"}},
+        "coverage": {"type": "object"},
+        "basis": {"type": "object"},
+    },
+    "required": ["object_ref", "mode", "collections", "coverage", "basis"],
+}
+
+READ_SOURCE_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string"},
+        "content_kind": {"type": "string", "enum": ["saved_fragment", "whole_source"]},
+        "requested_version": {"type": "string"},
+        "returned_version": {"type": "string"},
+        "location": {"type": "object"},
+        "start": {"type": "string", "description": "int64 as a string (code points)"},
+        "end": {"type": "string"},
+        "content_length": {"type": "string"},
+        "fragment_start": {"type": "string"},
+        "fragment_end": {"type": "string"},
+        "source_length": _COUNT,
+        "availability": {"type": "string"},
+        "available_read_kinds": {"type": "array", "items": {"type": "string"}},
+        "differs_from_reference": {"type": "boolean"},
+        "page": _PAGE,
+        "coverage": {"type": "object"},
+        "basis": {"type": "object"},
+    },
+    "required": ["text", "content_kind", "returned_version", "page", "coverage", "basis"],
 }
 
 _ANNOTATIONS = types.ToolAnnotations(
@@ -271,6 +358,7 @@ TOOLS: tuple[types.Tool, ...] = (
             "stay open. Read-only."
         ),
         input_schema=GET_CONTEXT_INPUT,
+        output_schema=GET_CONTEXT_OUTPUT,
         annotations=_ANNOTATIONS,
     ),
     types.Tool(
@@ -282,6 +370,7 @@ TOOLS: tuple[types.Tool, ...] = (
             "behind a decision or a conflict before quoting them. Read-only."
         ),
         input_schema=READ_SOURCE_INPUT,
+        output_schema=READ_SOURCE_OUTPUT,
         annotations=_ANNOTATIONS,
     ),
 )

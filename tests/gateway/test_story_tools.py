@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 
+from gateway import tools
 from mirrortree.v1 import graph_pb2, tree_pb2
 from tests.conftest import create_tree, unique
 from tests.gateway.harness import http_client, http_gateway, in_memory, tool_error
@@ -33,9 +35,16 @@ async def story_binding(tree_service, tree_stub, graph_stub) -> tuple[LoadedStor
     return story, binding.token
 
 
-def structured(result: Any) -> dict[str, Any]:
+async def call(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A successful call's JSON text, equal to its structured content and valid against the
+    tool's hand-written output schema."""
+    result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
     data: dict[str, Any] = json.loads(result.content[0].text)
+    assert data == result.structured_content
+    schema = tools.TOOLS_BY_NAME[tool].output_schema
+    assert schema is not None
+    jsonschema.validate(data, schema)
     return data
 
 
@@ -45,47 +54,41 @@ def collection(data: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 async def walk_the_story(client: Any) -> None:
-    hits = structured(
-        await client.call_tool("story_graph_search", {"query": "storage engine", "page_size": 5})
-    )
+    hits = await call(client, "story_graph_search", {"query": "storage engine", "page_size": 5})
     entity = next(h["ref"] for h in hits["hits"] if h["ref"]["type"] == "entity")
     assert entity["id"] == "ent-storage"
 
-    current = structured(await client.call_tool("story_graph_get_context", {"object_ref": entity}))
+    current = await call(client, "story_graph_get_context", {"object_ref": entity})
     events = {i["ref"]["id"]: i for i in collection(current, "events")["items"]}
     assert events["ev-decide-a"]["time"]["validity"]["state"] == "validity_superseded"
     assert events["ev-revise-b"]["time"]["validity"]["state"] == "validity_current"
     projection = json.loads(collection(current, "current")["items"][0]["content"]["text"])
     assert projection["completion"]["state"] == "unknown"
 
-    timeline = structured(
-        await client.call_tool(
-            "story_graph_get_context",
-            {
-                "object_ref": {"type": "event", "id": "ev-revise-b"},
-                "mode": "timeline",
-                "page_size": 2,
-            },
-        )
+    timeline = await call(
+        client,
+        "story_graph_get_context",
+        {
+            "object_ref": {"type": "event", "id": "ev-revise-b"},
+            "mode": "timeline",
+            "page_size": 2,
+        },
     )
     page = collection(timeline, "timeline")
     assert page["page"]["has_more"] is True
-    rest = structured(
-        await client.call_tool(
-            "story_graph_get_context",
-            {
-                "object_ref": {"type": "event", "id": "ev-revise-b"},
-                "mode": "timeline",
-                "page_size": 2,
-                "cursor": page["page"]["next_cursor"],
-            },
-        )
+    rest = await call(
+        client,
+        "story_graph_get_context",
+        {
+            "object_ref": {"type": "event", "id": "ev-revise-b"},
+            "mode": "timeline",
+            "page_size": 2,
+            "cursor": page["page"]["next_cursor"],
+        },
     )
     assert [c["name"] for c in rest["collections"]] == ["timeline"]
 
-    source = structured(
-        await client.call_tool("story_graph_read_source", {"source_reference_id": "src-notes-v2"})
-    )
+    source = await call(client, "story_graph_read_source", {"source_reference_id": "src-notes-v2"})
     assert "40% lock waits" in source["text"]
     gone = await client.call_tool(
         "story_graph_read_source",
