@@ -51,6 +51,7 @@ stack-stop: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.run
 	$(PY) -m bench.tree
+	$(PY) -m bench.gateway
 
 clean-data: stack-stop
 	rm -rf "$$($(PY) -c 'from mirrortree.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"
