@@ -18,16 +18,9 @@ from typing import Any
 
 import asyncpg
 
+from graph_service import queries
 from graph_service.errors import Disabled
 from graph_service.views import Caller
-
-SWITCHES = """
-SELECT a.heartbeat_enabled, c.enabled, c.assignments,
-       (SELECT t.context_state -> 'story_graph_enabled' FROM trees t WHERE t.id = $1)
-           AS session_switch
-FROM app_settings a CROSS JOIN capabilities c
-WHERE c.id = 'story-graph'
-"""
 
 Reader = Callable[[Callable[[asyncpg.Connection], Awaitable[Any]]], Awaitable[Any]]
 
@@ -74,7 +67,7 @@ class Gate:
                 session = None
 
         async def query(conn: asyncpg.Connection) -> asyncpg.Record | None:
-            row: asyncpg.Record | None = await conn.fetchrow(SWITCHES, session)
+            row: asyncpg.Record | None = await conn.fetchrow(queries.GATE_SWITCHES, session)
             return row
 
         return disabled_reason(await self._read(query), caller)

@@ -442,3 +442,12 @@ FROM preferences WHERE scope_key = any($1::text[])
 CURRENT_RECORDED_SOURCE = """
 SELECT text, revision, project_id, deleted FROM sources WHERE source_id = $1 AND source_type = $2
 """
+
+# The switches gating the tools for one session ($1, NULL for none); see graph_service.gate.
+GATE_SWITCHES = """
+SELECT a.heartbeat_enabled, c.enabled, c.assignments,
+       (SELECT t.context_state -> 'story_graph_enabled' FROM trees t WHERE t.id = $1)
+           AS session_switch
+FROM app_settings a CROSS JOIN capabilities c
+WHERE c.id = 'story-graph'
+"""

@@ -16,49 +16,13 @@ from typing import Any
 import asyncpg
 
 from mirrortree.v1 import tree_pb2
+from tree_service import queries
 from tree_service.convert import KNOWN_RUNTIMES, Checker
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 
 CAPABILITY_ID = "story-graph"
 SESSION_SWITCH = "story_graph_enabled"
 MAX_CONTEXT_STATE = 1_000_000  # characters of JSON
-
-SELECT_SETTINGS = """
-SELECT a.heartbeat_enabled, a.revision AS app_revision,
-       c.enabled, c.assignments, c.revision AS capability_revision
-FROM app_settings a CROSS JOIN capabilities c
-WHERE c.id = 'story-graph'
-"""
-
-UPDATE_APP = """
-UPDATE app_settings SET heartbeat_enabled = $1, revision = revision + 1
-WHERE revision = $2
-RETURNING revision
-"""
-
-UPDATE_CAPABILITY = """
-UPDATE capabilities SET enabled = $2, assignments = $3, revision = revision + 1
-WHERE id = $1 AND revision = $4
-RETURNING revision
-"""
-
-SELECT_CONTEXT = """
-SELECT context_state, context_revision FROM trees WHERE id = $1
-"""
-
-SET_SESSION_SWITCH = """
-UPDATE trees
-SET context_state = jsonb_set(context_state, '{story_graph_enabled}', to_jsonb($2::bool)),
-    context_revision = context_revision + 1
-WHERE id = $1
-RETURNING context_state, context_revision
-"""
-
-SAVE_CONTEXT = """
-UPDATE trees SET context_state = $2::jsonb, context_revision = context_revision + 1
-WHERE id = $1 AND context_revision = $3
-RETURNING context_state, context_revision
-"""
 
 
 def _session_uuid(check: Checker, value: str) -> uuid.UUID | None:
@@ -131,7 +95,7 @@ def save_request(request: tree_pb2.SaveSessionContextRequest) -> tuple[uuid.UUID
 
 
 async def read_settings(conn: asyncpg.Connection) -> tree_pb2.Settings:
-    row = await conn.fetchrow(SELECT_SETTINGS)
+    row = await conn.fetchrow(queries.SELECT_SETTINGS)
     return tree_pb2.Settings(
         heartbeat_enabled=row["heartbeat_enabled"],
         app_revision=row["app_revision"],
@@ -145,7 +109,7 @@ async def read_settings(conn: asyncpg.Connection) -> tree_pb2.Settings:
 
 
 async def set_app(conn: asyncpg.Connection, enabled: bool, expected: int) -> tree_pb2.Settings:
-    if await conn.fetchval(UPDATE_APP, enabled, expected) is None:
+    if await conn.fetchval(queries.UPDATE_APP, enabled, expected) is None:
         current = (await read_settings(conn)).app_revision
         raise RevisionConflict("app setting", "heartbeat_enabled", expected, current)
     return await read_settings(conn)
@@ -155,7 +119,9 @@ async def set_capability(
     conn: asyncpg.Connection, enabled: bool, assignments: list[str], expected: int
 ) -> tree_pb2.Settings:
     if (
-        await conn.fetchval(UPDATE_CAPABILITY, CAPABILITY_ID, enabled, assignments, expected)
+        await conn.fetchval(
+            queries.UPDATE_CAPABILITY, CAPABILITY_ID, enabled, assignments, expected
+        )
         is None
     ):
         current = (await read_settings(conn)).story_graph.revision
@@ -176,7 +142,7 @@ def _context(session: uuid.UUID, row: asyncpg.Record) -> tree_pb2.SessionContext
 async def set_session_switch(
     conn: asyncpg.Connection, session: uuid.UUID, enabled: bool
 ) -> tree_pb2.SessionContext:
-    row = await conn.fetchrow(SET_SESSION_SWITCH, session, enabled)
+    row = await conn.fetchrow(queries.SET_SESSION_SWITCH, session, enabled)
     if row is None:
         raise NotFound("session", str(session))
     return _context(session, row)
@@ -185,9 +151,9 @@ async def set_session_switch(
 async def save_context(
     conn: asyncpg.Connection, session: uuid.UUID, state: str, expected: int
 ) -> tree_pb2.SessionContext:
-    row = await conn.fetchrow(SAVE_CONTEXT, session, state, expected)
+    row = await conn.fetchrow(queries.SAVE_CONTEXT, session, state, expected)
     if row is None:
-        current = await conn.fetchrow(SELECT_CONTEXT, session)
+        current = await conn.fetchrow(queries.SELECT_CONTEXT, session)
         if current is None:
             raise NotFound("session", str(session))
         raise RevisionConflict(
@@ -201,7 +167,7 @@ async def read_context(conn: asyncpg.Connection, session_id: str) -> tree_pb2.Se
         session = uuid.UUID(session_id)
     except ValueError:
         raise InvalidInput.one("session_id", f"{session_id[:40]!r} is not a session id") from None
-    row = await conn.fetchrow(SELECT_CONTEXT, session)
+    row = await conn.fetchrow(queries.SELECT_CONTEXT, session)
     if row is None:
         raise NotFound("session", session_id)
     return _context(session, row)

@@ -27,6 +27,23 @@ async def block_replica_reads(primary_dsn: str) -> asyncpg.Connection:
     return holder
 
 
+async def waiting_replica_queries(replica_dsn: str, within_s: float = 3.0) -> list[str]:
+    """Queries still running on the replica against graph_objects, after a grace period."""
+    conn = await asyncpg.connect(replica_dsn)
+    try:
+        deadline = anyio.current_time() + within_s
+        while True:
+            rows = await conn.fetch(
+                "SELECT query FROM pg_stat_activity WHERE state = 'active' "
+                "AND query ILIKE '%graph_objects%' AND pid <> pg_backend_pid()"
+            )
+            if not rows or anyio.current_time() > deadline:
+                return [r["query"][:80] for r in rows]
+            await anyio.sleep(0.1)
+    finally:
+        await conn.close()
+
+
 @pytest.mark.parametrize("transport", ["in_memory", "stdio"])
 async def test_a_cancelled_call_leaves_the_gateway_serving(
     cluster, tree_stub, graph_stub, graph_service, transport
@@ -42,6 +59,8 @@ async def test_a_cancelled_call_leaves_the_gateway_serving(
             with anyio.move_on_after(1.0) as scope:
                 await client.call_tool("story_graph_search", {"query": "survives"})
             assert scope.cancelled_caught, "the search should have been blocked by the lock"
+            # The SQL query on the replica was cancelled too, while the lock is still held.
+            assert await waiting_replica_queries(cluster.replica_dsn) == []
         finally:
             await holder.execute("ROLLBACK")
             await holder.close()
