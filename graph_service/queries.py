@@ -264,7 +264,8 @@ _EVIDENCE_ORDER = (
     "coalesce(o.event_time_start, '0001-01-02 00:00:00+00'::timestamptz), "
     "o.type_rank, o.object_id, o.result_id)"
 )
-_COLLECTION = (
+# The members of one collection: X's related objects (and X itself when $8), filtered.
+_COLLECTION_MEMBERS = (
     _RELATED
     + """
 , members AS (
@@ -272,16 +273,25 @@ _COLLECTION = (
     UNION
     SELECT $2::text, $3::text WHERE $8::bool
 )
-SELECT """
-    + _OBJECT_COLUMNS
-    + """
+"""
+)
+_COLLECTION_FILTER = (
+    """
 FROM members m
 JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
 WHERE o.object_type = any($7::text[])
   AND ($8::bool OR NOT (o.object_type = $2 AND o.object_id = $3))
   AND (NOT $9::bool OR o.event_time_start IS NOT NULL)
   AND (NOT $10::bool OR o.event_time_start IS NULL)
-  AND {time_filter}
+  AND """
+    + _TIME_FILTER
+)
+CONTEXT_COLLECTION = (
+    _COLLECTION_MEMBERS
+    + "SELECT "
+    + _OBJECT_COLUMNS
+    + _COLLECTION_FILTER
+    + """
   AND ($11::bool IS NULL OR """
     + _EVIDENCE_ORDER
     + """
@@ -292,33 +302,15 @@ ORDER BY """
 LIMIT $16
 """
 )
-CONTEXT_COLLECTION = _COLLECTION.replace("{time_filter}", _TIME_FILTER)
-CONTEXT_COLLECTION_UNFILTERED = _COLLECTION.replace("{time_filter}", "true")
-
 # Counts of one collection (same parameters without the keyset; $11 is the cap).
-_COLLECTION_COUNT = (
-    _RELATED
+CONTEXT_COLLECTION_COUNT = (
+    _COLLECTION_MEMBERS
+    + "SELECT count(*) FROM (SELECT 1"
+    + _COLLECTION_FILTER
     + """
-, members AS (
-    SELECT t, id FROM related
-    UNION
-    SELECT $2::text, $3::text WHERE $8::bool
-)
-SELECT count(*) FROM (
-    SELECT 1
-    FROM members m
-    JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
-    WHERE o.object_type = any($7::text[])
-      AND ($8::bool OR NOT (o.object_type = $2 AND o.object_id = $3))
-      AND (NOT $9::bool OR o.event_time_start IS NOT NULL)
-      AND (NOT $10::bool OR o.event_time_start IS NULL)
-      AND {time_filter}
-    LIMIT $11
-) capped
+LIMIT $11) capped
 """
 )
-CONTEXT_COLLECTION_COUNT = _COLLECTION_COUNT.replace("{time_filter}", _TIME_FILTER)
-CONTEXT_COLLECTION_COUNT_UNFILTERED = _COLLECTION_COUNT.replace("{time_filter}", "true")
 
 # Evidence left out of a context read by an event-time filter for lacking an event time.
 CONTEXT_UNKNOWN_TIME = (
