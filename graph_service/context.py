@@ -329,8 +329,22 @@ class ContextReader:
             queries.PREFERENCES, scopes, after[0] if after else None, size + 1
         )
         prefs = [preference_row(r) for r in rows[:size]]
+        entries = await self._preference_entries(prefs)
+        total = None
+        if count:
+            version = await self.conn.fetchrow(queries.PREFERENCES_VERSION, scopes)
+            total = int(version["n"])
+        return CollectionPage(
+            "preferences",
+            entries,
+            len(rows) > size,
+            total,
+            [prefs[-1].preference_id] if prefs else [],
+        )
+
+    async def _preference_entries(self, prefs: list[PreferenceRow]) -> tuple[ContextEntry, ...]:
         differences = await self.pending_differences([p.preference_id for p in prefs])
-        entries = tuple(
+        return tuple(
             ContextEntry(
                 ref_type="preference",
                 ref_id=p.preference_id,
@@ -344,17 +358,6 @@ class ContextReader:
             )
             for p in prefs
         )
-        total = None
-        if count:
-            version = await self.conn.fetchrow(queries.PREFERENCES_VERSION, scopes)
-            total = int(version["n"])
-        return CollectionPage(
-            "preferences",
-            entries,
-            len(rows) > size,
-            total,
-            [prefs[-1].preference_id] if prefs else [],
-        )
 
     async def preferences_version(self) -> str:
         row = await self.conn.fetchrow(
@@ -367,28 +370,11 @@ class ContextReader:
         if name == "current":
             return (await self._current()).entries[0]
         if name == "preferences":
-            rows = await self.conn.fetch(
-                queries.PREFERENCES,
-                applicable_preference_scopes(self.scope.resolved),
-                None,
-                1_000_000,
-            )
-            for row in rows:
-                if row["id"] == key[1]:
-                    pref = preference_row(row)
-                    differences = await self.pending_differences([pref.preference_id])
-                    return ContextEntry(
-                        "preference",
-                        pref.preference_id,
-                        "",
-                        pref.scope_key,
-                        "background: confirmed preference",
-                        pref.subject,
-                        preference_content(pref, differences.get(pref.preference_id, [])),
-                        revision=str(pref.revision),
-                        recorded_at=pref.updated_at,
-                    )
-            return None
+            row = await self.conn.fetchrow(queries.PREFERENCE_BY_ID, key[1])
+            applicable = applicable_preference_scopes(self.scope.resolved)
+            if row is None or row["scope_key"] not in applicable:
+                return None
+            return (await self._preference_entries([preference_row(row)]))[0]
         row = await self.conn.fetchrow(queries.OBJECT_COPY, self.key, key[0], key[1], key[2])
         if row is None:
             return None

@@ -431,3 +431,29 @@ async def test_cursor_goes_stale_after_an_ingestion_and_tampering_is_refused(tre
         await graph_stub.GetContext(follow)
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert describe(caught.value).reason == "stale_cursor"
+
+
+async def test_computed_and_background_items_continue_their_content_too(graph_stub, story):
+    """The current projection and a preference are not stored objects, yet their content pages
+    on like any other item's and concatenates to the same JSON document."""
+    request = graph_pb2.GetContextRequest(
+        object_ref=ref(ENTITY, "ent-storage"),
+        scope=story.scope,
+        content_page_size=100,
+        options=story.options(),
+    )
+    first = await graph_stub.GetContext(request)
+    for name in ("current", "preferences"):
+        fragment = collection(first, name).items[0].content
+        parts = [fragment.text]
+        while fragment.next_cursor:
+            follow = graph_pb2.GetContextRequest()
+            follow.CopyFrom(request)
+            follow.cursor = fragment.next_cursor
+            page = await graph_stub.GetContext(follow)
+            assert [c.name for c in page.collections] == [name]
+            fragment = page.collections[0].items[0].content
+            parts.append(fragment.text)
+        assert len(parts) > 1
+        whole = json.loads("".join(parts))
+        assert whole["type"] == ("entity" if name == "current" else "preference")
