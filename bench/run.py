@@ -49,7 +49,6 @@ from bench.story import MONTH, PROJECT, TERMS, StoryPlan
 from graph_service import app as graph_app
 from graph_service.config import Settings as GraphSettings
 from mirrortree import pgcluster
-from mirrortree.lsn import parse_lsn
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from tree_service import app as tree_app
@@ -98,21 +97,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def load(
-    stub: tree_pb2_grpc.TreeServiceStub, plan: StoryPlan, in_flight: int
-) -> tuple[str, float]:
-    """Record every result of the plan; returns (highest commit LSN, seconds taken)."""
+async def load(stub: tree_pb2_grpc.TreeServiceStub, plan: StoryPlan, in_flight: int) -> float:
+    """Record every result of the plan, `in_flight` at a time; returns the seconds taken."""
     requests = plan.requests()
-    highest = "0/0"
     loaded = 0
     next_report = 0.1
     started = time.perf_counter()
 
     async def record(count: int, request: tree_pb2.RecordReviewRequest) -> None:
-        nonlocal highest, loaded, next_report
-        response = await stub.RecordReview(request, timeout=600)
-        if parse_lsn(response.consistency.lsn) > parse_lsn(highest):
-            highest = response.consistency.lsn
+        nonlocal loaded, next_report
+        await stub.RecordReview(request, timeout=600)
         loaded += count
         if loaded >= next_report * plan.objects:
             spent = time.perf_counter() - started
@@ -130,7 +124,7 @@ async def load(
             await record(count, request)
 
     await asyncio.gather(*(worker() for _ in range(in_flight)))
-    return highest, time.perf_counter() - started
+    return time.perf_counter() - started
 
 
 async def warm_up(call: Call) -> None:
@@ -216,7 +210,11 @@ class Reads:
         self.scope = project_scope([PROJECT])
 
     def search(
-        self, term: str, *, month: bool = False, types: tuple[int, ...] = ()
+        self,
+        term: str,
+        *,
+        month: bool = False,
+        types: tuple[common_pb2.ObjectType, ...] = (),
     ) -> graph_pb2.SearchRequest:
         request = graph_pb2.SearchRequest(
             query=term, scope=self.scope, object_types=list(types), time_basis=common_pb2.EVENT_TIME
@@ -227,7 +225,11 @@ class Reads:
         return request
 
     def context(
-        self, kind: int, object_id: str, mode: int, cursor: str = ""
+        self,
+        kind: common_pb2.ObjectType,
+        object_id: str,
+        mode: graph_pb2.ContextMode,
+        cursor: str = "",
     ) -> graph_pb2.GetContextRequest:
         return graph_pb2.GetContextRequest(
             object_ref=common_pb2.ObjectRef(type=kind, id=object_id),
@@ -246,7 +248,7 @@ class Reads:
             if collection.name == "events":
                 if not collection.page.next_cursor:
                     raise RuntimeError("the hub entity has a single page of events")
-                return collection.page.next_cursor
+                return str(collection.page.next_cursor)
         raise RuntimeError("GetContext returned no events collection")
 
     async def cases(self) -> list[Case]:
@@ -376,14 +378,14 @@ async def run(
         f"({args.load_concurrency} in flight) ...",
         flush=True,
     )
-    lsn, load_s = await load(tree_stub, plan, args.load_concurrency)
+    load_s = await load(tree_stub, plan, args.load_concurrency)
     primary = await asyncpg.connect(info.primary_dsn)
     started = time.perf_counter()
     # What autovacuum would soon do after a bulk insert; done now so that it does not run in
     # the middle of a measurement. Planner statistics and the visibility map replicate.
     await primary.execute("VACUUM (ANALYZE) graph_objects, graph_links, review_results")
     vacuum_s = time.perf_counter() - started
-    lsn = await primary.fetchval("SELECT pg_current_wal_lsn()::text")
+    lsn = await primary.fetchval("SELECT pg_current_wal_lsn()::text")  # the reads wait for it
     await primary.close()
     await graph_stub.Search(
         graph_pb2.SearchRequest(
@@ -512,10 +514,13 @@ async def explain(
             await asyncio.sleep(0.5)  # let the server flush its log
             logged = await asyncio.to_thread(read_from, replica_log, before)
             durations = [float(d) for d in re.findall(r"duration: ([0-9.]+) ms\s+plan:", logged)]
+            cancelled = logged.count("canceling statement due to statement timeout")
+            slowest = ", ".join(f"{d:.1f}" for d in sorted(durations, reverse=True)[:4])
             summary = (
-                f"{name}: {len(durations) / EXPLAIN_CALLS:.0f} statements over {EXPLAIN_MIN_MS} ms "
-                f"per call, {sum(durations) / EXPLAIN_CALLS:.1f} ms of them per call, slowest "
-                f"{', '.join(f'{d:.1f}' for d in sorted(durations, reverse=True)[:4])} ms"
+                f"{name}: per call {len(durations) / EXPLAIN_CALLS:.1f} statements over "
+                f"{EXPLAIN_MIN_MS} ms taking {sum(durations) / EXPLAIN_CALLS:.1f} ms, "
+                f"{cancelled / EXPLAIN_CALLS:.1f} cancelled by a statement timeout; slowest "
+                f"{slowest or '-'} ms"
             )
             print(f"  {summary}")
             sections.append(f"===== {summary}\n{logged}")
