@@ -176,6 +176,30 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
             )
         return scope
 
+    def _scope_and_cursor(
+        self,
+        cursor: str,
+        tool: str,
+        filters: str,
+        requested: ScopeValue | None,
+        caller: Caller,
+        *,
+        foreign: str,
+    ) -> tuple[CursorState | None, ResolvedScope]:
+        """The cursor's state (None on a first page) and the scope to read.
+
+        A cursor must have been issued for this tool and these filters (`foreign` says so
+        otherwise); paging keeps the first request's scope, even if the session's project has
+        moved since. Either way a binding is confined to what it may read.
+        """
+        if not cursor:
+            return None, self._confine(self._resolve_scope(requested, caller), caller)
+        state = self._cursors.decode(cursor, tool)
+        if state.fingerprint != filters:
+            raise InvalidCursor(foreign)
+        scope = ResolvedScope(requested, ScopeValue.from_key(state.scope_key), state.resolution)
+        return state, self._confine(scope, caller)
+
     async def Search(
         self, request: graph_pb2.SearchRequest, context: Ctx
     ) -> graph_pb2.SearchResponse:
@@ -194,20 +218,14 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
             )
             # Every page authenticates its caller, even when a cursor fixes the scope.
             caller = await self._caller(context, request.options, lsn)
-            state: CursorState | None = None
-            if request.cursor:
-                state = self._cursors.decode(request.cursor, "search")
-                if state.fingerprint != filters:
-                    raise InvalidCursor(
-                        "cursor belongs to a search with other filters; start a new search"
-                    )
-                # Paging keeps the first request's scope, even if the session's project moved.
-                scope = ResolvedScope(
-                    requested, ScopeValue.from_key(state.scope_key), state.resolution
-                )
-            else:
-                scope = self._resolve_scope(requested, caller)
-            scope = self._confine(scope, caller)
+            state, scope = self._scope_and_cursor(
+                request.cursor,
+                "search",
+                filters,
+                requested,
+                caller,
+                foreign="cursor belongs to a search with other filters; start a new search",
+            )
             page = await self._store.search(
                 query=query,
                 scope=scope,
@@ -267,22 +285,16 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 result_filter,
             )
             caller = await self._caller(context, request.options, lsn)
-            continuation: ContextContinuation | None = None
-            state: CursorState | None = None
-            if request.cursor:
-                state = self._cursors.decode(request.cursor, "get_context")
-                if state.fingerprint != filters:
-                    raise InvalidCursor(
-                        "cursor belongs to another object, mode, filter or scope; read the "
-                        "context again without it"
-                    )
-                scope = ResolvedScope(
-                    requested, ScopeValue.from_key(state.scope_key), state.resolution
-                )
-                continuation = context_continuation(state)
-            else:
-                scope = self._resolve_scope(requested, caller)
-            scope = self._confine(scope, caller)
+            state, scope = self._scope_and_cursor(
+                request.cursor,
+                "get_context",
+                filters,
+                requested,
+                caller,
+                foreign="cursor belongs to another object, mode, filter or scope; read the context "
+                "again without it",
+            )
+            continuation = context_continuation(state) if state else None
             read = await self._store.get_context(
                 object_type=object_type,
                 object_id=object_id,
@@ -393,18 +405,16 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 request.source_version,
                 requested.key if requested else None,
             )
-            state: CursorState | None = None
-            if request.cursor:
-                state = self._cursors.decode(request.cursor, "read_source")
-                if state.fingerprint != filters:
-                    raise InvalidCursor("cursor belongs to another read; start a new read")
-                scope = ResolvedScope(
-                    requested, ScopeValue.from_key(state.scope_key), state.resolution
-                )
+            state, scope = self._scope_and_cursor(
+                request.cursor,
+                "read_source",
+                filters,
+                requested,
+                caller,
+                foreign="cursor belongs to another read; start a new read",
+            )
+            if state is not None:
                 offset = int(state.position[0])
-            else:
-                scope = self._resolve_scope(requested, caller)
-            scope = self._confine(scope, caller)
             read = await self._store.read_source(
                 reference_id=request.source_reference_id,
                 scope=scope,
