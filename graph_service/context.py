@@ -1,7 +1,12 @@
 """story_graph_get_context: one object's snapshots, current projection, evidence and sources.
 
 Everything is read inside the caller's REPEATABLE READ READ ONLY transaction, so every
-collection of one response comes from one snapshot. Each collection is its own keyset page:
+collection of one response comes from one snapshot. X's neighbourhood is read once per call
+(CONTEXT_NEIGHBOURHOOD: keys, kinds and times of every related copy, no text); every collection
+is filtered, ordered, counted and paged from it, and only the copies that land on a page are
+then read whole, with their sources and validity, in one statement each. The cost of a read
+follows the size of X's neighbourhood once, not once per collection. Each collection is its
+own keyset page:
 
     current mode   current, snapshots, events, changes, relations, leaves, related, sources,
                    preferences
@@ -16,6 +21,7 @@ validity, completion evidence, open conflicts and pending differences with prefe
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +31,7 @@ import asyncpg
 from graph_service import queries
 from graph_service.convert import public_fields
 from graph_service.errors import HistoricalVersionUnavailable, NotFound, ScopeMismatch
-from graph_service.lookups import bounded_count, cited_sources, object_row, relation_touches
+from graph_service.lookups import cited_sources, object_row, relation_touches
 from graph_service.views import (
     CollectionPage,
     ContextEntry,
@@ -45,6 +51,60 @@ NEIGHBOURS = ("story_line", "entity", "summary")
 DECISIONS_SHOWN = 20
 # Not datetime.min: asyncpg sends that as -infinity.
 UNKNOWN_TIME_STAND_IN = datetime(1, 1, 2, tzinfo=UTC)
+
+
+RowKey = tuple[str, str, str]  # result id, object type, object id
+Ref = tuple[str, str]  # object type, object id
+
+
+@dataclass(frozen=True)
+class Member:
+    """One stored copy in X's neighbourhood: what filtering, ordering and paging need."""
+
+    role: str  # "self" (a copy of X) | "member" (of a related object) | "cited" (a source)
+    object_type: str
+    object_id: str
+    result_id: str
+    type_rank: int
+    kind: str | None
+    event_time_start: datetime | None
+    event_time_end: datetime | None
+    review_generated_at: datetime
+    recorded_at: datetime
+    graph_revision: int  # the revision that recorded it (copies of X only)
+
+    @property
+    def key(self) -> RowKey:
+        return (self.result_id, self.object_type, self.object_id)
+
+    @property
+    def evidence_order(self) -> tuple[bool, datetime, int, str, str]:
+        """Event time (unknown last, all unknowns equal), type rank, stable id, result id."""
+        start = self.event_time_start
+        return (
+            start is None,
+            start or UNKNOWN_TIME_STAND_IN,
+            self.type_rank,
+            self.object_id,
+            self.result_id,
+        )
+
+    def admitted_by(self, time_filter: TimeFilter) -> bool:
+        return time_filter.admits(
+            self.event_time_start, self.event_time_end, self.review_generated_at, self.recorded_at
+        )
+
+
+@dataclass(frozen=True)
+class PlannedPage:
+    """A collection page chosen from the neighbourhood, before its copies are read whole."""
+
+    name: str
+    keys: tuple[RowKey, ...]
+    label: str
+    has_more: bool
+    total: int | None
+    position: list[Any]
 
 
 @dataclass(frozen=True)
@@ -159,8 +219,8 @@ class ContextReader:
         self.tf = time_filter
         self.result_filter = result_filter
         self.x = (self.key, object_type, object_id)
-        self.time_args = (time_filter.start, time_filter.end, time_filter.basis)
-        self.no_time = (None, None, time_filter.basis)
+        self.x_ref: Ref = (object_type, object_id)
+        self._members: list[Member] | None = None
 
     # ---- existence and versions ---------------------------------------------------------
 
@@ -208,156 +268,240 @@ class ContextReader:
         gaps = [r["gap"] for r in await self.conn.fetch(queries.RESULT_GAPS, *self.x)]
         return tuple(f"a result holding this object reports: {g}" for g in gaps)
 
+    # ---- the neighbourhood --------------------------------------------------------------
+
+    async def members(self) -> list[Member]:
+        """X's neighbourhood (read once per call; a preference has none)."""
+        if self._members is None:
+            if self.object_type == "preference":
+                self._members = []
+            else:
+                rows = await self.conn.fetch(queries.CONTEXT_NEIGHBOURHOOD, *self.x)
+                self._members = [Member(*row) for row in rows]
+        return self._members
+
+    def _copies_of_x(self, members: list[Member]) -> list[Member]:
+        """X's own copies in recording order (only the named result's, when one is named)."""
+        return sorted(
+            (m for m in members if m.role == "self" and self.result_filter in (None, m.result_id)),
+            key=lambda m: m.graph_revision,
+        )
+
+    async def unknown_time_excluded(self) -> int:
+        """Related evidence an event-time filter leaves out for lacking an event time."""
+        return sum(
+            1
+            for m in await self.members()
+            if m.role == "member" and m.object_type in EVIDENCE and m.event_time_start is None
+        )
+
     # ---- collections --------------------------------------------------------------------
 
-    async def page(
-        self, spec: str | Linked, size: int, after: list[Any] | None, count: bool
-    ) -> CollectionPage:
-        if isinstance(spec, Linked):
-            return await self._linked(spec, size, after, count)
-        if spec == "snapshots":
-            return await self._snapshots(size, after, count)
-        if spec == "sources":
-            return await self._sources(size, after, count)
-        if spec == "preferences":
-            return await self._preferences(size, after, count)
-        return await self._current()
+    async def pages(
+        self,
+        specs: Iterable[str | Linked],
+        size: int,
+        after: list[Any] | None,
+        count: bool,
+    ) -> list[CollectionPage]:
+        """One page of each collection (all continuing after `after` — used with one spec).
 
-    async def _rows_to_entries(
-        self, rows: list[asyncpg.Record], label: str
-    ) -> tuple[ContextEntry, ...]:
-        sources = await cited_sources(self.conn, rows)
-        parsed = [object_row(r, sources) for r in rows]
-        validity = await self.validity({(r.object_type, r.object_id) for r in parsed})
-        return tuple(
-            ContextEntry(
-                ref_type=r.object_type,
-                ref_id=r.object_id,
-                result_id=r.result_id,
-                scope_key=r.scope_key,
-                label=label,
-                kind=r.kind or "",
-                content=stored_content(r),
-                row=r,
-                validity=validity.get((r.object_type, r.object_id), ValidityView("unknown")),
-            )
-            for r in parsed
-        )
+        Planning pages needs only the neighbourhood; then the copies on every page (and the
+        current projection's newest description and decisions) are read whole in one
+        statement, their sources in one, and the relations that give validity in one.
+        """
+        specs = list(specs)
+        members = await self.members()
+        planned: list[PlannedPage | CollectionPage | str] = []
+        for spec in specs:
+            if isinstance(spec, Linked):
+                planned.append(self._plan_linked(spec, members, size, after, count))
+            elif spec == "snapshots":
+                planned.append(self._plan_snapshots(members, size, after, count))
+            elif spec == "sources":
+                planned.append(self._plan_sources(members, size, after, count))
+            elif spec == "preferences":
+                planned.append(await self._preferences(size, after, count))
+            else:
+                planned.append(spec)  # "current": built once the copies are read
+        wants_current = "current" in specs
+        copies_of_x = self._copies_of_x(members) if wants_current else []
+        decisions = self._decisions_of(members) if wants_current else []
+        keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
+        keys.update(m.key for m in [*copies_of_x[-1:], *decisions[:DECISIONS_SHOWN]])
+        rows = await self._read_copies(keys)
+        refs: set[Ref] = {(k[1], k[2]) for k in keys}
+        if wants_current:
+            refs.add(self.x_ref)
+        for p in planned:
+            if isinstance(p, CollectionPage):
+                refs.update((e.ref_type, e.ref_id) for e in p.entries)
+        touches = await relation_touches(self.conn, self.key, refs)
+        pages: list[CollectionPage] = []
+        for p in planned:
+            if isinstance(p, PlannedPage):
+                pages.append(self._built(p, rows, touches))
+            elif isinstance(p, CollectionPage):  # preferences: add their pending differences
+                pages.append(self._with_differences(p, touches))
+            else:
+                pages.append(
+                    await self._current(copies_of_x, decisions, rows, touches),
+                )
+        return pages
 
-    async def _linked(
-        self, spec: Linked, size: int, after: list[Any] | None, count: bool
-    ) -> CollectionPage:
-        time_args = self.time_args if spec.evidence else self.no_time
-        common = (
-            *self.x,
-            *time_args,
-            list(spec.types),
-            spec.include_self,
-            spec.dated_only,
-            spec.undated_only,
+    def _plan_linked(
+        self,
+        spec: Linked,
+        members: list[Member],
+        size: int,
+        after: list[Any] | None,
+        count: bool,
+    ) -> PlannedPage:
+        roles = ("member", "self") if spec.include_self else ("member",)
+        selected = sorted(
+            (
+                m
+                for m in members
+                if m.role in roles
+                and m.object_type in spec.types
+                and not (spec.dated_only and m.event_time_start is None)
+                and not (spec.undated_only and m.event_time_start is not None)
+                and (not spec.evidence or m.admitted_by(self.tf))
+            ),
+            key=lambda m: m.evidence_order,
         )
-        keyset: tuple[Any, ...] = (None, None, None, None, None)
+        start = 0
         if after:
-            keyset = (bool(after[0]), datetime.fromisoformat(after[1]), *after[2:5])
-        rows = await self.conn.fetch(queries.CONTEXT_COLLECTION, *common, *keyset, size + 1)
-        total = (
-            await bounded_count(self.conn, queries.CONTEXT_COLLECTION_COUNT, *common)
-            if count
-            else None
-        )
-        page = rows[:size]
-        position: list[Any] = []
-        if page:
-            last = page[-1]
-            start = last["event_time_start"]
-            position = [
-                start is None,
-                (start or UNKNOWN_TIME_STAND_IN).isoformat(),
-                last["type_rank"],
-                last["object_id"],
-                last["result_id"],
-            ]
-        label = "undated_evidence" if spec.undated_only else "stored_copy"
-        return CollectionPage(
-            spec.name, await self._rows_to_entries(page, label), len(rows) > size, total, position
-        )
-
-    async def _snapshots(self, size: int, after: list[Any] | None, count: bool) -> CollectionPage:
-        rows = await self.conn.fetch(
-            queries.CONTEXT_SNAPSHOTS,
-            *self.x,
-            self.result_filter,
-            int(after[0]) if after else None,
-            size + 1,
-        )
-        total = (
-            await bounded_count(
-                self.conn, queries.CONTEXT_SNAPSHOT_COUNT, *self.x, self.result_filter
+            position = (
+                bool(after[0]),
+                datetime.fromisoformat(after[1]),
+                int(after[2]),
+                str(after[3]),
+                str(after[4]),
             )
-            if count
-            else None
-        )
-        page = rows[:size]
-        return CollectionPage(
-            "snapshots",
-            await self._rows_to_entries(page, "stored_snapshot"),
-            len(rows) > size,
-            total,
-            [page[-1]["graph_revision"]] if page else [],
+            start = next(
+                (i for i, m in enumerate(selected) if m.evidence_order > position), len(selected)
+            )
+        page = selected[start : start + size]
+        last = page[-1].evidence_order if page else None
+        return PlannedPage(
+            spec.name,
+            tuple(m.key for m in page),
+            "undated_evidence" if spec.undated_only else "stored_copy",
+            start + size < len(selected),
+            len(selected) if count else None,
+            [last[0], last[1].isoformat(), *last[2:]] if last else [],
         )
 
-    async def _sources(self, size: int, after: list[Any] | None, count: bool) -> CollectionPage:
-        keyset = (after[0], after[1]) if after else (None, None)
-        rows = await self.conn.fetch(queries.CONTEXT_SOURCES, *self.x, *keyset, size + 1)
-        total = (
-            await bounded_count(self.conn, queries.CONTEXT_SOURCES_COUNT, *self.x)
-            if count
-            else None
+    def _plan_snapshots(
+        self, members: list[Member], size: int, after: list[Any] | None, count: bool
+    ) -> PlannedPage:
+        copies = self._copies_of_x(members)
+        rest = [m for m in copies if after is None or m.graph_revision > int(after[0])]
+        page = rest[:size]
+        return PlannedPage(
+            "snapshots",
+            tuple(m.key for m in page),
+            "stored_snapshot",
+            len(rest) > size,
+            len(copies) if count else None,
+            [page[-1].graph_revision] if page else [],
         )
-        page = rows[:size]
-        return CollectionPage(
+
+    def _plan_sources(
+        self, members: list[Member], size: int, after: list[Any] | None, count: bool
+    ) -> PlannedPage:
+        cited = sorted(
+            (m for m in members if m.role == "cited"), key=lambda m: (m.object_id, m.result_id)
+        )
+        rest = [
+            m for m in cited if after is None or (m.object_id, m.result_id) > (after[0], after[1])
+        ]
+        page = rest[:size]
+        return PlannedPage(
             "sources",
-            await self._rows_to_entries(page, "source_reference"),
-            len(rows) > size,
-            total,
-            [page[-1]["object_id"], page[-1]["result_id"]] if page else [],
+            tuple(m.key for m in page),
+            "source_reference",
+            len(rest) > size,
+            len(cited) if count else None,
+            [page[-1].object_id, page[-1].result_id] if page else [],
+        )
+
+    async def _read_copies(self, keys: set[RowKey]) -> dict[RowKey, SearchRow]:
+        """Whole stored copies, with the source references they cite."""
+        if not keys:
+            return {}
+        ordered = sorted(keys)
+        rows = await self.conn.fetch(
+            queries.OBJECT_COPIES,
+            [k[0] for k in ordered],
+            [k[1] for k in ordered],
+            [k[2] for k in ordered],
+        )
+        sources = await cited_sources(self.conn, rows)
+        parsed = (object_row(r, sources) for r in rows)
+        return {(r.result_id, r.object_type, r.object_id): r for r in parsed}
+
+    def _built(
+        self,
+        planned: PlannedPage,
+        rows: dict[RowKey, SearchRow],
+        touches: dict[Ref, list[RelationTouch]],
+    ) -> CollectionPage:
+        entries = tuple(
+            self._entry(rows[k], planned.label, touches) for k in planned.keys if k in rows
+        )
+        return CollectionPage(
+            planned.name, entries, planned.has_more, planned.total, planned.position
+        )
+
+    def _entry(
+        self, row: SearchRow, label: str, touches: dict[Ref, list[RelationTouch]]
+    ) -> ContextEntry:
+        return ContextEntry(
+            ref_type=row.object_type,
+            ref_id=row.object_id,
+            result_id=row.result_id,
+            scope_key=row.scope_key,
+            label=label,
+            kind=row.kind or "",
+            content=stored_content(row),
+            row=row,
+            validity=validity_of(touches.get((row.object_type, row.object_id), [])),
         )
 
     async def _preferences(self, size: int, after: list[Any] | None, count: bool) -> CollectionPage:
+        """The applicable preferences' page; pending differences are added once the
+        relations touching them are read."""
         scopes = applicable_preference_scopes(self.scope.resolved)
         rows = await self.conn.fetch(
             queries.PREFERENCES, scopes, after[0] if after else None, size + 1
         )
         prefs = [preference_row(r) for r in rows[:size]]
-        entries = await self._preference_entries(prefs)
         total = None
         if count:
             version = await self.conn.fetchrow(queries.PREFERENCES_VERSION, scopes)
             total = int(version["n"])
         return CollectionPage(
             "preferences",
-            entries,
+            tuple(preference_entry(p, []) for p in prefs),
             len(rows) > size,
             total,
             [prefs[-1].preference_id] if prefs else [],
         )
 
-    async def _preference_entries(self, prefs: list[PreferenceRow]) -> tuple[ContextEntry, ...]:
-        differences = await self.pending_differences([p.preference_id for p in prefs])
-        return tuple(
-            ContextEntry(
-                ref_type="preference",
-                ref_id=p.preference_id,
-                result_id="",
-                scope_key=p.scope_key,
-                label="background: confirmed preference",
-                kind=p.subject,
-                content=preference_content(p, differences.get(p.preference_id, [])),
-                revision=str(p.revision),
-                recorded_at=p.updated_at,
+    @staticmethod
+    def _with_differences(
+        page: CollectionPage, touches: dict[Ref, list[RelationTouch]]
+    ) -> CollectionPage:
+        entries = tuple(
+            preference_entry(
+                e.preference, pending_differences(touches.get(("preference", e.ref_id), []))
             )
-            for p in prefs
+            for e in page.entries
+            if e.preference is not None
         )
+        return CollectionPage(page.name, entries, page.has_more, page.total, page.position)
 
     async def preferences_version(self) -> str:
         row = await self.conn.fetchrow(
@@ -368,58 +512,46 @@ class ContextReader:
     async def one_entry(self, name: str, key: list[str]) -> ContextEntry | None:
         """The item a content cursor continues (None when it is gone: the cursor is stale)."""
         if name == "current":
-            return (await self._current()).entries[0]
+            return (await self.pages(["current"], 1, None, count=False))[0].entries[0]
         if name == "preferences":
             row = await self.conn.fetchrow(queries.PREFERENCE_BY_ID, key[1])
             applicable = applicable_preference_scopes(self.scope.resolved)
             if row is None or row["scope_key"] not in applicable:
                 return None
-            return (await self._preference_entries([preference_row(row)]))[0]
+            touches = await relation_touches(self.conn, self.key, {("preference", key[1])})
+            return preference_entry(
+                preference_row(row), pending_differences(touches.get(("preference", key[1]), []))
+            )
         row = await self.conn.fetchrow(queries.OBJECT_COPY, self.key, key[0], key[1], key[2])
         if row is None:
             return None
-        entries = await self._rows_to_entries([row], "stored_copy")
-        return entries[0]
+        copy = object_row(row, await cited_sources(self.conn, [row]))
+        touches = await relation_touches(self.conn, self.key, {(copy.object_type, copy.object_id)})
+        return self._entry(copy, "stored_copy", touches)
 
-    # ---- evidence-derived facts ---------------------------------------------------------
+    # ---- the current projection ---------------------------------------------------------
 
-    async def touches(
-        self, refs: set[tuple[str, str]], filtered: bool = False
-    ) -> dict[tuple[str, str], list[RelationTouch]]:
-        """Evidenced relations touching each ref (only those in the evidence range when
-        `filtered`)."""
-        return await relation_touches(
-            self.conn, self.key, refs, self.time_args if filtered else self.no_time
-        )
+    @staticmethod
+    def _decisions_of(members: list[Member]) -> list[Member]:
+        """Related decision events (the newest-recorded copy of each), by stable id."""
+        newest: dict[str, Member] = {}
+        for m in members:
+            if m.role == "member" and m.object_type == "event" and m.kind == "decision":
+                seen = newest.get(m.object_id)
+                if seen is None or m.recorded_at > seen.recorded_at:
+                    newest[m.object_id] = m
+        return [newest[i] for i in sorted(newest)]
 
-    async def validity(
-        self, refs: set[tuple[str, str]], filtered: bool = False
-    ) -> dict[tuple[str, str], ValidityView]:
-        touches = await self.touches(refs, filtered)
-        return {ref: validity_of(touches.get(ref, [])) for ref in refs}
-
-    async def pending_differences(self, preference_ids: list[str]) -> dict[str, list[Any]]:
-        """`contradicts` relations in scope against each preference: differences the user has
-        not settled. The preference stays as confirmed; nothing overwrites it."""
-        touches = await self.touches({("preference", p) for p in preference_ids})
-        return {
-            ref[1]: [
-                {
-                    "relation_id": t.relation_id,
-                    "graph_fact": {"type": t.other[0], "id": t.other[1]},
-                    "state": "pending: the user has not settled it; the preference stands",
-                }
-                for t in found
-                if t.link.startswith("contradicts.")
-            ]
-            for ref, found in touches.items()
-        }
-
-    async def _current(self) -> CollectionPage:
+    async def _current(
+        self,
+        copies_of_x: list[Member],
+        decisions: list[Member],
+        rows: dict[RowKey, SearchRow],
+        touches: dict[Ref, list[RelationTouch]],
+    ) -> CollectionPage:
         """The computed current projection of X (one item)."""
-        x_ref = (self.object_type, self.object_id)
-        touches = (await self.touches({x_ref}, filtered=self.tf.active)).get(x_ref, [])
-        validity = validity_of(touches)
+        in_range = [t for t in touches.get(self.x_ref, []) if t.within(self.tf)]
+        validity = validity_of(in_range)
         document: dict[str, Any] = {
             "type": self.object_type,
             "id": self.object_id,
@@ -431,24 +563,20 @@ class ContextReader:
             "validity": validity_json(validity),
             "open_conflicts": [
                 {"relation_id": t.relation_id, "with": {"type": t.other[0], "id": t.other[1]}}
-                for t in touches
+                for t in in_range
                 if t.link.startswith("contradicts.") and validity.state == "disputed"
             ],
         }
         newest: SearchRow | None = None
         if self.object_type == "preference":
             row = await self.conn.fetchrow(queries.PREFERENCE_BY_ID, self.object_id)
-            pref = preference_row(row)
-            differences = await self.pending_differences([self.object_id])
+            differences = pending_differences(touches.get(self.x_ref, []))
             document["preference"] = json.loads(
-                preference_content(pref, differences.get(self.object_id, []))
+                preference_content(preference_row(row), differences)
             )
         else:
-            rows = await self.conn.fetch(
-                queries.CONTEXT_SNAPSHOTS, *self.x, self.result_filter, None, 1_000
-            )
-            if rows:
-                newest = object_row(rows[-1], {})
+            if copies_of_x:
+                newest = rows[copies_of_x[-1].key]
                 title_name, body_name = public_fields(newest.object_type)
                 document["description"] = {
                     title_name: newest.title,
@@ -456,8 +584,8 @@ class ContextReader:
                     "recorded_by_result": newest.result_id,
                     "recorded_at": format_utc(newest.recorded_at),
                     "note": (
-                        f"the newest of {len(rows)} stored description(s); older ones stay in "
-                        "`snapshots` and are not hidden by this one"
+                        f"the newest of {len(copies_of_x)} stored description(s); older ones "
+                        "stay in `snapshots` and are not hidden by this one"
                     ),
                 }
             if newest is not None and newest.object_type == "event":
@@ -465,7 +593,7 @@ class ContextReader:
             if newest is not None and newest.kind == "decision":
                 document["decision_state"] = "decided"
             document["completion"] = await self._completion(newest)
-            document["decisions"] = await self._decisions()
+            document["decisions"] = self._decisions_json(decisions, rows, touches)
         return CollectionPage(
             "current",
             (
@@ -505,28 +633,55 @@ class ContextReader:
             "reason": f"{why}; no 'completed' change or task record is linked",
         }
 
-    async def _decisions(self) -> dict[str, Any]:
-        rows = await self.conn.fetch(queries.RELATED_DECISIONS, *self.x, DECISIONS_SHOWN + 1)
-        shown = rows[:DECISIONS_SHOWN]
-        validity = await self.validity({("event", r["object_id"]) for r in shown})
+    @staticmethod
+    def _decisions_json(
+        decisions: list[Member],
+        rows: dict[RowKey, SearchRow],
+        touches: dict[Ref, list[RelationTouch]],
+    ) -> dict[str, Any]:
+        shown = [rows[m.key] for m in decisions[:DECISIONS_SHOWN] if m.key in rows]
         return {
             "items": [
                 {
-                    "event_id": r["object_id"],
-                    "title": r["title"],
-                    "event_time": format_utc(r["event_time_start"]) or "unknown",
-                    "validity": validity_json(validity[("event", r["object_id"])]),
+                    "event_id": r.object_id,
+                    "title": r.title,
+                    "event_time": format_utc(r.event_time_start) or "unknown",
+                    "validity": validity_json(validity_of(touches.get(("event", r.object_id), []))),
                 }
                 for r in shown
             ],
-            "complete": len(rows) <= DECISIONS_SHOWN,
+            "complete": len(decisions) <= DECISIONS_SHOWN,
             "note": "page the `events` collection for every related event",
         }
 
-    async def unknown_time_excluded(self) -> int | None:
-        return await bounded_count(self.conn, queries.CONTEXT_UNKNOWN_TIME, *self.x, list(EVIDENCE))
 
-    # ---- helpers ------------------------------------------------------------------------
+def pending_differences(touches: list[RelationTouch]) -> list[dict[str, Any]]:
+    """`contradicts` relations in scope against a preference: differences the user has not
+    settled. The preference stays as confirmed; nothing overwrites it."""
+    return [
+        {
+            "relation_id": t.relation_id,
+            "graph_fact": {"type": t.other[0], "id": t.other[1]},
+            "state": "pending: the user has not settled it; the preference stands",
+        }
+        for t in touches
+        if t.link.startswith("contradicts.")
+    ]
+
+
+def preference_entry(pref: PreferenceRow, differences: list[dict[str, Any]]) -> ContextEntry:
+    return ContextEntry(
+        ref_type="preference",
+        ref_id=pref.preference_id,
+        result_id="",
+        scope_key=pref.scope_key,
+        label="background: confirmed preference",
+        kind=pref.subject,
+        content=preference_content(pref, differences),
+        revision=str(pref.revision),
+        recorded_at=pref.updated_at,
+        preference=pref,
+    )
 
 
 def preference_row(row: asyncpg.Record) -> PreferenceRow:

@@ -79,22 +79,15 @@ def object_row(
 
 
 async def relation_touches(
-    conn: asyncpg.Connection,
-    scope_key: str,
-    refs: set[tuple[str, str]],
-    time_args: tuple[Any, Any, str],
+    conn: asyncpg.Connection, scope_key: str, refs: set[tuple[str, str]]
 ) -> dict[tuple[str, str], list[RelationTouch]]:
     """The evidenced relations (`replaces`, `contradicts`) in scope touching each ref, with
-    the other end of each; `time_args` (from, to, basis) narrows them to an evidence range."""
+    the other end of each and the relation's own times."""
     if not refs:
         return {}
     ordered = sorted(refs)
     rows = await conn.fetch(
-        queries.VALIDITY_RELATIONS,
-        scope_key,
-        [r[0] for r in ordered],
-        [r[1] for r in ordered],
-        *time_args,
+        queries.VALIDITY_RELATIONS, scope_key, [r[0] for r in ordered], [r[1] for r in ordered]
     )
     found: dict[tuple[str, str], list[RelationTouch]] = {}
     for row in rows:
@@ -106,6 +99,9 @@ async def relation_touches(
                 row["relation_id"],
                 row["effective_at"],
                 (str(other.get("type", "")), str(other.get("id", ""))),
+                row["effective_to"],
+                row["review_generated_at"],
+                row["recorded_at"],
             )
         )
     return found

@@ -160,12 +160,12 @@ WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 L
 # ---- validity ------------------------------------------------------------------------------
 
 # The evidenced relations (`replaces`, `contradicts`; a retracted one counts for nothing) that
-# touch each of the objects ($2 types, $3 ids) in scope $1, optionally only those whose own
-# time on basis $6 lies in [$4, $5] ("within the selected evidence range").
-VALIDITY_RELATIONS = (
-    """
+# touch each of the objects ($2 types, $3 ids) in scope $1, with the relation's own times (a
+# context read narrows validity to an evidence range with them).
+VALIDITY_RELATIONS = """
 SELECT DISTINCT l.to_type, l.to_id, l.link, l.from_id AS relation_id,
-       o.event_time_start AS effective_at, o.details
+       o.event_time_start AS effective_at, o.event_time_end AS effective_to,
+       o.review_generated_at, o.recorded_at, o.details
 FROM unnest($2::text[], $3::text[]) AS x (t, id)
 JOIN graph_links l ON l.scope_key = $1 AND l.to_type = x.t AND l.to_id = x.id
 JOIN graph_objects o
@@ -173,12 +173,8 @@ JOIN graph_objects o
 WHERE l.from_type = 'relation'
   AND l.link IN ('replaces.from', 'replaces.to', 'contradicts.from', 'contradicts.to')
   AND o.confirmation_state IS DISTINCT FROM 'retracted'
-  AND """
-    + _TIME_FILTER
-    + """
 ORDER BY l.to_type, l.to_id, l.from_id
 """
-)
 
 # ---- context -------------------------------------------------------------------------------
 
@@ -254,137 +250,54 @@ WITH nb AS (
 """
 
 
-# Parameters of every context collection query: $1 scope, $2/$3 the object X, $4/$5/$6 the
-# time filter (applied only to evidence collections), $7 the object types of the collection,
-# $8 include X itself, $9 dated only / $10 undated only, $11..$15 keyset after
-# (time unknown?, time, type rank, id, result id), $16 limit.
-# Unknown times sort after known ones; within them the stand-in time is the same for all.
-_EVIDENCE_ORDER = (
-    "(o.event_time_start IS NULL, "
-    "coalesce(o.event_time_start, '0001-01-02 00:00:00+00'::timestamptz), "
-    "o.type_rank, o.object_id, o.result_id)"
-)
-# The members of one collection: X's related objects (and X itself when $8), filtered.
-_COLLECTION_MEMBERS = (
+# X's neighbourhood, read once per context read: what paging, filtering and ordering need of
+# every stored copy in it (no text), each with its role — "self" (X's own copies, with the
+# graph revision that recorded them), "member" (a copy of a related object other than X) or
+# "cited" (a source reference that X or a related object cites). Every collection of the read
+# is paged from these rows; only the copies on a page are then read whole (OBJECT_COPIES).
+_MEMBER_COLUMNS = """
+o.object_type, o.object_id, o.result_id, o.type_rank, o.kind, o.event_time_start,
+o.event_time_end, o.review_generated_at, o.recorded_at
+"""
+CONTEXT_NEIGHBOURHOOD = (
     _RELATED
     + """
-, members AS (
-    SELECT t, id FROM related
-    UNION
-    SELECT $2::text, $3::text WHERE $8::bool
-)
-"""
-)
-_COLLECTION_FILTER = (
-    """
-FROM members m
-JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
-WHERE o.object_type = any($7::text[])
-  AND ($8::bool OR NOT (o.object_type = $2 AND o.object_id = $3))
-  AND (NOT $9::bool OR o.event_time_start IS NOT NULL)
-  AND (NOT $10::bool OR o.event_time_start IS NULL)
-  AND """
-    + _TIME_FILTER
-)
-CONTEXT_COLLECTION = (
-    _COLLECTION_MEMBERS
-    + "SELECT "
-    + _OBJECT_COLUMNS
-    + _COLLECTION_FILTER
-    + """
-  AND ($11::bool IS NULL OR """
-    + _EVIDENCE_ORDER
-    + """
-       > ($11::bool, $12::timestamptz, $13::smallint, $14::text, $15::text))
-ORDER BY """
-    + _EVIDENCE_ORDER.strip("()")
-    + """
-LIMIT $16
-"""
-)
-# Counts of one collection (same parameters without the keyset; $11 is the cap).
-CONTEXT_COLLECTION_COUNT = (
-    _COLLECTION_MEMBERS
-    + "SELECT count(*) FROM (SELECT 1"
-    + _COLLECTION_FILTER
-    + """
-LIMIT $11) capped
-"""
-)
-
-# Evidence left out of a context read by an event-time filter for lacking an event time.
-CONTEXT_UNKNOWN_TIME = (
-    _RELATED
-    + """
-SELECT count(*) FROM (
-    SELECT 1 FROM related r
-    JOIN graph_objects o ON o.object_type = r.t AND o.object_id = r.id AND o.scope_key = $1
-    WHERE o.object_type = any($4::text[]) AND o.event_time_start IS NULL
-    LIMIT $5
-) capped
-"""
-)
-
-# X's own stored copies, one per result, in recording order ($4 one result or NULL, $5 after
-# this graph revision, $6 limit).
-CONTEXT_SNAPSHOTS = (
-    """
-SELECT r.graph_revision, """
-    + _OBJECT_COLUMNS
-    + """
-FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
-WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
-  AND ($4::text IS NULL OR o.result_id = $4)
-  AND ($5::bigint IS NULL OR r.graph_revision > $5)
-ORDER BY r.graph_revision
-LIMIT $6
-"""
-)
-
-CONTEXT_SNAPSHOT_COUNT = """
-SELECT count(*) FROM (
-    SELECT 1 FROM graph_objects o
-    WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
-      AND ($4::text IS NULL OR o.result_id = $4)
-    LIMIT $5
-) capped
-"""
-
-# Source references cited by X or by anything related to it ($4/$5 keyset id, result; $6
-# limit).
-_CITED = (
-    _RELATED
-    + """
-, citing AS (
-    SELECT $2::text AS t, $3::text AS id
-    UNION
-    SELECT t, id FROM related
-), cited AS (
+, cited AS (
     SELECT DISTINCT l.result_id, l.to_id
-    FROM citing c
+    FROM (SELECT t, id FROM related UNION SELECT $2::text, $3::text) c
     JOIN graph_links l ON l.scope_key = $1 AND l.from_type = c.t AND l.from_id = c.id
     WHERE l.link = 'cites'
 )
-"""
-)
-CONTEXT_SOURCES = (
-    _CITED
-    + """
-SELECT """
-    + _OBJECT_COLUMNS
-    + """
+SELECT 'self' AS role, """
+    + _MEMBER_COLUMNS
+    + """, r.graph_revision
+FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+UNION ALL
+SELECT 'member', """
+    + _MEMBER_COLUMNS
+    + """, 0
+FROM related m
+JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
+WHERE NOT (m.t = $2 AND m.id = $3)
+UNION ALL
+SELECT 'cited', """
+    + _MEMBER_COLUMNS
+    + """, 0
 FROM cited c
 JOIN graph_objects o
   ON o.result_id = c.result_id AND o.object_type = 'source_reference' AND o.object_id = c.to_id
-WHERE ($4::text IS NULL OR (o.object_id, o.result_id) > ($4::text, $5::text))
-ORDER BY o.object_id, o.result_id
-LIMIT $6
 """
 )
-CONTEXT_SOURCES_COUNT = (
-    _CITED
+
+# Whole stored copies by key ($1 result ids, $2 types, $3 ids).
+OBJECT_COPIES = (
+    "SELECT "
+    + _OBJECT_COLUMNS
     + """
-SELECT count(*) FROM (SELECT 1 FROM cited LIMIT $4) capped
+FROM unnest($1::text[], $2::text[], $3::text[]) AS k (result_id, object_type, object_id)
+JOIN graph_objects o
+  ON o.result_id = k.result_id AND o.object_type = k.object_type AND o.object_id = k.object_id
 """
 )
 
@@ -401,19 +314,6 @@ WHERE l.scope_key = $1 AND l.to_type = $2 AND l.to_id = $3
 ORDER BY o.object_id, o.result_id
 LIMIT 20
 """
-
-# Decision events X takes part in (for the current projection), newest-known first.
-RELATED_DECISIONS = (
-    _RELATED
-    + """
-SELECT DISTINCT ON (o.object_id) o.object_id, o.title, o.event_time_start, o.result_id
-FROM related r
-JOIN graph_objects o ON o.object_type = 'event' AND o.object_id = r.id AND o.scope_key = $1
-WHERE r.t = 'event' AND o.kind = 'decision'
-ORDER BY o.object_id, o.recorded_at DESC
-LIMIT $4
-"""
-)
 
 # Preferences that apply to a scope ($1 scope keys), after id $2, limit $3.
 PREFERENCES = """

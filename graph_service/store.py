@@ -139,10 +139,7 @@ class GraphStore:
                 page_rows = rows[:page_size]
                 sources = await cited_sources(conn, [r for _, r in page_rows])
                 touches = await relation_touches(
-                    conn,
-                    scope_key,
-                    {(r["object_type"], r["object_id"]) for _, r in page_rows},
-                    (None, None, time_filter.basis),
+                    conn, scope_key, {(r["object_type"], r["object_id"]) for _, r in page_rows}
                 )
                 coverage = await self._coverage(conn, scope_key)
                 read_at = await conn.fetchval("SELECT clock_timestamp()")
@@ -213,13 +210,12 @@ class GraphStore:
                 excluded: int | None = 0
                 filtered = time_filter.active and time_filter.basis == "event_time"
                 if continuation is None:
-                    for spec in specs.values():
-                        pages.append(await reader.page(spec, page_size, None, count=True))
+                    pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
                     if filtered:
                         excluded = await reader.unknown_time_excluded()
                 elif continuation.kind == "collection":
-                    page = await reader.page(
-                        specs[continuation.collection],
+                    (page,) = await reader.pages(
+                        [specs[continuation.collection]],
                         page_size,
                         continuation.position,
                         count=False,

@@ -42,6 +42,29 @@ class TimeFilter:
     def active(self) -> bool:
         return self.start is not None or self.end is not None
 
+    def admits(
+        self,
+        event_start: datetime | None,
+        event_end: datetime | None,
+        review_generated_at: datetime,
+        recorded_at: datetime,
+    ) -> bool:
+        """Whether an object with these times passes the filter: the rule of the SQL time
+        filter (queries._TIME_FILTER), for objects already read. An interval event passes when
+        it intersects the closed range; an unknown event time never does."""
+        if not self.active:
+            return True
+        if self.basis == "event_time":
+            if event_start is None:
+                return False
+            return (self.end is None or event_start <= self.end) and (
+                self.start is None or (event_end or event_start) >= self.start
+            )
+        moment = review_generated_at if self.basis == "review_generated_at" else recorded_at
+        return (self.start is None or moment >= self.start) and (
+            self.end is None or moment <= self.end
+        )
+
 
 @dataclass(frozen=True)
 class ValidityView:
@@ -64,6 +87,19 @@ class RelationTouch:
     relation_id: str
     effective_at: datetime | None
     other: tuple[str, str]  # (type, id) of the other end
+    # The relation's own times, for narrowing validity to an evidence range.
+    effective_to: datetime | None = None
+    review_generated_at: datetime | None = None
+    recorded_at: datetime | None = None
+
+    def within(self, time_filter: TimeFilter) -> bool:
+        if not time_filter.active:
+            return True
+        if self.review_generated_at is None or self.recorded_at is None:
+            return False
+        return time_filter.admits(
+            self.effective_at, self.effective_to, self.review_generated_at, self.recorded_at
+        )
 
 
 def validity_of(touches: list[RelationTouch]) -> ValidityView:
@@ -217,6 +253,7 @@ class ContextEntry:
     validity: ValidityView = UNKNOWN_VALIDITY
     revision: str | None = None  # for items without a row (preferences)
     recorded_at: datetime | None = None  # for items without a row (preferences)
+    preference: PreferenceRow | None = None  # for preferences
 
     @property
     def key(self) -> list[str]:
