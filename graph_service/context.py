@@ -20,11 +20,14 @@ validity, completion evidence, open conflicts and pending differences with prefe
 
 from __future__ import annotations
 
+import heapq
 import json
+from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import asyncpg
 
@@ -57,9 +60,9 @@ RowKey = tuple[str, str, str]  # result id, object type, object id
 Ref = tuple[str, str]  # object type, object id
 
 
-@dataclass(frozen=True)
-class Member:
-    """One stored copy in X's neighbourhood: what filtering, ordering and paging need."""
+class Member(NamedTuple):
+    """One stored copy in X's neighbourhood: what filtering, ordering and paging need (the
+    columns of CONTEXT_NEIGHBOURHOOD, in order)."""
 
     role: str  # "self" (a copy of X) | "member" (of a related object) | "cited" (a source)
     object_type: str
@@ -77,22 +80,70 @@ class Member:
     def key(self) -> RowKey:
         return (self.result_id, self.object_type, self.object_id)
 
-    @property
-    def evidence_order(self) -> tuple[bool, datetime, int, str, str]:
-        """Event time (unknown last, all unknowns equal), type rank, stable id, result id."""
-        start = self.event_time_start
-        return (
-            start is None,
-            start or UNKNOWN_TIME_STAND_IN,
-            self.type_rank,
-            self.object_id,
-            self.result_id,
-        )
-
     def admitted_by(self, time_filter: TimeFilter) -> bool:
         return time_filter.admits(
             self.event_time_start, self.event_time_end, self.review_generated_at, self.recorded_at
         )
+
+
+EvidenceOrder = tuple[bool, datetime, int, str, str]
+
+
+def evidence_order(m: Member) -> EvidenceOrder:
+    """Event time (unknown last, all unknowns equal), type rank, stable id, result id."""
+    start = m.event_time_start
+    return (start is None, start or UNKNOWN_TIME_STAND_IN, m.type_rank, m.object_id, m.result_id)
+
+
+class Neighbourhood:
+    """X's neighbourhood as read once: copies grouped by role and type, each group in evidence
+    order, so a collection is a merge of a few groups and a keyset page a binary search."""
+
+    def __init__(self, members: Iterable[Member]) -> None:
+        self.size = 0
+        self._groups: dict[tuple[str, str], list[Member]] = {}
+        for m in sorted(members, key=evidence_order):
+            self._groups.setdefault((m.role, m.object_type), []).append(m)
+            self.size += 1
+        self.cited = sorted(self.of_role("cited"), key=lambda m: (m.object_id, m.result_id))
+
+    def of_role(self, role: str) -> list[Member]:
+        return [m for (r, _), group in self._groups.items() if r == role for m in group]
+
+    def select(self, roles: Iterable[str], types: Iterable[str]) -> list[Member]:
+        """The copies of these roles and types, in evidence order."""
+        parts = [self._groups.get((r, t), []) for r in roles for t in types]
+        return list(heapq.merge(*[p for p in parts if p], key=evidence_order))
+
+
+class NeighbourhoodCache:
+    """Neighbourhoods read recently, by (scope, read revision, object type, object id).
+
+    Exact, not a guess: a scope's objects and links only ever change by a new review result,
+    which raises the scope's read revision, so an entry can never go stale — entries of older
+    revisions just age out. A cursor's next page and repeated reads of one object skip the
+    neighbourhood walk. Bounded by the number of copies held.
+    """
+
+    def __init__(self, max_copies: int = 250_000) -> None:
+        self._max = max_copies
+        self._held = 0
+        self._entries: OrderedDict[tuple[str, int, str, str], Neighbourhood] = OrderedDict()
+
+    def get(self, key: tuple[str, int, str, str]) -> Neighbourhood | None:
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[str, int, str, str], value: Neighbourhood) -> None:
+        if value.size > self._max or key in self._entries:
+            return
+        self._entries[key] = value
+        self._held += value.size
+        while self._held > self._max:
+            _, evicted = self._entries.popitem(last=False)
+            self._held -= evicted.size
 
 
 @dataclass(frozen=True)
@@ -210,6 +261,8 @@ class ContextReader:
         object_id: str,
         time_filter: TimeFilter,
         result_filter: str | None,
+        read_revision: int,
+        cache: NeighbourhoodCache,
     ) -> None:
         self.conn = conn
         self.scope = scope
@@ -220,7 +273,9 @@ class ContextReader:
         self.result_filter = result_filter
         self.x = (self.key, object_type, object_id)
         self.x_ref: Ref = (object_type, object_id)
-        self._members: list[Member] | None = None
+        self._cache = cache
+        self._cache_key = (self.key, read_revision, object_type, object_id)
+        self._members: Neighbourhood | None = None
 
     # ---- existence and versions ---------------------------------------------------------
 
@@ -270,30 +325,30 @@ class ContextReader:
 
     # ---- the neighbourhood --------------------------------------------------------------
 
-    async def members(self) -> list[Member]:
-        """X's neighbourhood (read once per call; a preference has none)."""
+    async def members(self) -> Neighbourhood:
+        """X's neighbourhood (read at most once per call; a preference has none)."""
+        if self._members is None:
+            self._members = self._cache.get(self._cache_key)
         if self._members is None:
             if self.object_type == "preference":
-                self._members = []
+                self._members = Neighbourhood(())
             else:
                 rows = await self.conn.fetch(queries.CONTEXT_NEIGHBOURHOOD, *self.x)
-                self._members = [Member(*row) for row in rows]
+                self._members = Neighbourhood(Member(*row) for row in rows)
+                self._cache.put(self._cache_key, self._members)
         return self._members
 
-    def _copies_of_x(self, members: list[Member]) -> list[Member]:
+    def _copies_of_x(self, members: Neighbourhood) -> list[Member]:
         """X's own copies in recording order (only the named result's, when one is named)."""
         return sorted(
-            (m for m in members if m.role == "self" and self.result_filter in (None, m.result_id)),
+            (m for m in members.of_role("self") if self.result_filter in (None, m.result_id)),
             key=lambda m: m.graph_revision,
         )
 
     async def unknown_time_excluded(self) -> int:
         """Related evidence an event-time filter leaves out for lacking an event time."""
-        return sum(
-            1
-            for m in await self.members()
-            if m.role == "member" and m.object_type in EVIDENCE and m.event_time_start is None
-        )
+        members = await self.members()
+        return sum(1 for m in members.select(["member"], EVIDENCE) if m.event_time_start is None)
 
     # ---- collections --------------------------------------------------------------------
 
@@ -352,38 +407,32 @@ class ContextReader:
     def _plan_linked(
         self,
         spec: Linked,
-        members: list[Member],
+        members: Neighbourhood,
         size: int,
         after: list[Any] | None,
         count: bool,
     ) -> PlannedPage:
         roles = ("member", "self") if spec.include_self else ("member",)
-        selected = sorted(
-            (
-                m
-                for m in members
-                if m.role in roles
-                and m.object_type in spec.types
-                and not (spec.dated_only and m.event_time_start is None)
-                and not (spec.undated_only and m.event_time_start is not None)
-                and (not spec.evidence or m.admitted_by(self.tf))
-            ),
-            key=lambda m: m.evidence_order,
-        )
+        time_filtered = spec.evidence and self.tf.active
+        selected = [
+            m
+            for m in members.select(roles, spec.types)
+            if not (spec.dated_only and m.event_time_start is None)
+            and not (spec.undated_only and m.event_time_start is not None)
+            and (not time_filtered or m.admitted_by(self.tf))
+        ]
         start = 0
         if after:
-            position = (
+            position: EvidenceOrder = (
                 bool(after[0]),
                 datetime.fromisoformat(after[1]),
                 int(after[2]),
                 str(after[3]),
                 str(after[4]),
             )
-            start = next(
-                (i for i, m in enumerate(selected) if m.evidence_order > position), len(selected)
-            )
+            start = bisect_right(selected, position, key=evidence_order)
         page = selected[start : start + size]
-        last = page[-1].evidence_order if page else None
+        last = evidence_order(page[-1]) if page else None
         return PlannedPage(
             spec.name,
             tuple(m.key for m in page),
@@ -394,7 +443,7 @@ class ContextReader:
         )
 
     def _plan_snapshots(
-        self, members: list[Member], size: int, after: list[Any] | None, count: bool
+        self, members: Neighbourhood, size: int, after: list[Any] | None, count: bool
     ) -> PlannedPage:
         copies = self._copies_of_x(members)
         rest = [m for m in copies if after is None or m.graph_revision > int(after[0])]
@@ -409,11 +458,9 @@ class ContextReader:
         )
 
     def _plan_sources(
-        self, members: list[Member], size: int, after: list[Any] | None, count: bool
+        self, members: Neighbourhood, size: int, after: list[Any] | None, count: bool
     ) -> PlannedPage:
-        cited = sorted(
-            (m for m in members if m.role == "cited"), key=lambda m: (m.object_id, m.result_id)
-        )
+        cited = members.cited
         rest = [
             m for m in cited if after is None or (m.object_id, m.result_id) > (after[0], after[1])
         ]
@@ -532,11 +579,11 @@ class ContextReader:
     # ---- the current projection ---------------------------------------------------------
 
     @staticmethod
-    def _decisions_of(members: list[Member]) -> list[Member]:
+    def _decisions_of(members: Neighbourhood) -> list[Member]:
         """Related decision events (the newest-recorded copy of each), by stable id."""
         newest: dict[str, Member] = {}
-        for m in members:
-            if m.role == "member" and m.object_type == "event" and m.kind == "decision":
+        for m in members.select(["member"], ["event"]):
+            if m.kind == "decision":
                 seen = newest.get(m.object_id)
                 if seen is None or m.recorded_at > seen.recorded_at:
                     newest[m.object_id] = m

@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 
 from graph_service import queries
-from graph_service.context import ContextReader, collections_of
+from graph_service.context import ContextReader, NeighbourhoodCache, collections_of
 from graph_service.errors import (
     HistoricalVersionUnavailable,
     NotFound,
@@ -68,6 +68,7 @@ class GraphStore:
     def __init__(self, router: ReplicaRouter, consistency_wait_s: float) -> None:
         self._router = router
         self._wait = consistency_wait_s
+        self._neighbourhoods = NeighbourhoodCache()
 
     async def resolve_binding(self, token: str) -> Caller:
         digest = hashlib.sha256(token.encode()).digest()
@@ -194,6 +195,8 @@ class GraphStore:
                     object_id=object_id,
                     time_filter=time_filter,
                     result_filter=result_filter,
+                    read_revision=revision,
+                    cache=self._neighbourhoods,
                 )
                 preferences = await reader.preferences_version()
                 if (expected_revision is not None and revision != expected_revision) or (
