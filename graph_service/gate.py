@@ -20,6 +20,7 @@ import asyncpg
 
 from graph_service import queries
 from graph_service.errors import Disabled
+from graph_service.replicas import keep_session
 from graph_service.views import Caller
 
 Reader = Callable[[Callable[[asyncpg.Connection], Awaitable[Any]]], Awaitable[Any]]
@@ -49,7 +50,11 @@ class Gate:
         if not dsn:
             return cls(fallback)
         pool = await asyncpg.create_pool(
-            dsn, min_size=1, max_size=4, server_settings={"default_transaction_read_only": "on"}
+            dsn,
+            min_size=1,
+            max_size=4,
+            reset=keep_session,
+            server_settings={"default_transaction_read_only": "on"},
         )
 
         async def read(query: Callable[[asyncpg.Connection], Awaitable[Any]]) -> Any:

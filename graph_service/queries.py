@@ -22,39 +22,53 @@ SESSION_PROJECT = """
 SELECT project_id FROM trees WHERE id = $1
 """
 
-READ_REVISION = """
-SELECT coalesce(max(graph_revision), 0) FROM review_results WHERE scope_key = $1
+# What every read reports about its scope, in one statement at the start of its transaction:
+# the read revision (the newest graph revision in the scope), how many results the scope holds,
+# the newest of them with their coverage ($2 at most), and the time of the read.
+SCOPE_STATE = """
+SELECT s.results, s.revision, clock_timestamp() AS read_at, c.*
+FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision
+      FROM review_results WHERE scope_key = $1) s
+LEFT JOIN LATERAL (
+    SELECT result_id, phase, covered_from, covered_to, review_generated_at,
+           excluded_source_types, coverage_gaps
+    FROM review_results
+    WHERE scope_key = $1
+    ORDER BY review_generated_at DESC, result_id
+    LIMIT $2
+) c ON true
 """
-
-COVERAGE = """
-SELECT result_id, phase, covered_from, covered_to, review_generated_at, excluded_source_types,
-       coverage_gaps
-FROM review_results
-WHERE scope_key = $1
-ORDER BY review_generated_at DESC, result_id
-LIMIT $2
-"""
-
-RESULT_COUNT = "SELECT count(*) FROM review_results WHERE scope_key = $1"
 
 # Search ranks matches in three relevance tiers: the text is in both the title (title, entity
 # label, summary title) and the body (3), in the title only (2), in the body only (1). Within a
 # tier the order is type rank, stable id, result id — exactly the order of the index
-# graph_objects_scope_order — so a common term is answered by walking that index and stopping
-# after one page, and a rare one by the trigram indexes plus a small sort. Each tier is its
-# own statement; the planner picks per call (graph_service forces custom plans for this).
+# graph_objects_scope_order. graph_service.search reads a tier in two ways and picks by what it
+# sees, not by the planner's guess of how common a term is:
+#
+# - SEARCH_WALKS walks that index from the keyset for a bounded number of copies and returns
+#   the tier's matches among them plus the last copy walked. A common term fills a page within
+#   a few hundred copies, whatever the size of the graph.
+# - SEARCH_SCANS finds the tier's matches through the trigram (and event-time) indexes and
+#   sorts them; its ORDER BY is an expression, so the planner cannot fall back to walking the
+#   ordered index through millions of copies for a term that turned out to be rare.
 #
 # Parameters: $1 scope key, $2 object types, $3 ILIKE pattern, $4/$5 the time range on the
 # chosen basis $6 ('event_time' | 'review_generated_at' | 'recorded_at'), $7..$9 the keyset
-# position inside the tier (type rank, object id, result id; NULL = from the start), $10 limit.
+# position inside the tier (type rank, object id, result id; NULL = from the start), $10 limit;
+# walks only: $11 how many copies to walk, $12/$13 the lowest and highest type rank asked for
+# (an index condition, so a walk for one type skips the others without reading them).
+#
+# An event's time is the closed interval [start, coalesce(end, start)]; a range matches the
+# events whose interval intersects it (graph_objects_event_time indexes that interval). An
+# unknown event time matches no range.
 _TIME_FILTER = """
     (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
      OR (CASE $6::text
           WHEN 'event_time' THEN
               o.event_time_start IS NOT NULL
-              AND ($5::timestamptz IS NULL OR o.event_time_start <= $5)
-              AND ($4::timestamptz IS NULL
-                   OR coalesce(o.event_time_end, o.event_time_start) >= $4)
+              AND tstzrange(o.event_time_start, coalesce(o.event_time_end, o.event_time_start),
+                            '[]')
+                  && tstzrange($4::timestamptz, $5::timestamptz, '[]')
           WHEN 'review_generated_at' THEN
               ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
               AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
@@ -64,62 +78,110 @@ _TIME_FILTER = """
         END))
 """
 
-_SEARCH_TIER = """
-SELECT o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body,
-       o.kind, o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
-       o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at,
-       o.details
+_SEARCH_COLUMNS = """
+o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
+o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
+o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
+"""
+_KEYSET = """($7::smallint IS NULL
+       OR (o.type_rank, o.object_id, o.result_id) > ($7::smallint, $8::text, $9::text))"""
+_TIER_MATCH = {
+    3: "o.title ILIKE $3 AND o.body ILIKE $3",
+    2: "o.title ILIKE $3 AND o.body NOT ILIKE $3",
+    1: "o.body ILIKE $3 AND o.title NOT ILIKE $3",
+}
+
+# The walk: `walked` reads up to $11 entries of the ordered index that pass the type and time
+# filters (index-only: graph_objects_scope_order includes those columns), `matched` visits the
+# heap for them to match the text, and every row carries where the walk ended and how many
+# copies it walked — one row with no match when nothing matched, none when the tier is done.
+_SEARCH_WALK = (
+    """
+WITH walked AS MATERIALIZED (
+    SELECT o.result_id, o.object_type, o.object_id, o.type_rank
+    FROM graph_objects o
+    WHERE o.scope_key = $1 AND o.type_rank BETWEEN $12::smallint AND $13::smallint
+      AND """
+    + _KEYSET
+    + """
+      AND o.object_type = any($2::text[])
+      AND """
+    + _TIME_FILTER
+    + """
+    ORDER BY o.type_rank, o.object_id, o.result_id
+    LIMIT $11
+), walk_end AS (
+    SELECT w.type_rank AS end_rank, w.object_id AS end_id, w.result_id AS end_result,
+           (SELECT count(*) FROM walked) AS walked
+    FROM walked w
+    ORDER BY w.type_rank DESC, w.object_id DESC, w.result_id DESC
+    LIMIT 1
+), matched AS (
+    SELECT """
+    + _SEARCH_COLUMNS
+    + """
+    FROM walked w
+    JOIN graph_objects o
+      ON o.result_id = w.result_id AND o.object_type = w.object_type
+     AND o.object_id = w.object_id
+    WHERE {match}
+    ORDER BY o.type_rank, o.object_id, o.result_id
+    LIMIT $10
+)
+SELECT e.*, m.* FROM walk_end e LEFT JOIN matched m ON true
+ORDER BY m.type_rank, m.object_id, m.result_id
+"""
+)
+SEARCH_WALKS = {score: _SEARCH_WALK.replace("{match}", m) for score, m in _TIER_MATCH.items()}
+
+_SEARCH_SCAN = (
+    "SELECT "
+    + _SEARCH_COLUMNS
+    + """
 FROM graph_objects o
 WHERE o.scope_key = $1
   AND o.object_type = any($2::text[])
   AND {match}
-  AND {time_filter}
-  AND ($7::smallint IS NULL
-       OR (o.type_rank, o.object_id, o.result_id) > ($7::smallint, $8::text, $9::text))
-ORDER BY o.type_rank, o.object_id, o.result_id
+  AND """
+    + _TIME_FILTER
+    + """
+  AND """
+    + _KEYSET
+    + """
+ORDER BY o.type_rank + 0, o.object_id, o.result_id
 LIMIT $10
 """
-
-SEARCH_TIERS: dict[int, str] = {
-    3: _SEARCH_TIER.replace("{match}", "o.title ILIKE $3 AND o.body ILIKE $3"),
-    2: _SEARCH_TIER.replace("{match}", "o.title ILIKE $3 AND o.body NOT ILIKE $3"),
-    1: _SEARCH_TIER.replace("{match}", "o.body ILIKE $3 AND o.title NOT ILIKE $3"),
-}
-SEARCH_TIERS = {
-    score: sql.replace("{time_filter}", _TIME_FILTER) for score, sql in SEARCH_TIERS.items()
-}
+)
+SEARCH_SCANS = {score: _SEARCH_SCAN.replace("{match}", m) for score, m in _TIER_MATCH.items()}
 
 # statement_timeout for the rest of the current transaction (undone by rolling back to the
 # savepoint it was set in).
 SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', $1, true)"
 
-# Totals are counted up to a cap ($7); beyond it the total is reported as unknown, not guessed.
-SEARCH_TOTAL = (
+# A search's counts, each up to a cap ($9) and each only when asked for: the matches ($7), and
+# the matches an event-time filter left out because their event time is unknown ($8). Beyond
+# the cap — or the time budget the caller sets — a count is reported unknown, not guessed.
+SEARCH_COUNTS = (
     """
-SELECT count(*) FROM (
-    SELECT 1 FROM graph_objects o
-    WHERE o.scope_key = $1
-      AND o.object_type = any($2::text[])
-      AND (o.title ILIKE $3 OR o.body ILIKE $3)
-      AND """
+SELECT
+    CASE WHEN $7::bool THEN (SELECT count(*) FROM (
+        SELECT 1 FROM graph_objects o
+        WHERE o.scope_key = $1
+          AND o.object_type = any($2::text[])
+          AND (o.title ILIKE $3 OR o.body ILIKE $3)
+          AND """
     + _TIME_FILTER
     + """
-    LIMIT $7
-) capped
+        LIMIT $9) capped) END AS total,
+    CASE WHEN $8::bool THEN (SELECT count(*) FROM (
+        SELECT 1 FROM graph_objects o
+        WHERE o.scope_key = $1
+          AND o.object_type = any($2::text[])
+          AND (o.title ILIKE $3 OR o.body ILIKE $3)
+          AND o.event_time_start IS NULL
+        LIMIT $9) capped) END AS unknown_time
 """
 )
-
-# Matches left out by an event-time filter because their event time is unknown (capped).
-SEARCH_UNKNOWN_TIME = """
-SELECT count(*) FROM (
-    SELECT 1 FROM graph_objects o
-    WHERE o.scope_key = $1
-      AND o.object_type = any($2::text[])
-      AND (o.title ILIKE $3 OR o.body ILIKE $3)
-      AND o.event_time_start IS NULL
-    LIMIT $4
-) capped
-"""
 
 SOURCES_OF = """
 SELECT result_id, object_id, details

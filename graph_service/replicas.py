@@ -93,6 +93,11 @@ class ReplicaRouter:
             min_size=1,
             max_size=self._pool_max,
             command_timeout=30,
+            # Reads leave no session state behind (settings are transaction-local, no locks,
+            # cursors or LISTEN), so a connection goes back to the pool without the reset
+            # statement asyncpg sends by default — one round trip less per read. An open
+            # transaction is still rolled back on release.
+            reset=keep_session,
             server_settings={
                 # Search selectivity depends on the term: plan every call with its values
                 # instead of a generic plan cached after five executions.
@@ -195,3 +200,8 @@ class ReplicaRouter:
         raise ReplicaUnavailable(
             "no healthy replica is available to read from; retry shortly"
         ) from last_error
+
+
+async def keep_session(conn: asyncpg.Connection) -> None:
+    """Pool reset hook for connections that only read: nothing to reset (see the replica
+    pools)."""

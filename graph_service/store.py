@@ -11,6 +11,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -25,8 +26,9 @@ from graph_service.errors import (
     StaleCursor,
     Unauthenticated,
 )
-from graph_service.lookups import bounded_count, cited_sources, object_row, relation_touches
+from graph_service.lookups import cited_sources, object_row, relation_touches
 from graph_service.replicas import ReplicaRouter
+from graph_service.search import count_matches, read_hits
 from graph_service.views import (
     Caller,
     CollectionPage,
@@ -124,26 +126,28 @@ class GraphStore:
 
         async def read(conn: asyncpg.Connection) -> SearchPage:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
-                revision = await conn.fetchval(queries.READ_REVISION, scope_key)
+                revision, coverage, read_at = await self._scope_state(conn, scope_key)
                 if expected_revision is not None and revision != expected_revision:
                     raise StaleCursor(
                         "the story graph in this scope changed since the first page; "
                         "run the search again from the first page",
                         {"cursor_revision": str(expected_revision), "current": str(revision)},
                     )
-                rows = await self._search_tiers(
-                    conn, (*filters, *time_args), position, page_size + 1
+                rows = await read_hits(
+                    conn, (*filters, *time_args), object_types, position, page_size + 1
                 )
-                counts = carried_counts or await self._count_matches(
-                    conn, filters, time_args, time_filter
+                first_page_holds_all = position is None and len(rows) <= page_size
+                counts = carried_counts or await count_matches(
+                    conn,
+                    (*filters, *time_args),
+                    time_filter,
+                    known_total=len(rows) if first_page_holds_all else None,
                 )
                 page_rows = rows[:page_size]
                 sources = await cited_sources(conn, [r for _, r in page_rows])
                 touches = await relation_touches(
                     conn, scope_key, {(r["object_type"], r["object_id"]) for _, r in page_rows}
                 )
-                coverage = await self._coverage(conn, scope_key)
-                read_at = await conn.fetchval("SELECT clock_timestamp()")
             hits = tuple(
                 dataclasses.replace(
                     object_row(r, sources, score),
@@ -187,7 +191,7 @@ class GraphStore:
 
         async def read(conn: asyncpg.Connection) -> ContextRead:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
-                revision = await conn.fetchval(queries.READ_REVISION, scope_key)
+                revision, coverage, read_at = await self._scope_state(conn, scope_key)
                 reader = ContextReader(
                     conn,
                     scope=scope,
@@ -233,8 +237,6 @@ class GraphStore:
                         )
                     pages.append(CollectionPage(continuation.collection, (entry,), False, 1, []))
                 gaps = await reader.history_gaps()
-                coverage = await self._coverage(conn, scope_key)
-                read_at = await conn.fetchval("SELECT clock_timestamp()")
             return ContextRead(
                 object_type=object_type,
                 object_id=object_id,
@@ -301,9 +303,7 @@ class GraphStore:
                         raise self._no_version(reference_id, version, available)
                     self._require_in_scope(old.project_id, scope, reference_id)
                     content, content_kind, returned = old.text, "whole_source", version
-                coverage = await self._coverage(conn, scope_key)
-                revision = await conn.fetchval(queries.READ_REVISION, scope_key)
-                read_at = await conn.fetchval("SELECT clock_timestamp()")
+                revision, coverage, read_at = await self._scope_state(conn, scope_key)
             return SourceRead(
                 reference_id=reference_id,
                 result_id=reference["result_id"],
@@ -407,49 +407,15 @@ class GraphStore:
             },
         )
 
-    @classmethod
-    async def _count_matches(
-        cls,
-        conn: asyncpg.Connection,
-        filters: tuple[Any, ...],
-        time_args: tuple[Any, ...],
-        time_filter: TimeFilter,
-    ) -> MatchCounts:
-        total = await bounded_count(conn, queries.SEARCH_TOTAL, *filters, *time_args)
-        applies = time_filter.active and time_filter.basis == "event_time"
-        unknown_time = (
-            await bounded_count(conn, queries.SEARCH_UNKNOWN_TIME, *filters) if applies else None
-        )
-        return MatchCounts(total, unknown_time, applies)
-
     @staticmethod
-    async def _search_tiers(
-        conn: asyncpg.Connection,
-        filters: tuple[Any, ...],
-        position: list[Any] | None,
-        limit: int,
-    ) -> list[tuple[int, asyncpg.Record]]:
-        """Up to `limit` (score, row) pairs after `position`, walking the tiers 3 → 2 → 1."""
-        found: list[tuple[int, asyncpg.Record]] = []
-        start_score = position[0] if position else 3
-        for score in (3, 2, 1):
-            if score > start_score:
-                continue
-            after = position[1:] if position and score == start_score else [None, None, None]
-            rows = await conn.fetch(
-                queries.SEARCH_TIERS[score], *filters, *after, limit - len(found)
-            )
-            found.extend((score, row) for row in rows)
-            if len(found) >= limit:
-                break
-        return found
-
-    @staticmethod
-    async def _coverage(conn: asyncpg.Connection, scope_key: str) -> CoverageView:
-        count = await conn.fetchval(queries.RESULT_COUNT, scope_key)
-        rows = await conn.fetch(queries.COVERAGE, scope_key, COVERAGE_LIMIT)
-        return CoverageView(
-            results_in_scope=count,
+    async def _scope_state(
+        conn: asyncpg.Connection, scope_key: str
+    ) -> tuple[int, CoverageView, datetime]:
+        """The scope's read revision, its coverage and the time of the read."""
+        rows = await conn.fetch(queries.SCOPE_STATE, scope_key, COVERAGE_LIMIT)
+        first = rows[0]
+        coverage = CoverageView(
+            results_in_scope=first["results"],
             processed=tuple(
                 CoveredResult(
                     r["result_id"],
@@ -461,5 +427,7 @@ class GraphStore:
                     tuple(r["coverage_gaps"]),
                 )
                 for r in rows
+                if r["result_id"] is not None
             ),
         )
+        return first["revision"], coverage, first["read_at"]

@@ -11,7 +11,7 @@ from mirrortree.scopes import ScopeValue
 # Totals are counted exactly up to this many matches and within this time; beyond either they
 # are reported unknown rather than guessed.
 COUNT_CAP = 1_000
-COUNT_BUDGET_MS = 25
+COUNT_BUDGET_MS = 10
 
 
 @dataclass(frozen=True)

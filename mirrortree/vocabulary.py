@@ -25,3 +25,23 @@ PRECISION_NAMES: dict[int, str] = {
     common_pb2.YEAR: "year",
 }
 PRECISION_VALUES: dict[str, int] = {v: k for k, v in PRECISION_NAMES.items()}
+
+# Stored object types in their tie-break order in search results ("type, stable id, result
+# id"): tree_service stores each copy's rank, graph_service narrows a search's index walk to
+# the ranks of the requested types.
+OBJECT_TYPE_RANKS: dict[str, int] = {
+    name: rank
+    for rank, name in enumerate(
+        (
+            "story_line",
+            "event",
+            "entity",
+            "entity_change",
+            "relation",
+            "summary",
+            "source_reference",
+            "leaf_fact",
+        ),
+        start=1,
+    )
+}

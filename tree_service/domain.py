@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from mirrortree.scopes import ScopeValue
+from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 
 MAX_TITLE = 500
 MAX_OWNER = 200
@@ -29,7 +30,7 @@ class NodeKind(StrEnum):
 
 
 class ObjectType(StrEnum):
-    """Story-graph object types; the order is the tie-break rank in search results."""
+    """Story-graph object types; their tie-break rank in search results is in vocabulary."""
 
     STORY_LINE = "story_line"
     EVENT = "event"
@@ -42,7 +43,7 @@ class ObjectType(StrEnum):
 
     @property
     def rank(self) -> int:
-        return list(ObjectType).index(self) + 1
+        return OBJECT_TYPE_RANKS[self.value]
 
 
 class ContinuationKind(StrEnum):
