@@ -8,31 +8,7 @@ from typing import Any
 import asyncpg
 
 from graph_service import queries
-from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP, RelationTouch, SearchRow, SourceView
-
-
-async def bounded_counts(
-    conn: asyncpg.Connection, sql: str, *args: Any
-) -> tuple[int | None, ...] | None:
-    """The counts of a one-row statement, each up to COUNT_CAP, all within COUNT_BUDGET_MS:
-    None for a count beyond the cap or not asked for (NULL), and None for the whole row when
-    the budget runs out.
-
-    `sql` takes the cap as its last parameter. It runs in a savepoint with a local statement
-    timeout, so counting that would take too long is abandoned without aborting the read
-    transaction.
-    """
-    savepoint = conn.transaction()
-    await savepoint.start()
-    try:
-        await conn.execute(queries.SET_LOCAL_STATEMENT_TIMEOUT, str(COUNT_BUDGET_MS))
-        row = await conn.fetchrow(sql, *args, COUNT_CAP + 1)
-    except asyncpg.QueryCanceledError:
-        return None
-    finally:
-        # Rolling the savepoint back also drops the timeout again; a count writes nothing.
-        await savepoint.rollback()
-    return tuple(v if v is not None and v <= COUNT_CAP else None for v in row.values())
+from graph_service.views import RelationTouch, SearchRow, SourceView
 
 
 async def cited_sources(

@@ -121,9 +121,15 @@ WITH walked AS MATERIALIZED (
     + _SEARCH_COLUMNS
     + """
     FROM walked w
-    JOIN graph_objects o
-      ON o.result_id = w.result_id AND o.object_type = w.object_type
-     AND o.object_id = w.object_id
+    -- One primary-key probe per walked copy (LIMIT keeps the planner from turning this into
+    -- a hash join over every text match, which it prefers when it misjudges how many
+    -- there are).
+    JOIN LATERAL (
+        SELECT * FROM graph_objects g
+        WHERE g.result_id = w.result_id AND g.object_type = w.object_type
+          AND g.object_id = w.object_id
+        LIMIT 1
+    ) o ON true
     WHERE {match}
     ORDER BY o.type_rank, o.object_id, o.result_id
     LIMIT $10
@@ -158,13 +164,16 @@ SEARCH_SCANS = {score: _SEARCH_SCAN.replace("{match}", m) for score, m in _TIER_
 # savepoint it was set in).
 SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', $1, true)"
 
-# A search's counts, each up to a cap ($9) and each only when asked for: the matches ($7), and
-# the matches an event-time filter left out because their event time is unknown ($8). Beyond
-# the cap — or the time budget the caller sets — a count is reported unknown, not guessed.
+# A search's counts, each up to a cap ($8), with the read revision they were taken at: the
+# matches, and (when $7, an event-time filter) the matches it left out because their event
+# time is unknown. Beyond the cap — or the time budget the caller sets — a count is reported
+# unknown, not guessed.
 SEARCH_COUNTS = (
     """
 SELECT
-    CASE WHEN $7::bool THEN (SELECT count(*) FROM (
+    (SELECT coalesce(max(graph_revision), 0) FROM review_results WHERE scope_key = $1)
+        AS revision,
+    (SELECT count(*) FROM (
         SELECT 1 FROM graph_objects o
         WHERE o.scope_key = $1
           AND o.object_type = any($2::text[])
@@ -172,14 +181,14 @@ SELECT
           AND """
     + _TIME_FILTER
     + """
-        LIMIT $9) capped) END AS total,
-    CASE WHEN $8::bool THEN (SELECT count(*) FROM (
+        LIMIT $8) capped) AS total,
+    CASE WHEN $7::bool THEN (SELECT count(*) FROM (
         SELECT 1 FROM graph_objects o
         WHERE o.scope_key = $1
           AND o.object_type = any($2::text[])
           AND (o.title ILIKE $3 OR o.body ILIKE $3)
           AND o.event_time_start IS NULL
-        LIMIT $9) capped) END AS unknown_time
+        LIMIT $8) capped) END AS unknown_time
 """
 )
 

@@ -28,7 +28,7 @@ from graph_service.errors import (
 )
 from graph_service.lookups import cited_sources, object_row, relation_touches
 from graph_service.replicas import ReplicaRouter
-from graph_service.search import count_matches, read_hits
+from graph_service.search import Counting, read_hits
 from graph_service.views import (
     Caller,
     CollectionPage,
@@ -118,11 +118,17 @@ class GraphStore:
         """One page of search hits after `position` (None = first page).
 
         Counts are taken on the first page only and carried by the cursor afterwards: the
-        cursor pins the read revision, so they cannot change while paging.
+        cursor pins the read revision, so they cannot change while paging. They are counted
+        on a second connection while the page is read (see search.Counting).
         """
         scope_key = scope.resolved.key
         filters = (scope_key, object_types, like_pattern(query))
-        time_args = (time_filter.start, time_filter.end, time_filter.basis)
+        search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
+        counting = (
+            None
+            if carried_counts is not None
+            else Counting.start(self._router, search_args, time_filter, min_lsn, self._wait)
+        )
 
         async def read(conn: asyncpg.Connection) -> SearchPage:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
@@ -133,16 +139,7 @@ class GraphStore:
                         "run the search again from the first page",
                         {"cursor_revision": str(expected_revision), "current": str(revision)},
                     )
-                rows = await read_hits(
-                    conn, (*filters, *time_args), object_types, position, page_size + 1
-                )
-                first_page_holds_all = position is None and len(rows) <= page_size
-                counts = carried_counts or await count_matches(
-                    conn,
-                    (*filters, *time_args),
-                    time_filter,
-                    known_total=len(rows) if first_page_holds_all else None,
-                )
+                rows = await read_hits(conn, search_args, object_types, position, page_size + 1)
                 page_rows = rows[:page_size]
                 sources = await cited_sources(conn, [r for _, r in page_rows])
                 touches = await relation_touches(
@@ -159,7 +156,7 @@ class GraphStore:
             return SearchPage(
                 rows=hits,
                 has_more=len(rows) > page_size,
-                counts=counts,
+                counts=carried_counts or MatchCounts(None, None, False),
                 coverage=coverage,
                 read_revision=revision,
                 read_at=read_at,
@@ -169,7 +166,18 @@ class GraphStore:
                 ),
             )
 
-        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+        try:
+            page = await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+        except BaseException:
+            if counting is not None:
+                counting.abandon()
+            raise
+        if counting is None:
+            return page
+        # A first page that is not full holds every hit: its total is known without counting.
+        known_total = len(page.rows) if position is None and not page.has_more else None
+        counts = await counting.settle(page.read_revision, known_total)
+        return dataclasses.replace(page, counts=counts)
 
     async def get_context(
         self,
