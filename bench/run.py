@@ -2,6 +2,7 @@
 
     python -m bench.run [--objects N] [--seconds S] [--concurrency C] [--per-result N]
                         [--load-concurrency L] [--explain FILE] [--data-dir DIR]
+                        [--shared-buffers SIZE]
 
 Starts its own PostgreSQL primary + replica (temporary folder, free ports), tree_service and
 graph_service in-process, loads a story graph of about N searchable objects through
@@ -14,7 +15,9 @@ each case for S seconds sequentially (p50/p99 latency) and for S seconds with C 
 - StoryGraph.Search for a rare, a medium and a common term; the medium and common term within
   one month of event time; and restricted to events;
 - StoryGraph.GetContext, current mode, of an event with relations and of a hub entity that
-  about 1,000 events involve; timeline mode of the hub; the hub's next page of events (cursor);
+  about 1,000 events involve — each read first (every call a different object, so its
+  neighbourhood is not cached yet) and again (the same object every call); timeline mode of
+  the hub; the hub's next page of events (cursor);
 - StoryGraph.ReadSource, the snapshot of a source reference;
 - TreeService.AskQuestion appends.
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import re
 import shutil
@@ -184,7 +188,11 @@ async def main_async(args: argparse.Namespace) -> None:
     keep = bool(args.data_dir)
     data_dir = Path(args.data_dir) if keep else Path(tempfile.mkdtemp(prefix="mirrortree-bench-"))
     cfg = pgcluster.ClusterConfig(
-        data_dir=data_dir, primary_port=free_port(), replica_port=free_port(), fast=True
+        data_dir=data_dir,
+        primary_port=free_port(),
+        replica_port=free_port(),
+        fast=True,
+        shared_buffers=args.shared_buffers,
     )
     try:
         info = pgcluster.start(cfg)
@@ -267,6 +275,11 @@ class Reads:
         def reading(request: graph_pb2.GetContextRequest) -> Call:
             return lambda: stub.GetContext(request)
 
+        def reading_each(requests: list[graph_pb2.GetContextRequest]) -> Call:
+            """Each call reads the next object: its neighbourhood is not cached yet."""
+            turn = itertools.count()
+            return lambda: stub.GetContext(requests[next(turn) % len(requests)])
+
         source = graph_pb2.ReadSourceRequest(
             source_reference_id=plan.source_reference,
             scope=self.scope,
@@ -295,12 +308,32 @@ class Reads:
                 for cls in ("medium", "common")
             ),
             Case(
-                "GetContext current, event with relations (page_size 10)",
+                "GetContext current, event with relations, first read (page_size 10)",
+                reading_each(
+                    [
+                        self.context(common_pb2.EVENT, event, graph_pb2.CURRENT)
+                        for event in plan.related_events
+                    ]
+                ),
+                True,
+            ),
+            Case(
+                "GetContext current, event with relations, read again (page_size 10)",
                 reading(self.context(common_pb2.EVENT, plan.related_event, graph_pb2.CURRENT)),
                 True,
             ),
             Case(
-                "GetContext current, hub entity (~1,000 events, page_size 10)",
+                "GetContext current, hub entity (~1,000 events), first read (page_size 10)",
+                reading_each(
+                    [
+                        self.context(common_pb2.ENTITY, entity, graph_pb2.CURRENT)
+                        for entity in plan.hub_entities
+                    ]
+                ),
+                True,
+            ),
+            Case(
+                "GetContext current, hub entity, read again (page_size 10)",
                 reading(self.context(common_pb2.ENTITY, plan.hub_entity, graph_pb2.CURRENT)),
                 True,
             ),
@@ -475,7 +508,8 @@ async def run(
     print(stats)
     print(
         f"baseline = empty gRPC call + raw asyncpg point query (p50 {base_p50:.2f} ms, "
-        f"{base_rate:,.0f} calls/s combined); {concurrency} in flight; {seconds:g} s per phase"
+        f"{base_rate:,.0f} calls/s combined); {concurrency} in flight; {seconds:g} s per phase; "
+        f"shared_buffers {args.shared_buffers}"
     )
     print()
     print(
@@ -578,6 +612,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--data-dir", default="", help="keep the clusters here and reuse the graph they hold"
+    )
+    parser.add_argument(
+        "--shared-buffers",
+        default="1GB",
+        help="PostgreSQL shared_buffers of both clusters (a deployment's size, not the 128MB "
+        "development default)",
     )
     asyncio.run(main_async(parser.parse_args()))
 

@@ -149,6 +149,16 @@ class StoryPlan:
         return event_id((self.units // 2) * EVENTS_PER_UNIT)
 
     @property
+    def hub_entities(self) -> list[str]:
+        """Every entity: each is a hub of about 1,000 events."""
+        return [entity_id(k) for k in range(self.entities)]
+
+    @property
+    def related_events(self) -> list[str]:
+        """The first decision of every unit (each has relations, like related_event)."""
+        return [event_id(u * EVENTS_PER_UNIT) for u in range(self.units)]
+
+    @property
     def source_reference(self) -> str:
         return source_id((self.units // 2) * (EVENTS_PER_UNIT // EVENTS_PER_SOURCE))
 

@@ -324,8 +324,10 @@ WITH nb AS (
 # X's neighbourhood, read once per context read: what paging, filtering and ordering need of
 # every stored copy in it (no text), each with its role — "self" (X's own copies, with the
 # graph revision that recorded them), "member" (a copy of a related object other than X) or
-# "cited" (a source reference that X or a related object cites). Every collection of the read
-# is paged from these rows; only the copies on a page are then read whole (OBJECT_COPIES).
+# "cited" (a source reference that X or a related object cites: only its key, from the link —
+# RecordReview accepts a citation only of a reference recorded in the same result). Every
+# collection of the read is paged from these rows; only the copies on a page are then read
+# whole (OBJECT_COPIES).
 _MEMBER_COLUMNS = """
 o.object_type, o.object_id, o.result_id, o.type_rank, o.kind, o.event_time_start,
 o.event_time_end, o.review_generated_at, o.recorded_at
@@ -352,12 +354,9 @@ FROM related m
 JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
 WHERE NOT (m.t = $2 AND m.id = $3)
 UNION ALL
-SELECT 'cited', """
-    + _MEMBER_COLUMNS
-    + """, 0
-FROM cited c
-JOIN graph_objects o
-  ON o.result_id = c.result_id AND o.object_type = 'source_reference' AND o.object_id = c.to_id
+SELECT 'cited', 'source_reference', c.to_id, c.result_id, 0, NULL, NULL, NULL,
+       r.review_generated_at, r.recorded_at, 0
+FROM cited c JOIN review_results r ON r.result_id = c.result_id
 """
 )
 

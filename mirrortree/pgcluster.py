@@ -87,6 +87,9 @@ class ClusterConfig:
     database: str = "mirrortree"
     user: str = "mirrortree"
     fast: bool = False
+    # PostgreSQL's own default, right for development and tests; a deployment (or a benchmark
+    # of one) sizes it to the data it serves.
+    shared_buffers: str = "128MB"
 
     def __post_init__(self) -> None:
         for port in (self.primary_port, self.replica_port):
@@ -632,7 +635,7 @@ def _settings(cfg: ClusterConfig, node: _Node) -> str:
         # TCP only: socket paths have length limits and need a writable shared directory.
         ("unix_socket_directories", "''"),
         ("max_connections", "200"),
-        ("shared_buffers", "'128MB'"),
+        ("shared_buffers", _literal(cfg.shared_buffers)),
         ("wal_level", "replica"),
         ("max_wal_senders", "10"),
         ("max_replication_slots", "10"),

@@ -432,6 +432,15 @@ async def test_cursor_goes_stale_after_an_ingestion_and_tampering_is_refused(tre
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert describe(caught.value).reason == "stale_cursor"
 
+    # A new read sees the new result at once: the service caches a neighbourhood per read
+    # revision of the scope, never across one.
+    fresh = graph_pb2.GetContextRequest()
+    fresh.CopyFrom(request)
+    fresh.options.min_consistency.CopyFrom(again.consistency)
+    before = collection(first, "events").page.total.exact
+    after = collection(await graph_stub.GetContext(fresh), "events").page.total.exact
+    assert (before, after) == (8, 8 + 3)
+
 
 async def test_computed_and_background_items_continue_their_content_too(graph_stub, story):
     """The current projection and a preference are not stored objects, yet their content pages

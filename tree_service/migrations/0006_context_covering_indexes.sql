@@ -15,3 +15,10 @@ CREATE INDEX graph_links_to ON graph_links (scope_key, to_type, to_id)
 DROP INDEX graph_links_from;
 CREATE INDEX graph_links_from ON graph_links (scope_key, from_type, from_id)
     INCLUDE (link, to_type, to_id, result_id);
+
+-- Two narrower walks of the same read, each over a small part of the links: the relations
+-- touching an object (also how validity is found), and the sources an object cites.
+CREATE INDEX graph_links_relation_ends ON graph_links (scope_key, to_type, to_id)
+    INCLUDE (from_id, link) WHERE from_type = 'relation';
+CREATE INDEX graph_links_citations ON graph_links (scope_key, from_type, from_id)
+    INCLUDE (to_id, result_id) WHERE link = 'cites';
