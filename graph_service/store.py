@@ -199,6 +199,10 @@ class GraphStore:
 
         async def read(conn: asyncpg.Connection) -> ContextRead:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
+                # Replica sessions plan every statement for its values, which Search needs;
+                # a context read's statements do not depend on them, and planning its
+                # neighbourhood walk alone costs about a millisecond: cached plans here.
+                await conn.execute("SET LOCAL plan_cache_mode = auto")
                 revision, coverage, read_at = await self._scope_state(conn, scope_key)
                 reader = ContextReader(
                     conn,
