@@ -366,7 +366,12 @@ class ContextReader:
         statement, their sources in one, and the relations that give validity in one.
         """
         specs = list(specs)
-        members = await self.members()
+        # A page of preferences alone (a cursor continuing them) needs no neighbourhood.
+        members = (
+            await self.members()
+            if any(spec != "preferences" for spec in specs)
+            else Neighbourhood(())
+        )
         planned: list[PlannedPage | CollectionPage | str] = []
         for spec in specs:
             if isinstance(spec, Linked):
@@ -399,9 +404,7 @@ class ContextReader:
             elif isinstance(p, CollectionPage):  # preferences: add their pending differences
                 pages.append(self._with_differences(p, touches))
             else:
-                pages.append(
-                    await self._current(copies_of_x, decisions, rows, touches),
-                )
+                pages.append(await self._current(copies_of_x, decisions, rows, touches))
         return pages
 
     def _plan_linked(
