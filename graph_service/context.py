@@ -75,6 +75,7 @@ class Member(NamedTuple):
     review_generated_at: datetime
     recorded_at: datetime
     graph_revision: int  # the revision that recorded it (copies of X only)
+    cited_ids: list[str]  # the source references this copy cites (in its own result)
 
     @property
     def key(self) -> RowKey:
@@ -102,10 +103,14 @@ class Neighbourhood:
     def __init__(self, members: Iterable[Member]) -> None:
         self.size = 0
         self._groups: dict[tuple[str, str], list[Member]] = {}
+        cited: dict[tuple[str, str], Member] = {}
         for m in sorted(members, key=evidence_order):
             self._groups.setdefault((m.role, m.object_type), []).append(m)
             self.size += 1
-        self.cited = sorted(self.of_role("cited"), key=lambda m: (m.object_id, m.result_id))
+            for source_id in m.cited_ids:
+                cited.setdefault((source_id, m.result_id), citation(source_id, m))
+        # The sources X or a related copy cites, by reference id and result id.
+        self.cited = [cited[key] for key in sorted(cited)]
 
     def of_role(self, role: str) -> list[Member]:
         return [m for (r, _), group in self._groups.items() if r == role for m in group]
@@ -114,6 +119,22 @@ class Neighbourhood:
         """The copies of these roles and types, in evidence order."""
         parts = [self._groups.get((r, t), []) for r in roles for t in types]
         return list(heapq.merge(*[p for p in parts if p], key=evidence_order))
+
+
+def citation(source_id: str, citing: Member) -> Member:
+    """The source reference a copy cites: recorded in the citing copy's result (RecordReview
+    accepts no other citation)."""
+    return citing._replace(
+        role="cited",
+        object_type="source_reference",
+        object_id=source_id,
+        type_rank=0,
+        kind=None,
+        event_time_start=None,
+        event_time_end=None,
+        graph_revision=0,
+        cited_ids=[],
+    )
 
 
 class NeighbourhoodCache:

@@ -323,11 +323,10 @@ WITH nb AS (
 
 # X's neighbourhood, read once per context read: what paging, filtering and ordering need of
 # every stored copy in it (no text), each with its role — "self" (X's own copies, with the
-# graph revision that recorded them), "member" (a copy of a related object other than X) or
-# "cited" (a source reference that X or a related object cites: only its key, from the link —
-# RecordReview accepts a citation only of a reference recorded in the same result). Every
-# collection of the read is paged from these rows; only the copies on a page are then read
-# whole (OBJECT_COPIES).
+# graph revision that recorded them) or "member" (a copy of a related object other than X) —
+# and the source references it cites (graph_service.context derives the cited sources from
+# them). Every collection of the read is paged from these rows; only the copies on a page are
+# then read whole (OBJECT_COPIES).
 _MEMBER_COLUMNS = """
 o.object_type, o.object_id, o.result_id, o.type_rank, o.kind, o.event_time_start,
 o.event_time_end, o.review_generated_at, o.recorded_at
@@ -335,28 +334,18 @@ o.event_time_end, o.review_generated_at, o.recorded_at
 CONTEXT_NEIGHBOURHOOD = (
     _RELATED
     + """
-, cited AS (
-    SELECT DISTINCT l.result_id, l.to_id
-    FROM (SELECT t, id FROM related UNION SELECT $2::text, $3::text) c
-    JOIN graph_links l ON l.scope_key = $1 AND l.from_type = c.t AND l.from_id = c.id
-    WHERE l.link = 'cites'
-)
 SELECT 'self' AS role, """
     + _MEMBER_COLUMNS
-    + """, r.graph_revision
+    + """, r.graph_revision, o.cited_ids
 FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 UNION ALL
 SELECT 'member', """
     + _MEMBER_COLUMNS
-    + """, 0
+    + """, 0, o.cited_ids
 FROM related m
 JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
 WHERE NOT (m.t = $2 AND m.id = $3)
-UNION ALL
-SELECT 'cited', 'source_reference', c.to_id, c.result_id, 0, NULL, NULL, NULL,
-       r.review_generated_at, r.recorded_at, 0
-FROM cited c JOIN review_results r ON r.result_id = c.result_id
 """
 )
 

@@ -283,6 +283,7 @@ GRAPH_OBJECT_COLUMNS = (
     "review_generated_at",
     "recorded_at",
     "details",
+    "cited_ids",
 )
 
 GRAPH_LINK_COLUMNS = ("scope_key", "result_id", "from_type", "from_id", "link", "to_type", "to_id")

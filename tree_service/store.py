@@ -828,6 +828,7 @@ class TreeStore:
                 review.review_generated_at,
                 recorded_at,
                 json.dumps(_pin_ends(obj.details, local | pinned), ensure_ascii=False),
+                sorted({to_id for link, _, to_id in obj.links if link == "cites"}),
             )
             for obj in review.objects
         ]
