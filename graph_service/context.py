@@ -75,7 +75,10 @@ class Member(NamedTuple):
     review_generated_at: datetime
     recorded_at: datetime
     graph_revision: int  # the revision that recorded it (copies of X only)
-    cited_ids: list[str]  # the source references this copy cites (in its own result)
+    # The source references this copy cites (in its own result). A tuple, not a list: a
+    # neighbourhood held in the cache is then all immutable atoms, which Python's garbage
+    # collector stops tracking, so a large cache does not lengthen its collections.
+    cited_ids: tuple[str, ...]
 
     @property
     def key(self) -> RowKey:
@@ -133,7 +136,7 @@ def citation(source_id: str, citing: Member) -> Member:
         event_time_start=None,
         event_time_end=None,
         graph_revision=0,
-        cited_ids=[],
+        cited_ids=(),
     )
 
 
@@ -146,7 +149,7 @@ class NeighbourhoodCache:
     neighbourhood walk. Bounded by the number of copies held.
     """
 
-    def __init__(self, max_copies: int = 250_000) -> None:
+    def __init__(self, max_copies: int = 100_000) -> None:
         self._max = max_copies
         self._held = 0
         self._entries: OrderedDict[tuple[str, int, str, str], Neighbourhood] = OrderedDict()
@@ -355,7 +358,9 @@ class ContextReader:
                 self._members = Neighbourhood(())
             else:
                 rows = await self.conn.fetch(queries.CONTEXT_NEIGHBOURHOOD, *self.x)
-                self._members = Neighbourhood(Member(*row) for row in rows)
+                self._members = Neighbourhood(
+                    Member._make([*row[:-1], tuple(row["cited_ids"])]) for row in rows
+                )
                 self._cache.put(self._cache_key, self._members)
         return self._members
 

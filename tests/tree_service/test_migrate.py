@@ -71,3 +71,49 @@ async def test_migrations_refuse_to_run_on_a_replica(cluster, tree_service):
             await migrate(conn)
     finally:
         await conn.close()
+
+
+async def test_cited_sources_are_backfilled_from_the_links_of_existing_copies(empty_database):
+    """0006 keeps on each stored copy the sources it cites; copies recorded before it get them
+    from their 'cites' links."""
+    conn = await asyncpg.connect(empty_database)
+    try:
+        await migrate_up_to(conn, 5)
+        await conn.execute(
+            """
+            INSERT INTO review_results (result_id, scope_key, scope_projects, phase,
+                review_generated_at, recorded_at, graph_revision, request_hash)
+            VALUES ('r1', 'projects:p', '{p}', 'daily', now(), now(), 1, '\\x00');
+            INSERT INTO graph_objects (result_id, object_type, object_id, type_rank, scope_key,
+                title, review_generated_at, recorded_at)
+            VALUES ('r1', 'event', 'e1', 2, 'projects:p', 'cites two', now(), now()),
+                   ('r1', 'event', 'e2', 2, 'projects:p', 'cites none', now(), now()),
+                   ('r1', 'source_reference', 's1', 7, 'projects:p', 'a', now(), now()),
+                   ('r1', 'source_reference', 's2', 7, 'projects:p', 'b', now(), now());
+            INSERT INTO graph_links VALUES
+                ('projects:p', 'r1', 'event', 'e1', 'cites', 'source_reference', 's2'),
+                ('projects:p', 'r1', 'event', 'e1', 'cites', 'source_reference', 's1'),
+                ('projects:p', 'r1', 'event', 'e2', 'involves', 'entity', 'x');
+            """
+        )
+        await migrate(conn)
+        cited = dict(await conn.fetch("SELECT object_id, cited_ids FROM graph_objects"))
+    finally:
+        await conn.close()
+    assert cited == {"e1": ["s1", "s2"], "e2": [], "s1": [], "s2": []}
+
+
+async def migrate_up_to(conn: asyncpg.Connection, last: int) -> None:
+    """The schema as an older build left it: migrations 1..last, recorded as migrate() does."""
+    await conn.execute(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+        "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
+    )
+    for migration in shipped_migrations()[:last]:
+        await conn.execute(migration.sql)
+        await conn.execute(
+            "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+            migration.version,
+            migration.name,
+            migration.checksum,
+        )
