@@ -275,10 +275,14 @@ class Reads:
         def reading(request: graph_pb2.GetContextRequest) -> Call:
             return lambda: stub.GetContext(request)
 
-        def reading_each(requests: list[graph_pb2.GetContextRequest]) -> Call:
-            """Each call reads the next object: its neighbourhood is not cached yet."""
+        def reading_each(kind: common_pb2.ObjectType, ids: list[str]) -> Call:
+            """Each call reads the next object: its neighbourhood is not cached yet. (Requests
+            are made per call: tens of thousands held at once would burden the garbage
+            collector of this process, which also runs the services.)"""
             turn = itertools.count()
-            return lambda: stub.GetContext(requests[next(turn) % len(requests)])
+            return lambda: stub.GetContext(
+                self.context(kind, ids[next(turn) % len(ids)], graph_pb2.CURRENT)
+            )
 
         source = graph_pb2.ReadSourceRequest(
             source_reference_id=plan.source_reference,
@@ -309,12 +313,7 @@ class Reads:
             ),
             Case(
                 "GetContext current, event with relations, first read (page_size 10)",
-                reading_each(
-                    [
-                        self.context(common_pb2.EVENT, event, graph_pb2.CURRENT)
-                        for event in plan.related_events
-                    ]
-                ),
+                reading_each(common_pb2.EVENT, plan.related_events),
                 True,
             ),
             Case(
@@ -324,12 +323,7 @@ class Reads:
             ),
             Case(
                 "GetContext current, hub entity (~1,000 events), first read (page_size 10)",
-                reading_each(
-                    [
-                        self.context(common_pb2.ENTITY, entity, graph_pb2.CURRENT)
-                        for entity in plan.hub_entities
-                    ]
-                ),
+                reading_each(common_pb2.ENTITY, plan.hub_entities),
                 True,
             ),
             Case(
