@@ -101,6 +101,9 @@ def evidence_order(m: Member) -> EvidenceOrder:
 
 # A copy as the cache holds it: its evidence order and its Member fields, both plain tuples.
 Stored = tuple[EvidenceOrder, tuple[Any, ...]]
+KIND, OBJECT_ID, RESULT_ID, RECORDED_AT = (
+    Member._fields.index(name) for name in ("kind", "object_id", "result_id", "recorded_at")
+)
 
 
 class Neighbourhood:
@@ -128,8 +131,9 @@ class Neighbourhood:
         self._cited = tuple(cited[key] for key in sorted(cited))
 
     @property
-    def cited(self) -> list[Member]:
-        return [Member._make(fields) for _, fields in self._cited]
+    def cited(self) -> tuple[Stored, ...]:
+        """The cited sources, by reference id and result id."""
+        return self._cited
 
     def of_role(self, role: str) -> list[Member]:
         return [
@@ -139,11 +143,29 @@ class Neighbourhood:
             for _, fields in group
         ]
 
-    def select(self, roles: Iterable[str], types: Iterable[str]) -> list[Member]:
+    def collection(self, roles: Iterable[str], types: Iterable[str]) -> list[Stored]:
         """The copies of these roles and types, in evidence order."""
         parts = [self._groups.get((r, t), ()) for r in roles for t in types]
-        merged = heapq.merge(*[p for p in parts if p], key=lambda stored: stored[0])
-        return [Member._make(fields) for _, fields in merged]
+        return list(heapq.merge(*[p for p in parts if p], key=stored_order))
+
+    def decisions(self, limit: int) -> list[Member]:
+        """Related decision events (the newest-recorded copy of each) by stable id, at most
+        `limit`."""
+        newest: dict[str, tuple[Any, ...]] = {}
+        for _, fields in self._groups.get(("member", "event"), ()):
+            if fields[KIND] == "decision":
+                seen = newest.get(fields[OBJECT_ID])
+                if seen is None or fields[RECORDED_AT] > seen[RECORDED_AT]:
+                    newest[fields[OBJECT_ID]] = fields
+        return [Member._make(newest[i]) for i in sorted(newest)[:limit]]
+
+
+def stored_order(stored: Stored) -> EvidenceOrder:
+    return stored[0]
+
+
+def is_undated(stored: Stored) -> bool:
+    return stored[0][0]
 
 
 def citation(source_id: str, citing: Member) -> Member:
@@ -396,7 +418,7 @@ class ContextReader:
     async def unknown_time_excluded(self) -> int:
         """Related evidence an event-time filter leaves out for lacking an event time."""
         members = await self.members()
-        return sum(1 for m in members.select(["member"], EVIDENCE) if m.event_time_start is None)
+        return sum(1 for stored in members.collection(["member"], EVIDENCE) if is_undated(stored))
 
     # ---- collections --------------------------------------------------------------------
 
@@ -434,7 +456,8 @@ class ContextReader:
                 planned.append(spec)  # "current": built once the copies are read
         wants_current = "current" in specs
         copies_of_x = self._copies_of_x(members) if wants_current else []
-        decisions = self._decisions_of(members) if wants_current else []
+        # One more than shown: whether the list is complete.
+        decisions = members.decisions(DECISIONS_SHOWN + 1) if wants_current else []
         keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
         keys.update(m.key for m in [*copies_of_x[-1:], *decisions[:DECISIONS_SHOWN]])
         rows = await self._read_copies(keys)
@@ -466,11 +489,11 @@ class ContextReader:
         roles = ("member", "self") if spec.include_self else ("member",)
         time_filtered = spec.evidence and self.tf.active
         selected = [
-            m
-            for m in members.select(roles, spec.types)
-            if not (spec.dated_only and m.event_time_start is None)
-            and not (spec.undated_only and m.event_time_start is not None)
-            and (not time_filtered or m.admitted_by(self.tf))
+            stored
+            for stored in members.collection(roles, spec.types)
+            if not (spec.dated_only and is_undated(stored))
+            and not (spec.undated_only and not is_undated(stored))
+            and (not time_filtered or Member._make(stored[1]).admitted_by(self.tf))
         ]
         start = 0
         if after:
@@ -481,12 +504,12 @@ class ContextReader:
                 str(after[3]),
                 str(after[4]),
             )
-            start = bisect_right(selected, position, key=evidence_order)
+            start = bisect_right(selected, position, key=stored_order)
         page = selected[start : start + size]
-        last = evidence_order(page[-1]) if page else None
+        last = page[-1][0] if page else None
         return PlannedPage(
             spec.name,
-            tuple(m.key for m in page),
+            tuple(Member._make(fields).key for _, fields in page),
             "undated_evidence" if spec.undated_only else "stored_copy",
             start + size < len(selected),
             len(selected) if count else None,
@@ -512,15 +535,19 @@ class ContextReader:
         self, members: Neighbourhood, size: int, after: list[Any] | None, count: bool
     ) -> PlannedPage:
         cited = members.cited
-        rest = [
-            m for m in cited if after is None or (m.object_id, m.result_id) > (after[0], after[1])
-        ]
-        page = rest[:size]
+        start = 0
+        if after:
+            start = bisect_right(
+                cited,
+                (str(after[0]), str(after[1])),
+                key=lambda c: (c[1][OBJECT_ID], c[1][RESULT_ID]),
+            )
+        page = [Member._make(fields) for _, fields in cited[start : start + size]]
         return PlannedPage(
             "sources",
             tuple(m.key for m in page),
             "source_reference",
-            len(rest) > size,
+            start + size < len(cited),
             len(cited) if count else None,
             [page[-1].object_id, page[-1].result_id] if page else [],
         )
@@ -628,17 +655,6 @@ class ContextReader:
         return self._entry(copy, "stored_copy", touches)
 
     # ---- the current projection ---------------------------------------------------------
-
-    @staticmethod
-    def _decisions_of(members: Neighbourhood) -> list[Member]:
-        """Related decision events (the newest-recorded copy of each), by stable id."""
-        newest: dict[str, Member] = {}
-        for m in members.select(["member"], ["event"]):
-            if m.kind == "decision":
-                seen = newest.get(m.object_id)
-                if seen is None or m.recorded_at > seen.recorded_at:
-                    newest[m.object_id] = m
-        return [newest[i] for i in sorted(newest)]
 
     async def _current(
         self,
