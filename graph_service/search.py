@@ -33,6 +33,10 @@ LONGEST_WALK = 2_048
 WALK_MARGIN = 1.5
 MAX_WALKS = 3
 
+# How long a search waits, beyond the counting statement's own budget, for its counts to get a
+# connection and start.
+COUNT_SETUP_MS = 40
+
 log = logging.getLogger("graph_service.search")
 
 Hit = tuple[int, asyncpg.Record]  # (relevance tier, row)
@@ -148,9 +152,11 @@ class Counting:
             self.abandon()
             return MatchCounts(known_total, None, False)
         try:
-            # The counting began with the page; by now its statement budget is mostly spent.
+            # The counting began with the page and its statement stops itself after
+            # COUNT_BUDGET_MS; the wait also covers getting it a connection (opening one when
+            # the pool has none idle), within bounds.
             revision, (total, unknown_time) = await asyncio.wait_for(
-                self._task, COUNT_BUDGET_MS / 1000
+                self._task, (COUNT_BUDGET_MS + COUNT_SETUP_MS) / 1000
             )
         except TimeoutError:
             return MatchCounts(known_total, None, self.excludes_unknown)

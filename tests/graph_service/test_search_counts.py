@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from graph_service.search import Counting
+from graph_service.search import COUNT_SETUP_MS, Counting
 from graph_service.views import COUNT_BUDGET_MS
 
 Counted = tuple[int, tuple[int | None, int | None]]
@@ -34,7 +34,7 @@ async def test_counts_taken_at_another_revision_are_unknown():
 
 
 async def test_a_known_total_wins_and_a_late_or_failed_count_is_unknown():
-    slow = counting((7, (5, 2)), delay_s=COUNT_BUDGET_MS / 1000 * 20)
+    slow = counting((7, (5, 2)), delay_s=(COUNT_BUDGET_MS + COUNT_SETUP_MS) / 1000 * 5)
     counts = await slow.settle(read_revision=7, known_total=3)
     assert (counts.total, counts.unknown_time_excluded) == (3, None)
     failed = counting(ConnectionResetError("replica went away"))
