@@ -61,7 +61,7 @@ LEFT JOIN LATERAL (
 # An event's time is the closed interval [start, coalesce(end, start)]; a range matches the
 # events whose interval intersects it (graph_objects_event_time indexes that interval). An
 # unknown event time matches no range.
-_TIME_FILTER = """
+TIME_FILTER = """
     (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
      OR (CASE $6::text
           WHEN 'event_time' THEN
@@ -106,7 +106,7 @@ WITH walked AS MATERIALIZED (
     + """
       AND o.object_type = any($2::text[])
       AND """
-    + _TIME_FILTER
+    + TIME_FILTER
     + """
     ORDER BY o.type_rank, o.object_id, o.result_id
     LIMIT $11
@@ -149,7 +149,7 @@ WHERE o.scope_key = $1
   AND o.object_type = any($2::text[])
   AND {match}
   AND """
-    + _TIME_FILTER
+    + TIME_FILTER
     + """
   AND """
     + _KEYSET
@@ -179,7 +179,7 @@ SELECT
           AND o.object_type = any($2::text[])
           AND (o.title ILIKE $3 OR o.body ILIKE $3)
           AND """
-    + _TIME_FILTER
+    + TIME_FILTER
     + """
         LIMIT $8) capped) AS total,
     CASE WHEN $7::bool THEN (SELECT count(*) FROM (

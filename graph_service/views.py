@@ -50,7 +50,7 @@ class TimeFilter:
         recorded_at: datetime,
     ) -> bool:
         """Whether an object with these times passes the filter: the rule of the SQL time
-        filter (queries._TIME_FILTER), for objects already read. An interval event passes when
+        filter (queries.TIME_FILTER), for objects already read. An interval event passes when
         it intersects the closed range; an unknown event time never does."""
         if not self.active:
             return True

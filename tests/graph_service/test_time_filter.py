@@ -1,0 +1,71 @@
+"""One time-filter rule, two implementations: Search applies it in SQL (queries.TIME_FILTER,
+where an index can serve it), GetContext applies it in Python to the neighbourhood it has
+already read (TimeFilter.admits). They must agree on every object, including unknown times,
+intervals, open-ended ranges and bounds that touch exactly."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+
+from graph_service import queries
+from graph_service.views import TimeFilter
+
+BASES = ("event_time", "review_generated_at", "recorded_at")
+DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+# The filter with its own three parameters first, then one row per object to judge.
+JUDGE = (
+    "SELECT o.i FROM unnest($4::int[], $5::timestamptz[], $6::timestamptz[], "
+    "$7::timestamptz[], $8::timestamptz[]) "
+    "AS o (i, event_time_start, event_time_end, review_generated_at, recorded_at) WHERE "
+    + queries.TIME_FILTER.replace("$4", "$1").replace("$5", "$2").replace("$6", "$3")
+)
+
+
+def moment(rng: random.Random) -> datetime:
+    # A few days in whole hours, so that bounds often coincide exactly.
+    return DAY0 + timedelta(hours=rng.randrange(0, 96))
+
+
+def an_object(rng: random.Random) -> tuple[datetime | None, datetime | None, datetime, datetime]:
+    start = moment(rng) if rng.random() < 0.8 else None
+    end = None
+    if start is not None and rng.random() < 0.5:
+        end = start + timedelta(hours=rng.randrange(0, 30))
+    return start, end, moment(rng), moment(rng)
+
+
+def a_filter(rng: random.Random) -> TimeFilter:
+    start = moment(rng) if rng.random() < 0.7 else None
+    end = moment(rng) if rng.random() < 0.7 else None
+    if start and end and end < start:
+        start, end = end, start
+    return TimeFilter(start, end, rng.choice(BASES))
+
+
+async def test_sql_and_python_time_filters_agree(cluster):
+    rng = random.Random(20261203)
+    objects = [an_object(rng) for _ in range(400)]
+    columns = [list(c) for c in zip(*objects, strict=True)]
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        for _ in range(60):
+            time_filter = a_filter(rng)
+            in_sql = {
+                r["i"]
+                for r in await conn.fetch(
+                    JUDGE,
+                    time_filter.start,
+                    time_filter.end,
+                    time_filter.basis,
+                    list(range(len(objects))),
+                    *columns,
+                )
+            }
+            in_python = {i for i, o in enumerate(objects) if time_filter.admits(*o)}
+            assert in_sql == in_python, time_filter
+    finally:
+        await conn.close()
