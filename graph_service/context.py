@@ -344,6 +344,7 @@ class ContextReader:
         self._cache = cache
         self._cache_key = (self.key, read_revision, object_type, object_id)
         self._members: Neighbourhood | None = None
+        self._fingerprint: tuple[int, int] | None = None
 
     # ---- existence and versions ---------------------------------------------------------
 
@@ -563,8 +564,12 @@ class ContextReader:
             [k[1] for k in ordered],
             [k[2] for k in ordered],
         )
-        sources = await cited_sources(self.conn, rows)
-        parsed = (object_row(r, sources) for r in rows)
+        sources = {
+            (r["result_id"], r["object_id"]): json.loads(r["details"])
+            for r in rows
+            if r["cited_source"]
+        }
+        parsed = (object_row(r, sources) for r in rows if not r["cited_source"])
         return {(r.result_id, r.object_type, r.object_id): r for r in parsed}
 
     def _built(
@@ -605,8 +610,7 @@ class ContextReader:
         prefs = [preference_row(r) for r in rows[:size]]
         total = None
         if count:
-            version = await self.conn.fetchrow(queries.PREFERENCES_VERSION, scopes)
-            total = int(version["n"])
+            total = (await self._preference_fingerprint())[0]
         return CollectionPage(
             "preferences",
             tuple(preference_entry(p, []) for p in prefs),
@@ -629,10 +633,18 @@ class ContextReader:
         return CollectionPage(page.name, entries, page.has_more, page.total, page.position)
 
     async def preferences_version(self) -> str:
-        row = await self.conn.fetchrow(
-            queries.PREFERENCES_VERSION, applicable_preference_scopes(self.scope.resolved)
-        )
-        return f"{row['n']}.{row['revisions']}"
+        """A fingerprint of the applicable preferences (a cursor goes stale when it changes)."""
+        count, revisions = await self._preference_fingerprint()
+        return f"{count}.{revisions}"
+
+    async def _preference_fingerprint(self) -> tuple[int, int]:
+        """How many preferences apply and the sum of their revisions (read once per call)."""
+        if self._fingerprint is None:
+            row = await self.conn.fetchrow(
+                queries.PREFERENCES_VERSION, applicable_preference_scopes(self.scope.resolved)
+            )
+            self._fingerprint = (int(row["n"]), int(row["revisions"]))
+        return self._fingerprint
 
     async def one_entry(self, name: str, key: list[str]) -> ContextEntry | None:
         """The item a content cursor continues (None when it is gone: the cursor is stale)."""

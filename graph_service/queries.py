@@ -349,14 +349,29 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 """
 )
 
-# Whole stored copies by key ($1 result ids, $2 types, $3 ids).
+# Whole stored copies by key ($1 result ids, $2 types, $3 ids) — `cited_source` false — and,
+# in the same statement, the source references they cite (in their own result) — true.
 OBJECT_COPIES = (
-    "SELECT "
+    """
+WITH page AS (
+    SELECT """
     + _OBJECT_COLUMNS
-    + """
-FROM unnest($1::text[], $2::text[], $3::text[]) AS k (result_id, object_type, object_id)
+    + """, o.cited_ids
+    FROM unnest($1::text[], $2::text[], $3::text[]) AS k (result_id, object_type, object_id)
+    JOIN graph_objects o
+      ON o.result_id = k.result_id AND o.object_type = k.object_type
+     AND o.object_id = k.object_id
+), cited AS (
+    SELECT DISTINCT p.result_id, c.id FROM page p, unnest(p.cited_ids) AS c (id)
+)
+SELECT false AS cited_source, p.* FROM page p
+UNION ALL
+SELECT true, """
+    + _OBJECT_COLUMNS
+    + """, o.cited_ids
+FROM cited c
 JOIN graph_objects o
-  ON o.result_id = k.result_id AND o.object_type = k.object_type AND o.object_id = k.object_id
+  ON o.result_id = c.result_id AND o.object_type = 'source_reference' AND o.object_id = c.id
 """
 )
 
