@@ -24,7 +24,7 @@ import heapq
 import json
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -101,8 +101,31 @@ def evidence_order(m: Member) -> EvidenceOrder:
 
 # A copy as the cache holds it: its evidence order and its Member fields, both plain tuples.
 Stored = tuple[EvidenceOrder, tuple[Any, ...]]
-KIND, OBJECT_ID, RESULT_ID, RECORDED_AT = (
-    Member._fields.index(name) for name in ("kind", "object_id", "result_id", "recorded_at")
+(
+    ROLE,
+    OBJECT_TYPE,
+    OBJECT_ID,
+    RESULT_ID,
+    TYPE_RANK,
+    KIND,
+    EVENT_TIME_START,
+    REVIEW_GENERATED_AT,
+    RECORDED_AT,
+    CITED_IDS,
+) = (
+    Member._fields.index(name)
+    for name in (
+        "role",
+        "object_type",
+        "object_id",
+        "result_id",
+        "type_rank",
+        "kind",
+        "event_time_start",
+        "review_generated_at",
+        "recorded_at",
+        "cited_ids",
+    )
 )
 
 
@@ -116,16 +139,31 @@ class Neighbourhood:
     (measured). Members are made again only for the copies a read selects.
     """
 
-    def __init__(self, members: Iterable[Member]) -> None:
-        self.size = 0
-        groups: dict[tuple[str, str], list[Stored]] = {}
+    def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
+        """From CONTEXT_NEIGHBOURHOOD's rows (the Member fields, in order)."""
+        stored: list[Stored] = []
         cited: dict[tuple[str, str], Stored] = {}
-        for m in sorted(members, key=evidence_order):
-            groups.setdefault((m.role, m.object_type), []).append((evidence_order(m), tuple(m)))
-            self.size += 1
-            for source_id in m.cited_ids:
-                source = citation(source_id, m)
-                cited.setdefault((source_id, m.result_id), (evidence_order(source), tuple(source)))
+        for row in rows:
+            fields = (*row[:CITED_IDS], tuple(row[CITED_IDS]))
+            start = fields[EVENT_TIME_START]
+            order = (
+                start is None,
+                start or UNKNOWN_TIME_STAND_IN,
+                fields[TYPE_RANK],
+                fields[OBJECT_ID],
+                fields[RESULT_ID],
+            )
+            stored.append((order, fields))
+            for source_id in fields[CITED_IDS]:
+                key = (source_id, fields[RESULT_ID])
+                if key not in cited:
+                    cited[key] = citation(source_id, fields)
+        stored.sort(key=stored_order)
+        groups: dict[tuple[str, str], list[Stored]] = {}
+        for entry in stored:
+            fields = entry[1]
+            groups.setdefault((fields[ROLE], fields[OBJECT_TYPE]), []).append(entry)
+        self.size = len(stored)
         self._groups = {key: tuple(group) for key, group in groups.items()}
         # The sources X or a related copy cites, by reference id and result id.
         self._cited = tuple(cited[key] for key in sorted(cited))
@@ -168,20 +206,25 @@ def is_undated(stored: Stored) -> bool:
     return stored[0][0]
 
 
-def citation(source_id: str, citing: Member) -> Member:
+def citation(source_id: str, citing: tuple[Any, ...]) -> Stored:
     """The source reference a copy cites: recorded in the citing copy's result (RecordReview
-    accepts no other citation)."""
-    return citing._replace(
-        role="cited",
-        object_type="source_reference",
-        object_id=source_id,
-        type_rank=0,
-        kind=None,
-        event_time_start=None,
-        event_time_end=None,
-        graph_revision=0,
-        cited_ids=(),
+    accepts no other citation). Only its key is known here; sources are ordered by it."""
+    result_id = citing[RESULT_ID]
+    fields = (  # Member's fields, in its order (a plain tuple: built a thousand times a read)
+        "cited",
+        "source_reference",
+        source_id,
+        result_id,
+        0,
+        None,
+        None,
+        None,
+        citing[REVIEW_GENERATED_AT],
+        citing[RECORDED_AT],
+        0,
+        (),
     )
+    return ((True, UNKNOWN_TIME_STAND_IN, 0, source_id, result_id), fields)
 
 
 class NeighbourhoodCache:
@@ -403,9 +446,7 @@ class ContextReader:
                 self._members = Neighbourhood(())
             else:
                 rows = await self.conn.fetch(queries.CONTEXT_NEIGHBOURHOOD, *self.x)
-                self._members = Neighbourhood(
-                    Member._make([*row[:-1], tuple(row["cited_ids"])]) for row in rows
-                )
+                self._members = Neighbourhood(rows)
                 self._cache.put(self._cache_key, self._members)
         return self._members
 
