@@ -93,12 +93,6 @@ class Member(NamedTuple):
 EvidenceOrder = tuple[bool, datetime, int, str, str]
 
 
-def evidence_order(m: Member) -> EvidenceOrder:
-    """Event time (unknown last, all unknowns equal), type rank, stable id, result id."""
-    start = m.event_time_start
-    return (start is None, start or UNKNOWN_TIME_STAND_IN, m.type_rank, m.object_id, m.result_id)
-
-
 # A copy as the cache holds it: its evidence order and its Member fields, both plain tuples.
 Stored = tuple[EvidenceOrder, tuple[Any, ...]]
 (
@@ -145,15 +139,7 @@ class Neighbourhood:
         cited: dict[tuple[str, str], Stored] = {}
         for row in rows:
             fields = (*row[:CITED_IDS], tuple(row[CITED_IDS]))
-            start = fields[EVENT_TIME_START]
-            order = (
-                start is None,
-                start or UNKNOWN_TIME_STAND_IN,
-                fields[TYPE_RANK],
-                fields[OBJECT_ID],
-                fields[RESULT_ID],
-            )
-            stored.append((order, fields))
+            stored.append((evidence_order(fields), fields))
             for source_id in fields[CITED_IDS]:
                 key = (source_id, fields[RESULT_ID])
                 if key not in cited:
@@ -196,6 +182,18 @@ class Neighbourhood:
                 if seen is None or fields[RECORDED_AT] > seen[RECORDED_AT]:
                     newest[fields[OBJECT_ID]] = fields
         return [Member._make(newest[i]) for i in sorted(newest)[:limit]]
+
+
+def evidence_order(fields: tuple[Any, ...]) -> EvidenceOrder:
+    """Event time (unknown last, all unknowns equal), type rank, stable id, result id."""
+    start = fields[EVENT_TIME_START]
+    return (
+        start is None,
+        start or UNKNOWN_TIME_STAND_IN,
+        fields[TYPE_RANK],
+        fields[OBJECT_ID],
+        fields[RESULT_ID],
+    )
 
 
 def stored_order(stored: Stored) -> EvidenceOrder:
