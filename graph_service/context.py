@@ -268,6 +268,17 @@ class PlannedPage:
 
 
 @dataclass(frozen=True)
+class PlannedPreferences:
+    """The preferences' page, before the relations that give their pending differences are
+    read."""
+
+    prefs: tuple[PreferenceRow, ...]
+    has_more: bool
+    total: int | None
+    position: list[Any]
+
+
+@dataclass(frozen=True)
 class Linked:
     """A collection of objects related to X, read from graph_objects through the links."""
 
@@ -482,7 +493,7 @@ class ContextReader:
             if any(spec != "preferences" for spec in specs)
             else Neighbourhood(())
         )
-        planned: list[PlannedPage | CollectionPage | str] = []
+        planned: list[PlannedPage | PlannedPreferences | str] = []
         for spec in specs:
             if isinstance(spec, Linked):
                 planned.append(self._plan_linked(spec, members, size, after, count))
@@ -491,7 +502,7 @@ class ContextReader:
             elif spec == "sources":
                 planned.append(self._plan_sources(members, size, after, count))
             elif spec == "preferences":
-                planned.append(await self._preferences(size, after, count))
+                planned.append(await self._plan_preferences(size, after, count))
             else:
                 planned.append(spec)  # "current": built once the copies are read
         wants_current = "current" in specs
@@ -505,15 +516,18 @@ class ContextReader:
         if wants_current:
             refs.add(self.x_ref)
         for p in planned:
-            if isinstance(p, CollectionPage):
-                refs.update((e.ref_type, e.ref_id) for e in p.entries)
+            if isinstance(p, PlannedPreferences):
+                refs.update(("preference", pref.preference_id) for pref in p.prefs)
         touches = await relation_touches(self.conn, self.key, refs)
         pages: list[CollectionPage] = []
         for p in planned:
             if isinstance(p, PlannedPage):
                 pages.append(self._built(p, rows, touches))
-            elif isinstance(p, CollectionPage):  # preferences: add their pending differences
-                pages.append(self._with_differences(p, touches))
+            elif isinstance(p, PlannedPreferences):
+                entries = tuple(preference_entry(pref, touches) for pref in p.prefs)
+                pages.append(
+                    CollectionPage("preferences", entries, p.has_more, p.total, p.position)
+                )
             else:
                 pages.append(await self._current(copies_of_x, decisions, rows, touches))
         return pages
@@ -639,37 +653,18 @@ class ContextReader:
             validity=validity_of(touches.get((row.object_type, row.object_id), [])),
         )
 
-    async def _preferences(self, size: int, after: list[Any] | None, count: bool) -> CollectionPage:
-        """The applicable preferences' page; pending differences are added once the
-        relations touching them are read."""
+    async def _plan_preferences(
+        self, size: int, after: list[Any] | None, count: bool
+    ) -> PlannedPreferences:
         scopes = applicable_preference_scopes(self.scope.resolved)
         rows = await self.conn.fetch(
             queries.PREFERENCES, scopes, after[0] if after else None, size + 1
         )
-        prefs = [preference_row(r) for r in rows[:size]]
-        total = None
-        if count:
-            total = (await self._preference_fingerprint())[0]
-        return CollectionPage(
-            "preferences",
-            tuple(preference_entry(p, []) for p in prefs),
-            len(rows) > size,
-            total,
-            [prefs[-1].preference_id] if prefs else [],
+        prefs = tuple(preference_row(r) for r in rows[:size])
+        total = (await self._preference_fingerprint())[0] if count else None
+        return PlannedPreferences(
+            prefs, len(rows) > size, total, [prefs[-1].preference_id] if prefs else []
         )
-
-    @staticmethod
-    def _with_differences(
-        page: CollectionPage, touches: dict[Ref, list[RelationTouch]]
-    ) -> CollectionPage:
-        entries = tuple(
-            preference_entry(
-                e.preference, pending_differences(touches.get(("preference", e.ref_id), []))
-            )
-            for e in page.entries
-            if e.preference is not None
-        )
-        return CollectionPage(page.name, entries, page.has_more, page.total, page.position)
 
     async def preferences_version(self) -> str:
         """A fingerprint of the applicable preferences (a cursor goes stale when it changes)."""
@@ -695,9 +690,7 @@ class ContextReader:
             if row is None or row["scope_key"] not in applicable:
                 return None
             touches = await relation_touches(self.conn, self.key, {("preference", key[1])})
-            return preference_entry(
-                preference_row(row), pending_differences(touches.get(("preference", key[1]), []))
-            )
+            return preference_entry(preference_row(row), touches)
         row = await self.conn.fetchrow(queries.OBJECT_COPY, self.key, key[0], key[1], key[2])
         if row is None:
             return None
@@ -834,7 +827,9 @@ def pending_differences(touches: list[RelationTouch]) -> list[dict[str, Any]]:
     ]
 
 
-def preference_entry(pref: PreferenceRow, differences: list[dict[str, Any]]) -> ContextEntry:
+def preference_entry(pref: PreferenceRow, touches: dict[Ref, list[RelationTouch]]) -> ContextEntry:
+    """A preference as background, with its pending differences among `touches`."""
+    differences = pending_differences(touches.get(("preference", pref.preference_id), []))
     return ContextEntry(
         ref_type="preference",
         ref_id=pref.preference_id,
@@ -845,7 +840,6 @@ def preference_entry(pref: PreferenceRow, differences: list[dict[str, Any]]) -> 
         content=preference_content(pref, differences),
         revision=str(pref.revision),
         recorded_at=pref.updated_at,
-        preference=pref,
     )
 
 

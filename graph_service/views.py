@@ -253,7 +253,6 @@ class ContextEntry:
     validity: ValidityView = UNKNOWN_VALIDITY
     revision: str | None = None  # for items without a row (preferences)
     recorded_at: datetime | None = None  # for items without a row (preferences)
-    preference: PreferenceRow | None = None  # for preferences
 
     @property
     def key(self) -> list[str]:
