@@ -134,7 +134,7 @@ class Counting:
         min_lsn: str,
         wait_s: float,
     ) -> Counting:
-        excludes_unknown = time_filter.active and time_filter.basis == "event_time"
+        excludes_unknown = time_filter.excludes_unknown_times
 
         async def count(conn: asyncpg.Connection) -> tuple[int, tuple[int | None, int | None]]:
             return await _count(conn, search_args, excludes_unknown)

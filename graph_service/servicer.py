@@ -113,7 +113,7 @@ def carried_counts(state: CursorState | None, tf: TimeFilter) -> MatchCounts | N
     if state is None or state.counts is None:
         return None
     total, unknown_time = state.counts
-    return MatchCounts(total, unknown_time, tf.active and tf.basis == "event_time")
+    return MatchCounts(total, unknown_time, tf.excludes_unknown_times)
 
 
 class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):

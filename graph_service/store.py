@@ -227,7 +227,7 @@ class GraphStore:
                 specs = collections_of(mode)
                 pages: list[CollectionPage] = []
                 excluded: int | None = 0
-                filtered = time_filter.active and time_filter.basis == "event_time"
+                filtered = time_filter.excludes_unknown_times
                 if continuation is None:
                     pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
                     if filtered:

@@ -42,6 +42,11 @@ class TimeFilter:
     def active(self) -> bool:
         return self.start is not None or self.end is not None
 
+    @property
+    def excludes_unknown_times(self) -> bool:
+        """Only an event-time range leaves out objects whose time is unknown."""
+        return self.active and self.basis == "event_time"
+
     def admits(
         self,
         event_start: datetime | None,
@@ -88,15 +93,11 @@ class RelationTouch:
     effective_at: datetime | None
     other: tuple[str, str]  # (type, id) of the other end
     # The relation's own times, for narrowing validity to an evidence range.
-    effective_to: datetime | None = None
-    review_generated_at: datetime | None = None
-    recorded_at: datetime | None = None
+    effective_to: datetime | None
+    review_generated_at: datetime
+    recorded_at: datetime
 
     def within(self, time_filter: TimeFilter) -> bool:
-        if not time_filter.active:
-            return True
-        if self.review_generated_at is None or self.recorded_at is None:
-            return False
         return time_filter.admits(
             self.effective_at, self.effective_to, self.review_generated_at, self.recorded_at
         )
