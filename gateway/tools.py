@@ -11,22 +11,15 @@ from typing import Any
 
 from mcp import types
 
+from mirrortree import vocabulary
+
 SERVER_NAME = "Story Graph"
 CAPABILITY_ID = "story-graph"
 SEARCH = "story_graph_search"
 GET_CONTEXT = "story_graph_get_context"
 READ_SOURCE = "story_graph_read_source"
 
-OBJECT_TYPE_NAMES = [
-    "story_line",
-    "event",
-    "entity",
-    "entity_change",
-    "relation",
-    "summary",
-    "source_reference",
-    "leaf_fact",
-]
+OBJECT_TYPE_NAMES = list(vocabulary.OBJECT_TYPE_NAMES)
 # get_context also reads a confirmed preference (background, never a search hit).
 CONTEXT_OBJECT_TYPE_NAMES = [*OBJECT_TYPE_NAMES, "preference"]
 
