@@ -52,8 +52,9 @@ def shipped_migrations() -> list[Migration]:
     return found
 
 
-async def migrate(conn: asyncpg.Connection) -> list[int]:
-    """Apply every pending migration; return the versions applied by this call."""
+async def migrate(conn: asyncpg.Connection, *, up_to: int | None = None) -> list[int]:
+    """Apply every pending migration (up to version `up_to`, when given); return the versions
+    applied by this call."""
     if await conn.fetchval("SELECT pg_is_in_recovery()"):
         raise MigrationError("migrations run on the primary only; this server is a replica")
     applied_now: list[int] = []
@@ -79,6 +80,8 @@ async def migrate(conn: asyncpg.Connection) -> list[int]:
                 "run a newer tree_service"
             )
         for migration in shipped:
+            if up_to is not None and migration.version > up_to:
+                break
             row = done.get(migration.version)
             if row is not None:
                 if row["checksum"] != migration.checksum:

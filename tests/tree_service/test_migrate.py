@@ -78,7 +78,7 @@ async def test_cited_sources_are_backfilled_from_the_links_of_existing_copies(em
     from their 'cites' links."""
     conn = await asyncpg.connect(empty_database)
     try:
-        await migrate_up_to(conn, 5)
+        await migrate(conn, up_to=5)  # the schema as an older build left it
         await conn.execute(
             """
             INSERT INTO review_results (result_id, scope_key, scope_projects, phase,
@@ -101,19 +101,3 @@ async def test_cited_sources_are_backfilled_from_the_links_of_existing_copies(em
     finally:
         await conn.close()
     assert cited == {"e1": ["s1", "s2"], "e2": [], "s1": [], "s2": []}
-
-
-async def migrate_up_to(conn: asyncpg.Connection, last: int) -> None:
-    """The schema as an older build left it: migrations 1..last, recorded as migrate() does."""
-    await conn.execute(
-        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-        "checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
-    )
-    for migration in shipped_migrations()[:last]:
-        await conn.execute(migration.sql)
-        await conn.execute(
-            "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-            migration.version,
-            migration.name,
-            migration.checksum,
-        )
