@@ -34,7 +34,7 @@ import asyncpg
 from graph_service import queries
 from graph_service.convert import public_fields
 from graph_service.errors import HistoricalVersionUnavailable, NotFound, ScopeMismatch
-from graph_service.lookups import cited_sources, object_row, relation_touches
+from graph_service.lookups import cited_sources, object_row, relation_touches, sources_by_key
 from graph_service.views import (
     CollectionPage,
     ContextEntry,
@@ -617,11 +617,7 @@ class ContextReader:
             [k[1] for k in ordered],
             [k[2] for k in ordered],
         )
-        sources = {
-            (r["result_id"], r["object_id"]): json.loads(r["details"])
-            for r in rows
-            if r["cited_source"]
-        }
+        sources = sources_by_key(r for r in rows if r["cited_source"])
         parsed = (object_row(r, sources) for r in rows if not r["cited_source"])
         return {(r.result_id, r.object_type, r.object_id): r for r in parsed}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import asyncpg
@@ -22,7 +23,12 @@ async def cited_sources(
     if not wanted:
         return {}
     found = await conn.fetch(queries.SOURCES_OF, [w[0] for w in wanted], [w[1] for w in wanted])
-    return {(r["result_id"], r["object_id"]): json.loads(r["details"]) for r in found}
+    return sources_by_key(found)
+
+
+def sources_by_key(rows: Iterable[asyncpg.Record]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Source reference rows' details, by (result id, reference id), as object_row takes them."""
+    return {(r["result_id"], r["object_id"]): json.loads(r["details"]) for r in rows}
 
 
 def object_row(

@@ -54,6 +54,7 @@ async def read_hits(
     `filters` are the parameters $1..$6 of the search statements (scope, types, pattern, time
     range and basis)."""
     ranks = [OBJECT_TYPE_RANKS[t] for t in types]
+    rank_range = (min(ranks), max(ranks))
     found: list[Hit] = []
     start_score = position[0] if position else 3
     for score in (3, 2, 1):
@@ -64,7 +65,7 @@ async def read_hits(
             conn,
             score,
             filters=filters,
-            ranks=(min(ranks), max(ranks)),
+            ranks=rank_range,
             after=after,
             need=limit - len(found),
         )
@@ -177,7 +178,6 @@ async def _count(
 ) -> tuple[int, tuple[int | None, int | None]]:
     """(read revision, (total, unknown-time)) of a search: each count up to COUNT_CAP, None
     beyond it; both None when the statement runs out of COUNT_BUDGET_MS."""
-    revision = 0
     try:
         async with conn.transaction(isolation="repeatable_read", readonly=True):
             await conn.execute(queries.SET_LOCAL_STATEMENT_TIMEOUT, str(COUNT_BUDGET_MS))
@@ -185,7 +185,7 @@ async def _count(
                 queries.SEARCH_COUNTS, *search_args, excludes_unknown, COUNT_CAP + 1
             )
     except asyncpg.QueryCanceledError:
-        return revision, (None, None)
+        return 0, (None, None)  # revision 0: unknown counts, whatever the page's revision
     return row["revision"], (_capped(row["total"]), _capped(row["unknown_time"]))
 
 
