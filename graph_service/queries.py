@@ -78,7 +78,8 @@ TIME_FILTER = """
         END))
 """
 
-_SEARCH_COLUMNS = """
+# Every column of a stored object copy, as the readers map them (lookups.object_row).
+_OBJECT_COLUMNS = """
 o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
 o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
 o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
@@ -118,7 +119,7 @@ WITH walked AS MATERIALIZED (
     LIMIT 1
 ), matched AS (
     SELECT """
-    + _SEARCH_COLUMNS
+    + _OBJECT_COLUMNS
     + """
     FROM walked w
     -- One primary-key probe per walked copy (LIMIT keeps the planner from turning this into
@@ -142,7 +143,7 @@ SEARCH_WALKS = {score: _SEARCH_WALK.replace("{match}", m) for score, m in _TIER_
 
 _SEARCH_SCAN = (
     "SELECT "
-    + _SEARCH_COLUMNS
+    + _OBJECT_COLUMNS
     + """
 FROM graph_objects o
 WHERE o.scope_key = $1
@@ -248,12 +249,6 @@ ORDER BY l.to_type, l.to_id, l.from_id
 """
 
 # ---- context -------------------------------------------------------------------------------
-
-_OBJECT_COLUMNS = """
-o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
-o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
-o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
-"""
 
 # Where an object exists at all (for not_found vs scope_mismatch).
 OBJECT_SCOPES = """
