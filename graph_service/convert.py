@@ -37,8 +37,8 @@ MAX_PAGE = 50
 EXCERPT_BEFORE = 80
 EXCERPT_LENGTH = 240
 UNCOUNTED = (
-    f"not counted: more than {COUNT_CAP:,} matches, more than {COUNT_BUDGET_MS} ms to count, "
-    "or the scope changed while counting; page through them or narrow the query"
+    f"not counted: more than {COUNT_CAP:,} matches, or too many to count within "
+    f"{COUNT_BUDGET_MS} ms; page through them or narrow the query"
 )
 # Field numbers reserved for `as_of` in every request (see graph.proto).
 AS_OF_FIELD = 100

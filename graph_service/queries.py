@@ -23,11 +23,13 @@ SELECT project_id FROM trees WHERE id = $1
 """
 
 # What every read reports about its scope, in one statement at the start of its transaction:
-# the read revision (the newest graph revision in the scope), how many results the scope holds,
-# the newest of them with their coverage ($2 at most), and the time of the read.
+# the read revision (the newest graph revision in the scope), how many results and object
+# copies the scope holds, the newest results with their coverage ($2 at most), and the time of
+# the read.
 SCOPE_STATE = """
-SELECT s.results, s.revision, clock_timestamp() AS read_at, c.*
-FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision
+SELECT s.results, s.revision, s.copies, clock_timestamp() AS read_at, c.*
+FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
+             coalesce(sum(object_count), 0)::bigint AS copies
       FROM review_results WHERE scope_key = $1) s
 LEFT JOIN LATERAL (
     SELECT result_id, phase, covered_from, covered_to, review_generated_at,

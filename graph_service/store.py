@@ -12,7 +12,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import asyncpg
 
@@ -28,7 +28,7 @@ from graph_service.errors import (
 )
 from graph_service.lookups import cited_sources, object_row, relation_touches
 from graph_service.replicas import ReplicaRouter
-from graph_service.search import Counting, read_hits
+from graph_service.search import count_matches, read_hits, worth_counting
 from graph_service.views import (
     Caller,
     CollectionPage,
@@ -51,6 +51,13 @@ def like_pattern(query: str) -> str:
     """A contiguous-substring ILIKE pattern with the user's %, _ and \\ escaped."""
     escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+class ScopeState(NamedTuple):
+    revision: int  # the read revision
+    coverage: CoverageView
+    read_at: datetime
+    copies: int  # object copies stored in the scope
 
 
 @dataclass(frozen=True)
@@ -117,34 +124,47 @@ class GraphStore:
     ) -> SearchPage:
         """One page of search hits after `position` (None = first page).
 
-        Counts are taken on the first page only and carried by the cursor afterwards: the
-        cursor pins the read revision, so they cannot change while paging. They are counted
-        on a second connection while the page is read (see search.Counting).
+        Counts are taken on the first page only, after its hits in the same snapshot (when
+        the read says they can be: search.read_hits), and carried by the cursor afterwards:
+        the cursor pins the read revision, so they cannot change while paging.
         """
         scope_key = scope.resolved.key
         filters = (scope_key, object_types, like_pattern(query))
         search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
-        counting = (
-            None
-            if carried_counts is not None
-            else Counting.start(self._router, search_args, time_filter, min_lsn, self._wait)
-        )
+        excludes_unknown = time_filter.excludes_unknown_times
 
         async def read(conn: asyncpg.Connection) -> SearchPage:
             async with conn.transaction(isolation="repeatable_read", readonly=True):
-                revision, coverage, read_at = await self._scope_state(conn, scope_key)
+                state = await self._scope_state(conn, scope_key)
+                revision, coverage, read_at = state.revision, state.coverage, state.read_at
                 if expected_revision is not None and revision != expected_revision:
                     raise StaleCursor(
                         "the story graph in this scope changed since the first page; "
                         "run the search again from the first page",
                         {"cursor_revision": str(expected_revision), "current": str(revision)},
                     )
-                rows = await read_hits(conn, search_args, object_types, position, page_size + 1)
+                found = await read_hits(conn, search_args, object_types, position, page_size + 1)
+                rows = found.hits
                 page_rows = rows[:page_size]
                 sources = await cited_sources(conn, [r for _, r in page_rows])
                 touches = await relation_touches(
                     conn, scope_key, {(r["object_type"], r["object_id"]) for _, r in page_rows}
                 )
+                counts = carried_counts
+                if counts is None:
+                    # A first page that is not full holds every hit: its total is known.
+                    known = len(rows) if position is None and len(rows) <= page_size else None
+                    total, unknown_time = None, None
+                    if (known is None or excludes_unknown) and worth_counting(found, state.copies):
+                        # Last: a count that runs out of its budget aborts the transaction.
+                        total, unknown_time = await count_matches(
+                            conn, search_args, excludes_unknown
+                        )
+                    counts = MatchCounts(
+                        known if known is not None else total,
+                        unknown_time if excludes_unknown else None,
+                        excludes_unknown,
+                    )
             hits = tuple(
                 dataclasses.replace(
                     object_row(r, sources, score),
@@ -156,7 +176,7 @@ class GraphStore:
             return SearchPage(
                 rows=hits,
                 has_more=len(rows) > page_size,
-                counts=carried_counts or MatchCounts(None, None, False),
+                counts=counts,
                 coverage=coverage,
                 read_revision=revision,
                 read_at=read_at,
@@ -166,18 +186,7 @@ class GraphStore:
                 ),
             )
 
-        try:
-            page = await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
-        except BaseException:
-            if counting is not None:
-                counting.abandon()
-            raise
-        if counting is None:
-            return page
-        # A first page that is not full holds every hit: its total is known without counting.
-        known_total = len(page.rows) if position is None and not page.has_more else None
-        counts = await counting.settle(page.read_revision, known_total)
-        return dataclasses.replace(page, counts=counts)
+        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
 
     async def get_context(
         self,
@@ -203,7 +212,7 @@ class GraphStore:
                 # a context read's statements do not depend on them, and planning its
                 # neighbourhood walk alone costs about a millisecond: cached plans here.
                 await conn.execute("SET LOCAL plan_cache_mode = auto")
-                revision, coverage, read_at = await self._scope_state(conn, scope_key)
+                revision, coverage, read_at, _ = await self._scope_state(conn, scope_key)
                 reader = ContextReader(
                     conn,
                     scope=scope,
@@ -315,7 +324,7 @@ class GraphStore:
                         raise self._no_version(reference_id, version, available)
                     self._require_in_scope(old.project_id, scope, reference_id)
                     content, content_kind, returned = old.text, "whole_source", version
-                revision, coverage, read_at = await self._scope_state(conn, scope_key)
+                revision, coverage, read_at, _ = await self._scope_state(conn, scope_key)
             return SourceRead(
                 reference_id=reference_id,
                 result_id=reference["result_id"],
@@ -420,10 +429,8 @@ class GraphStore:
         )
 
     @staticmethod
-    async def _scope_state(
-        conn: asyncpg.Connection, scope_key: str
-    ) -> tuple[int, CoverageView, datetime]:
-        """The scope's read revision, its coverage and the time of the read."""
+    async def _scope_state(conn: asyncpg.Connection, scope_key: str) -> ScopeState:
+        """The scope's read revision, its coverage, the time of the read and its size."""
         rows = await conn.fetch(queries.SCOPE_STATE, scope_key, COVERAGE_LIMIT)
         first = rows[0]
         coverage = CoverageView(
@@ -442,4 +449,4 @@ class GraphStore:
                 if r["result_id"] is not None
             ),
         )
-        return first["revision"], coverage, first["read_at"]
+        return ScopeState(first["revision"], coverage, first["read_at"], first["copies"])

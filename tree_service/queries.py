@@ -253,16 +253,14 @@ INSERT_REVIEW_RESULT = """
 INSERT INTO review_results (
     result_id, scope_key, scope_projects, phase, covered_from, covered_to,
     review_generated_at, recorded_at, graph_revision, excluded_source_types, request_hash,
-    coverage_gaps)
+    coverage_gaps, object_count)
 VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), nextval('graph_revision_seq'), $8, $9,
-        $10)
+        $10, $11)
 RETURNING recorded_at, graph_revision
 """
 
 SELECT_REVIEW_RESULT = """
-SELECT r.recorded_at, r.graph_revision,
-       (SELECT count(*) FROM graph_objects o WHERE o.result_id = r.result_id) AS object_count
-FROM review_results r WHERE r.result_id = $1
+SELECT recorded_at, graph_revision, object_count FROM review_results WHERE result_id = $1
 """
 
 GRAPH_OBJECT_COLUMNS = (

@@ -794,6 +794,7 @@ class TreeStore:
                 list(review.excluded_source_types),
                 request_hash,
                 list(review.coverage_gaps),
+                len(review.objects),
             )
         except asyncpg.UniqueViolationError:
             # A concurrent ingestion of the same result id committed first.

@@ -6,8 +6,9 @@ import grpc
 import pytest
 
 from graph_service import app as graph_app
+from graph_service import queries, search
 from graph_service.replicas import PrimaryNotAllowed
-from graph_service.views import COUNT_CAP
+from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
 from mirrortree.protoscope import global_scope, time_range
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
@@ -462,6 +463,55 @@ async def test_a_total_beyond_the_counting_cap_is_unknown_not_guessed(tree_stub,
     assert response.page.total.WhichOneof("value") == "unknown"
     assert "more than 1,000 matches" in response.page.total.unknown.reason
     assert response.page.returned_count == 10 and response.page.has_more
+
+
+async def counted_search(tree_stub, graph_stub, events: int, every: int):
+    """A first page (of 5) of 'tock', in a project of `events` events where every `every`th
+    title says it."""
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(
+                id=f"e{i:04d}", kind=tree_pb2.CHANGE, title=f"Tock {i}" if i % every == 0 else "-"
+            )
+            for i in range(events)
+        ],
+    )
+    response: graph_pb2.SearchResponse = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="tock", page_size=5, scope=project_scope(project), options=options(written)
+        )
+    )
+    assert response.page.returned_count == 5 and response.page.has_more
+    return response.page.total
+
+
+async def test_a_rare_term_is_counted_exactly_beyond_the_walks(tree_stub, graph_stub):
+    # 1 in 97 of 900 copies: no walk fills the page before the end of its tier.
+    total = await counted_search(tree_stub, graph_stub, events=900, every=97)
+    assert total.exact == 10
+
+
+async def test_a_common_term_is_counted_only_in_a_small_scope(tree_stub, graph_stub, monkeypatch):
+    total = await counted_search(tree_stub, graph_stub, events=150, every=2)
+    assert total.exact == 75
+    # The same search in a scope "larger" than SMALL_SCOPE: a walk filled the page, so
+    # counting would take longer than its budget — reported unknown, with why.
+    monkeypatch.setattr(search, "SMALL_SCOPE", 100)
+    total = await counted_search(tree_stub, graph_stub, events=150, every=2)
+    assert total.WhichOneof("value") == "unknown"
+    assert "too many to count within" in total.unknown.reason
+
+
+async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
+    tree_stub, graph_stub, monkeypatch
+):
+    slow = f"SELECT pg_sleep({COUNT_BUDGET_MS * 20} / 1000.0), c.* FROM ({queries.SEARCH_COUNTS}) c"
+    monkeypatch.setattr(queries, "SEARCH_COUNTS", slow)
+    total = await counted_search(tree_stub, graph_stub, events=900, every=97)
+    assert total.WhichOneof("value") == "unknown"
 
 
 async def test_a_cursor_does_not_replace_authentication(tree_stub, graph_stub):

@@ -73,9 +73,9 @@ async def test_migrations_refuse_to_run_on_a_replica(cluster, tree_service):
         await conn.close()
 
 
-async def test_cited_sources_are_backfilled_from_the_links_of_existing_copies(empty_database):
+async def test_existing_copies_and_results_are_backfilled(empty_database):
     """0006 keeps on each stored copy the sources it cites; copies recorded before it get them
-    from their 'cites' links."""
+    from their 'cites' links. 0008 counts each result's copies."""
     conn = await asyncpg.connect(empty_database)
     try:
         await migrate(conn, up_to=5)  # the schema as an older build left it
@@ -94,10 +94,16 @@ async def test_cited_sources_are_backfilled_from_the_links_of_existing_copies(em
                 ('projects:p', 'r1', 'event', 'e1', 'cites', 'source_reference', 's2'),
                 ('projects:p', 'r1', 'event', 'e1', 'cites', 'source_reference', 's1'),
                 ('projects:p', 'r1', 'event', 'e2', 'involves', 'entity', 'x');
+            INSERT INTO review_results (result_id, scope_key, scope_projects, phase,
+                review_generated_at, recorded_at, graph_revision, request_hash)
+            VALUES ('r2', 'projects:p', '{p}', 'daily', now(), now(), 2, '\\x00');
             """
         )
         await migrate(conn)
         cited = dict(await conn.fetch("SELECT object_id, cited_ids FROM graph_objects"))
+        # 0008: each result's count of the copies it stored (a result may store none).
+        counts = dict(await conn.fetch("SELECT result_id, object_count FROM review_results"))
     finally:
         await conn.close()
     assert cited == {"e1": ["s1", "s2"], "e2": [], "s1": [], "s2": []}
+    assert counts == {"r1": 4, "r2": 0}
