@@ -58,6 +58,7 @@ from graph_service import app as graph_app
 from graph_service.config import Settings as GraphSettings
 from mirrortree import pgcluster
 from mirrortree.protoscope import project_scope
+from mirrortree.server import tune_gc_for_serving
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings
@@ -198,6 +199,7 @@ async def main_async(args: argparse.Namespace) -> None:
         info = pgcluster.start(cfg)
         tree = await tree_app.start(TreeSettings(dsn=info.primary_dsn, listen="127.0.0.1:0"))
         graph = await start_graph(info.replica_dsn)
+        tune_gc_for_serving()  # as the services' entry points do once started
         try:
             await run(
                 info=info,

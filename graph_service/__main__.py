@@ -9,11 +9,12 @@ from graph_service import app
 from graph_service.config import Settings
 from graph_service.replicas import PrimaryNotAllowed
 from mirrortree import logs
-from mirrortree.server import wait_for_shutdown_signal
+from mirrortree.server import tune_gc_for_serving, wait_for_shutdown_signal
 
 
 async def serve(settings: Settings) -> None:
     service = await app.start(settings)
+    tune_gc_for_serving()
     try:
         await wait_for_shutdown_signal()
     finally:

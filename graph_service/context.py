@@ -153,6 +153,7 @@ class Neighbourhood:
         self._groups = {key: tuple(group) for key, group in groups.items()}
         # The sources X or a related copy cites, by reference id and result id.
         self._cited = tuple(cited[key] for key in sorted(cited))
+        self._decisions: tuple[tuple[Any, ...], ...] | None = None
 
     @property
     def cited(self) -> tuple[Stored, ...]:
@@ -175,13 +176,15 @@ class Neighbourhood:
     def decisions(self, limit: int) -> list[Member]:
         """Related decision events (the newest-recorded copy of each) by stable id, at most
         `limit`."""
-        newest: dict[str, tuple[Any, ...]] = {}
-        for _, fields in self._groups.get(("member", "event"), ()):
-            if fields[KIND] == "decision":
-                seen = newest.get(fields[OBJECT_ID])
-                if seen is None or fields[RECORDED_AT] > seen[RECORDED_AT]:
-                    newest[fields[OBJECT_ID]] = fields
-        return [Member._make(newest[i]) for i in sorted(newest)[:limit]]
+        if self._decisions is None:  # once per neighbourhood: a hub has a thousand events
+            newest: dict[str, tuple[Any, ...]] = {}
+            for _, fields in self._groups.get(("member", "event"), ()):
+                if fields[KIND] == "decision":
+                    seen = newest.get(fields[OBJECT_ID])
+                    if seen is None or fields[RECORDED_AT] > seen[RECORDED_AT]:
+                        newest[fields[OBJECT_ID]] = fields
+            self._decisions = tuple(newest[i] for i in sorted(newest))
+        return [Member._make(fields) for fields in self._decisions[:limit]]
 
 
 def evidence_order(fields: tuple[Any, ...]) -> EvidenceOrder:

