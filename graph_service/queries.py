@@ -163,19 +163,12 @@ LIMIT $10
 )
 SEARCH_SCANS = {score: _SEARCH_SCAN.replace("{match}", m) for score, m in _TIER_MATCH.items()}
 
-# statement_timeout for the rest of the current transaction (undone by rolling back to the
-# savepoint it was set in).
-SET_LOCAL_STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', $1, true)"
-
-# A search's counts, each up to a cap ($8), with the read revision they were taken at: the
-# matches, and (when $7, an event-time filter) the matches it left out because their event
-# time is unknown. Beyond the cap — or the time budget the caller sets — a count is reported
-# unknown, not guessed.
+# A search's counts, each up to a cap ($8): the matches, and (when $7, an event-time filter)
+# the matches it left out because their event time is unknown. Beyond the cap — or the time
+# budget the caller sets — a count is reported unknown, not guessed.
 SEARCH_COUNTS = (
     """
 SELECT
-    (SELECT coalesce(max(graph_revision), 0) FROM review_results WHERE scope_key = $1)
-        AS revision,
     (SELECT count(*) FROM (
         SELECT 1 FROM graph_objects o
         WHERE o.scope_key = $1

@@ -134,16 +134,20 @@ async def count_matches(
     """(total, unknown-time) of a search, each up to COUNT_CAP and None beyond it; both None
     when counting takes more than COUNT_BUDGET_MS.
 
-    Runs last in the page's read transaction (so it counts exactly what the page was read
-    from): the budget stays set for the rest of the transaction, and a statement that runs out
-    of it aborts the transaction, which has then read everything it needs.
+    Runs last in the page's read transaction, so it counts exactly what the page was read
+    from. The budget is asyncpg's: past it the statement is cancelled and the transaction,
+    which has read everything it needs by then, ends. (A statement_timeout set for the count
+    would stay set for the COMMIT, and on a loaded machine fail it.)
     """
-    await conn.execute(queries.SET_LOCAL_STATEMENT_TIMEOUT, str(COUNT_BUDGET_MS))
     try:
         row = await conn.fetchrow(
-            queries.SEARCH_COUNTS, *search_args, excludes_unknown, COUNT_CAP + 1
+            queries.SEARCH_COUNTS,
+            *search_args,
+            excludes_unknown,
+            COUNT_CAP + 1,
+            timeout=COUNT_BUDGET_MS / 1000,
         )
-    except asyncpg.QueryCanceledError:
+    except TimeoutError:
         return None, None
     return _capped(row["total"]), _capped(row["unknown_time"])
 
