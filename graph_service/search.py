@@ -6,12 +6,12 @@ says the tier's matches are rare. The choice is made from the walk, never from t
 estimate of how common a term is: that estimate comes from a statistics sample and flips
 between plans that differ a hundredfold.
 
-The counts of a first page are taken after its hits, in the same read transaction, when what
-the read saw says they can be. Not when a walk filled the page before the end of its tier in a
-scope of more than SMALL_SCOPE copies: the term is then common in a large scope, and counting
-it up to COUNT_CAP reads copy after copy for longer than COUNT_BUDGET_MS (measured at 1M
-objects: 80 ms for a term in 1 of 20 copies) only to report "unknown", on the CPU the next
-read needs.
+The counts of a first page are taken after its hits, in the same read transaction, unless
+what the read saw says they would be "unknown" anyway: a walk filled the page at a density of
+matches (at least) that, over the scope's copies, comes to well over COUNT_CAP. Counting such
+a term reads copy after copy for longer than COUNT_BUDGET_MS (measured at 1M objects: 80 ms
+for a term in 1 of 20 copies) only to report "unknown", on the CPU the next read needs. The
+density only decides whether to count; a count is never estimated.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ NO_MATCH_WALK = 256
 LONGEST_WALK = 2_048
 WALK_MARGIN = 1.5
 MAX_WALKS = 3
-# A common term is counted only in a scope of at most this many copies: about what a count
-# reads within its budget.
-SMALL_SCOPE = 2_000
+# A term is not counted when the density a walk saw, over the scope's copies, comes to more
+# than this many times COUNT_CAP matches.
+UNCOUNTABLE_MARGIN = 2
 
 Hit = tuple[int, asyncpg.Record]  # (relevance tier, row)
 
@@ -47,9 +47,10 @@ Hit = tuple[int, asyncpg.Record]  # (relevance tier, row)
 @dataclass(frozen=True)
 class HitsRead:
     hits: list[Hit]
-    # A walk filled the page before reaching the end of its tier: the term is common in a
-    # scope larger than what was walked, so its count is not worth taking (module docstring).
-    common: bool
+    # When a walk filled the page before the end of its tier: at least this share of the
+    # copies walked in that tier matched (a walk stops matching at a full page; module
+    # docstring). None otherwise.
+    density: float | None
 
 
 async def read_hits(
@@ -66,13 +67,13 @@ async def read_hits(
     ranks = [OBJECT_TYPE_RANKS[t] for t in types]
     rank_range = (min(ranks), max(ranks))
     found: list[Hit] = []
-    common = False
+    density: float | None = None
     start_score = position[0] if position else 3
     for score in (3, 2, 1):
         if score > start_score:
             continue
         after = list(position[1:]) if position and score == start_score else [None, None, None]
-        rows, common = await _read_tier(
+        rows, density = await _read_tier(
             conn,
             score,
             filters=filters,
@@ -83,7 +84,7 @@ async def read_hits(
         found.extend((score, row) for row in rows)
         if len(found) >= limit:
             break
-    return HitsRead(found, common)
+    return HitsRead(found, density)
 
 
 async def _read_tier(
@@ -94,8 +95,9 @@ async def _read_tier(
     ranks: tuple[int, int],
     after: list[Any],
     need: int,
-) -> tuple[list[asyncpg.Record], bool]:
-    """The tier's next `need` matches, and whether a walk found them before the tier's end."""
+) -> tuple[list[asyncpg.Record], float | None]:
+    """The tier's next `need` matches, and the density of matches among the copies walked
+    when a walk found them before the tier's end (None otherwise)."""
     found: list[asyncpg.Record] = []
     walked = 0
     walk = FIRST_WALK
@@ -104,12 +106,12 @@ async def _read_tier(
             queries.SEARCH_WALKS[score], *filters, *after, need - len(found), walk, *ranks
         )
         if not rows:
-            return found, False  # the tier is done
+            return found, None  # the tier is done
         found.extend(r for r in rows if r["result_id"] is not None)
         walked += rows[0]["walked"]
         reached_end = rows[0]["walked"] < walk
         if len(found) >= need or reached_end:
-            return found, not reached_end
+            return found, None if reached_end else len(found) / walked
         end = rows[0]
         after = [end["end_rank"], end["end_id"], end["end_result"]]
         if found:
@@ -120,12 +122,12 @@ async def _read_tier(
             break
     # Rare in this tier: let the text and time indexes find the rest.
     rest = await conn.fetch(queries.SEARCH_SCANS[score], *filters, *after, need - len(found))
-    return found + list(rest), False
+    return found + list(rest), None
 
 
 def worth_counting(read: HitsRead, scope_copies: int) -> bool:
     """Whether to count a first page's matches (see the module docstring)."""
-    return not read.common or scope_copies <= SMALL_SCOPE
+    return read.density is None or read.density * scope_copies <= UNCOUNTABLE_MARGIN * COUNT_CAP
 
 
 async def count_matches(

@@ -6,7 +6,7 @@ import grpc
 import pytest
 
 from graph_service import app as graph_app
-from graph_service import queries, search
+from graph_service import queries, search, store
 from graph_service.replicas import PrimaryNotAllowed
 from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
 from mirrortree.protoscope import global_scope, time_range
@@ -488,21 +488,30 @@ async def counted_search(tree_stub, graph_stub, events: int, every: int):
     return response.page.total
 
 
-async def test_a_rare_term_is_counted_exactly_beyond_the_walks(tree_stub, graph_stub):
-    # 1 in 97 of 900 copies: no walk fills the page before the end of its tier.
+async def test_a_term_a_walk_found_common_is_counted_only_when_the_count_can_be_known(
+    tree_stub, graph_stub, monkeypatch
+):
+    # 1 in 97 of 900 copies: the walks fill the page having seen 6 matches in 545 copies —
+    # ~10 over the scope's 900.
     total = await counted_search(tree_stub, graph_stub, events=900, every=97)
     assert total.exact == 10
-
-
-async def test_a_common_term_is_counted_only_in_a_small_scope(tree_stub, graph_stub, monkeypatch):
+    # 1 in 2 of 150 copies: the first walk fills the page (6 in 64) — ~14, counted: 75.
     total = await counted_search(tree_stub, graph_stub, events=150, every=2)
     assert total.exact == 75
-    # The same search in a scope "larger" than SMALL_SCOPE: a walk filled the page, so
-    # counting would take longer than its budget — reported unknown, with why.
-    monkeypatch.setattr(search, "SMALL_SCOPE", 100)
+    # With a cap of 6, ~14 is more than twice the cap: the count would only say "more than
+    # the cap", so it is not taken at all — unknown. ~10 is not, and is counted.
+    monkeypatch.setattr(search, "COUNT_CAP", 6)
+    counted: list[object] = []
+
+    async def count_matches(*args):
+        counted.append(args)
+        return await search.count_matches(*args)
+
+    monkeypatch.setattr(store, "count_matches", count_matches)
     total = await counted_search(tree_stub, graph_stub, events=150, every=2)
-    assert total.WhichOneof("value") == "unknown"
-    assert "too many to count within" in total.unknown.reason
+    assert total.WhichOneof("value") == "unknown" and counted == []
+    total = await counted_search(tree_stub, graph_stub, events=900, every=97)
+    assert total.WhichOneof("value") == "unknown" and len(counted) == 1
 
 
 async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
@@ -510,8 +519,10 @@ async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
 ):
     slow = f"SELECT pg_sleep({COUNT_BUDGET_MS * 20} / 1000.0), c.* FROM ({queries.SEARCH_COUNTS}) c"
     monkeypatch.setattr(queries, "SEARCH_COUNTS", slow)
-    total = await counted_search(tree_stub, graph_stub, events=900, every=97)
-    assert total.WhichOneof("value") == "unknown"
+    # Twice: the cancelled count leaves every pooled connection fit for the next read.
+    for _ in range(2):
+        total = await counted_search(tree_stub, graph_stub, events=900, every=97)
+        assert total.WhichOneof("value") == "unknown"
 
 
 async def test_a_cursor_does_not_replace_authentication(tree_stub, graph_stub):
