@@ -96,8 +96,8 @@ async def _read_tier(
     after: list[Any],
     need: int,
 ) -> tuple[list[asyncpg.Record], float | None]:
-    """The tier's next `need` matches, and the density of matches among the copies walked
-    when a walk found them before the tier's end (None otherwise)."""
+    """The tier's next `need` matches, and — when a walk found them before the tier's end —
+    the share of the copies walked that matched, at least (None otherwise)."""
     found: list[asyncpg.Record] = []
     walked = 0
     walk = FIRST_WALK

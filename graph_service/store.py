@@ -124,8 +124,9 @@ class GraphStore:
     ) -> SearchPage:
         """One page of search hits after `position` (None = first page).
 
-        Counts are taken on the first page only, after its hits in the same snapshot (when
-        the read says they can be: search.read_hits), and carried by the cursor afterwards:
+        Counts are taken on the first page only, after its hits in the same snapshot (unless
+        the read says they would be unknown: search.worth_counting), and carried by the cursor
+        afterwards:
         the cursor pins the read revision, so they cannot change while paging.
         """
         scope_key = scope.resolved.key
