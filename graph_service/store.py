@@ -126,8 +126,7 @@ class GraphStore:
 
         Counts are taken on the first page only, after its hits in the same snapshot (unless
         the read says they would be unknown: search.worth_counting), and carried by the cursor
-        afterwards:
-        the cursor pins the read revision, so they cannot change while paging.
+        afterwards: the cursor pins the read revision, so they cannot change while paging.
         """
         scope_key = scope.resolved.key
         filters = (scope_key, object_types, like_pattern(query))
