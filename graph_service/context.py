@@ -34,7 +34,13 @@ import asyncpg
 from graph_service import queries
 from graph_service.convert import public_fields
 from graph_service.errors import HistoricalVersionUnavailable, NotFound, ScopeMismatch
-from graph_service.lookups import cited_sources, object_row, relation_touches, sources_by_key
+from graph_service.lookups import (
+    object_row,
+    relation_touches,
+    sources_and_touches,
+    sources_by_key,
+    touches_by_ref,
+)
 from graph_service.views import (
     CollectionPage,
     ContextEntry,
@@ -372,6 +378,44 @@ def applicable_preference_scopes(scope: ScopeValue) -> list[str]:
     return ["global", *(ScopeValue.of_projects([p]).key for p in scope.projects)]
 
 
+@dataclass(frozen=True)
+class Opening:
+    """What a context read learns in the statement that opens it (CONTEXT_OPENING), besides
+    the scope's state: everything that depends only on X and the scope, not on X's
+    neighbourhood."""
+
+    preference_fingerprint: tuple[int, int]  # how many preferences apply, their revisions' sum
+    object_scopes: tuple[str, ...]  # where X exists at all
+    history_gaps: tuple[str, ...]
+    completion: tuple[tuple[str, str], ...]  # (entity change id, result id); current mode only
+    # The first preferences, one more than a page (None: not read — not a first current read).
+    first_preferences: tuple[tuple[Any, ...], ...] | None
+
+    @staticmethod
+    def parameters(
+        scope: ScopeValue, object_type: str, mode: str, first_preferences: int
+    ) -> tuple[list[str], int, bool]:
+        """CONTEXT_OPENING's parameters after X: the preference scopes that apply, how many
+        preferences to read from the first, and whether to read completion evidence."""
+        current = mode == "current"
+        return (
+            applicable_preference_scopes(scope),
+            first_preferences if current else 0,
+            current and object_type != "preference",
+        )
+
+    @classmethod
+    def of(cls, row: asyncpg.Record, read_first_preferences: bool) -> Opening:
+        count, revisions = row["preference_fingerprint"]
+        return cls(
+            preference_fingerprint=(int(count), int(revisions)),
+            object_scopes=tuple(row["object_scopes"]),
+            history_gaps=tuple(row["history_gaps"]),
+            completion=tuple(row["completion"]),
+            first_preferences=tuple(row["first_preferences"]) if read_first_preferences else None,
+        )
+
+
 class ContextReader:
     """The reads of one GetContext call, on one connection inside its read transaction."""
 
@@ -385,9 +429,11 @@ class ContextReader:
         time_filter: TimeFilter,
         result_filter: str | None,
         read_revision: int,
+        opening: Opening,
         cache: NeighbourhoodCache,
     ) -> None:
         self.conn = conn
+        self.opening = opening
         self.scope = scope
         self.key = scope.resolved.key
         self.object_type = object_type
@@ -399,7 +445,6 @@ class ContextReader:
         self._cache = cache
         self._cache_key = (self.key, read_revision, object_type, object_id)
         self._members: Neighbourhood | None = None
-        self._fingerprint: tuple[int, int] | None = None
 
     # ---- existence and versions ---------------------------------------------------------
 
@@ -415,7 +460,7 @@ class ContextReader:
             if row["scope_key"] not in applicable_preference_scopes(self.scope.resolved):
                 raise self._mismatch([row["scope_key"]])
             return
-        scopes = [r["scope_key"] for r in await self.conn.fetch(queries.OBJECT_SCOPES, *self.x[1:])]
+        scopes = list(self.opening.object_scopes)
         if not scopes:
             raise NotFound(
                 f"{self.object_type} {self.object_id!r} does not exist in the story graph",
@@ -443,9 +488,10 @@ class ContextReader:
             {"object_type": self.object_type, "object_id": self.object_id},
         )
 
-    async def history_gaps(self) -> tuple[str, ...]:
-        gaps = [r["gap"] for r in await self.conn.fetch(queries.RESULT_GAPS, *self.x)]
-        return tuple(f"a result holding this object reports: {g}" for g in gaps)
+    def history_gaps(self) -> tuple[str, ...]:
+        return tuple(
+            f"a result holding this object reports: {g}" for g in self.opening.history_gaps
+        )
 
     # ---- the neighbourhood --------------------------------------------------------------
 
@@ -514,14 +560,14 @@ class ContextReader:
         decisions = members.decisions(DECISIONS_SHOWN + 1) if wants_current else []
         keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
         keys.update(m.key for m in [*copies_of_x[-1:], *decisions[:DECISIONS_SHOWN]])
-        rows = await self._read_copies(keys)
+        # Whose validity the pages show: every copy's object, X, the preferences.
         refs: set[Ref] = {(k[1], k[2]) for k in keys}
         if wants_current:
             refs.add(self.x_ref)
         for p in planned:
             if isinstance(p, PlannedPreferences):
                 refs.update(("preference", pref.preference_id) for pref in p.prefs)
-        touches = await relation_touches(self.conn, self.key, refs)
+        rows, touches = await self._read_copies(keys, refs)
         pages: list[CollectionPage] = []
         for p in planned:
             if isinstance(p, PlannedPage):
@@ -609,20 +655,27 @@ class ContextReader:
             [page[-1].object_id, page[-1].result_id] if page else [],
         )
 
-    async def _read_copies(self, keys: set[RowKey]) -> dict[RowKey, SearchRow]:
-        """Whole stored copies, with the source references they cite."""
-        if not keys:
-            return {}
-        ordered = sorted(keys)
+    async def _read_copies(
+        self, keys: set[RowKey], refs: set[Ref]
+    ) -> tuple[dict[RowKey, SearchRow], dict[Ref, list[RelationTouch]]]:
+        """Whole stored copies, with the source references they cite, and the evidenced
+        relations touching `refs` — one statement."""
+        if not keys and not refs:
+            return {}, {}
+        ordered, touched = sorted(keys), sorted(refs)
         rows = await self.conn.fetch(
             queries.OBJECT_COPIES,
             [k[0] for k in ordered],
             [k[1] for k in ordered],
             [k[2] for k in ordered],
+            self.key,
+            [r[0] for r in touched],
+            [r[1] for r in touched],
         )
-        sources = sources_by_key(r for r in rows if r["cited_source"])
-        parsed = (object_row(r, sources) for r in rows if not r["cited_source"])
-        return {(r.result_id, r.object_type, r.object_id): r for r in parsed}
+        sources = sources_by_key(r for r in rows if r["part"] == "cited")
+        parsed = (object_row(r, sources) for r in rows if r["part"] == "copy")
+        copies = {(r.result_id, r.object_type, r.object_id): r for r in parsed}
+        return copies, touches_by_ref(r for r in rows if r["part"] == "touch")
 
     def _built(
         self,
@@ -655,29 +708,22 @@ class ContextReader:
     async def _plan_preferences(
         self, size: int, after: list[Any] | None, count: bool
     ) -> PlannedPreferences:
-        scopes = applicable_preference_scopes(self.scope.resolved)
-        rows = await self.conn.fetch(
-            queries.PREFERENCES, scopes, after[0] if after else None, size + 1
-        )
+        rows: Sequence[Sequence[Any]] | None = None if after else self.opening.first_preferences
+        if rows is None:
+            scopes = applicable_preference_scopes(self.scope.resolved)
+            rows = await self.conn.fetch(
+                queries.PREFERENCES, scopes, after[0] if after else None, size + 1
+            )
         prefs = tuple(preference_row(r) for r in rows[:size])
-        total = (await self._preference_fingerprint())[0] if count else None
+        total = self.opening.preference_fingerprint[0] if count else None
         return PlannedPreferences(
             prefs, len(rows) > size, total, [prefs[-1].preference_id] if prefs else []
         )
 
-    async def preferences_version(self) -> str:
+    def preferences_version(self) -> str:
         """A fingerprint of the applicable preferences (a cursor goes stale when it changes)."""
-        count, revisions = await self._preference_fingerprint()
+        count, revisions = self.opening.preference_fingerprint
         return f"{count}.{revisions}"
-
-    async def _preference_fingerprint(self) -> tuple[int, int]:
-        """How many preferences apply and the sum of their revisions (read once per call)."""
-        if self._fingerprint is None:
-            row = await self.conn.fetchrow(
-                queries.PREFERENCES_VERSION, applicable_preference_scopes(self.scope.resolved)
-            )
-            self._fingerprint = (int(row["n"]), int(row["revisions"]))
-        return self._fingerprint
 
     async def one_entry(self, name: str, key: list[str]) -> ContextEntry | None:
         """The item a content cursor continues (None when it is gone: the cursor is stale)."""
@@ -693,8 +739,8 @@ class ContextReader:
         row = await self.conn.fetchrow(queries.OBJECT_COPY, self.key, key[0], key[1], key[2])
         if row is None:
             return None
-        copy = object_row(row, await cited_sources(self.conn, [row]))
-        touches = await relation_touches(self.conn, self.key, {(copy.object_type, copy.object_id)})
+        sources, touches = await sources_and_touches(self.conn, self.key, [row])
+        copy = object_row(row, sources)
         return self._entry(copy, "stored_copy", touches)
 
     # ---- the current projection ---------------------------------------------------------
@@ -749,7 +795,7 @@ class ContextReader:
                 document["event_kind"] = newest.kind
             if newest is not None and newest.kind == "decision":
                 document["decision_state"] = "decided"
-            document["completion"] = await self._completion(newest)
+            document["completion"] = self._completion(newest)
             document["decisions"] = self._decisions_json(decisions, rows, touches)
         return CollectionPage(
             "current",
@@ -771,13 +817,13 @@ class ContextReader:
             [],
         )
 
-    async def _completion(self, newest: SearchRow | None) -> dict[str, Any]:
-        evidence = await self.conn.fetch(queries.COMPLETION_EVIDENCE, *self.x)
-        if evidence:
+    def _completion(self, newest: SearchRow | None) -> dict[str, Any]:
+        if self.opening.completion:
             return {
                 "state": "completed",
                 "evidence": [
-                    {"entity_change": r["object_id"], "result_id": r["result_id"]} for r in evidence
+                    {"entity_change": change_id, "result_id": result_id}
+                    for change_id, result_id in self.opening.completion
                 ],
             }
         why = (
@@ -842,14 +888,17 @@ def preference_entry(pref: PreferenceRow, touches: dict[Ref, list[RelationTouch]
     )
 
 
-def preference_row(row: asyncpg.Record) -> PreferenceRow:
+def preference_row(row: Sequence[Any]) -> PreferenceRow:
+    """A preference from its columns in queries._PREFERENCE_COLUMNS order (a record of
+    PREFERENCES or PREFERENCE_BY_ID, or a row of CONTEXT_OPENING's first_preferences)."""
+    preference_id, scope_key, subject, text, about, confirmed_by, revision, updated_at = row
     return PreferenceRow(
-        preference_id=row["id"],
-        scope_key=row["scope_key"],
-        subject=row["subject"],
-        text=row["text"],
-        about=tuple(json.loads(row["about"])),
-        confirmed_by=row["confirmed_by"],
-        revision=row["revision"],
-        updated_at=row["updated_at"],
+        preference_id=preference_id,
+        scope_key=scope_key,
+        subject=subject,
+        text=text,
+        about=tuple(json.loads(about)),
+        confirmed_by=confirmed_by,
+        revision=revision,
+        updated_at=updated_at,
     )

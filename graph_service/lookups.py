@@ -12,18 +12,29 @@ from graph_service import queries
 from graph_service.views import RelationTouch, SearchRow, SourceView
 
 
-async def cited_sources(
-    conn: asyncpg.Connection, rows: list[asyncpg.Record]
-) -> dict[tuple[str, str], dict[str, Any]]:
-    """The source references the rows cite, by (result id, reference id)."""
+async def sources_and_touches(
+    conn: asyncpg.Connection, scope_key: str, rows: list[asyncpg.Record]
+) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[tuple[str, str], list[RelationTouch]]]:
+    """The source references the rows cite, by (result id, reference id), and the evidenced
+    relations in scope touching the rows' objects (relation_touches), in one statement."""
+    if not rows:
+        return {}, {}
     wanted: list[tuple[str, str]] = []
     for row in rows:
         details = json.loads(row["details"])
         wanted.extend((row["result_id"], s) for s in details.get("source_reference_ids", []))
-    if not wanted:
-        return {}
-    found = await conn.fetch(queries.SOURCES_OF, [w[0] for w in wanted], [w[1] for w in wanted])
-    return sources_by_key(found)
+    refs = sorted({(r["object_type"], r["object_id"]) for r in rows})
+    found = await conn.fetch(
+        queries.SOURCES_AND_TOUCHES,
+        [w[0] for w in wanted],
+        [w[1] for w in wanted],
+        scope_key,
+        [r[0] for r in refs],
+        [r[1] for r in refs],
+    )
+    return sources_by_key(r for r in found if r["part"] == "cited"), touches_by_ref(
+        r for r in found if r["part"] == "touch"
+    )
 
 
 def sources_by_key(rows: Iterable[asyncpg.Record]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -67,25 +78,30 @@ def object_row(
 async def relation_touches(
     conn: asyncpg.Connection, scope_key: str, refs: set[tuple[str, str]]
 ) -> dict[tuple[str, str], list[RelationTouch]]:
-    """The evidenced relations (`replaces`, `contradicts`) in scope touching each ref, with
-    the other end of each and the relation's own times."""
+    """The evidenced relations (`replaces`, `contradicts`) in scope touching each ref."""
     if not refs:
         return {}
     ordered = sorted(refs)
     rows = await conn.fetch(
         queries.VALIDITY_RELATIONS, scope_key, [r[0] for r in ordered], [r[1] for r in ordered]
     )
+    return touches_by_ref(rows)
+
+
+def touches_by_ref(rows: Iterable[asyncpg.Record]) -> dict[tuple[str, str], list[RelationTouch]]:
+    """Touch rows (queries._validity_relations) by the object touched, each with the other
+    end of its relation and the relation's own times, by relation id and result id."""
     found: dict[tuple[str, str], list[RelationTouch]] = {}
-    for row in rows:
+    for row in sorted(rows, key=lambda r: (r["object_id"], r["result_id"])):
         details = json.loads(row["details"])
         other = details.get("to" if row["link"].endswith(".from") else "from", {})
-        found.setdefault((row["to_type"], row["to_id"]), []).append(
+        found.setdefault((row["touched_type"], row["touched_id"]), []).append(
             RelationTouch(
                 row["link"],
-                row["relation_id"],
-                row["effective_at"],
+                row["object_id"],
+                row["event_time_start"],
                 (str(other.get("type", "")), str(other.get("id", ""))),
-                row["effective_to"],
+                row["event_time_end"],
                 row["review_generated_at"],
                 row["recorded_at"],
             )

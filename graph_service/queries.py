@@ -11,6 +11,11 @@ SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
              ELSE pg_current_wal_lsn() END) >= $1::pg_lsn
 """
 
+# Every read is one REPEATABLE READ READ ONLY transaction on a replica (graph_service.store.
+# snapshot); a context read also plans with cached plans, set in the same round trip.
+BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+BEGIN_READ_WITH_CACHED_PLANS = BEGIN_READ + "; SET LOCAL plan_cache_mode = auto"
+
 BINDING_BY_TOKEN_HASH = """
 SELECT b.id::text AS binding_id, b.session_id::text AS session_id, b.runtime, t.project_id,
        b.allowed_scopes
@@ -22,14 +27,20 @@ SESSION_PROJECT = """
 SELECT project_id FROM trees WHERE id = $1
 """
 
+
 # What every read reports about its scope, in one statement at the start of its transaction:
 # the read revision (the newest graph revision in the scope), how many results and object
 # copies the scope holds, the newest results with their coverage ($2 at most), and the time of
-# the read.
-SCOPE_STATE = """
-SELECT s.results, s.revision, s.copies, clock_timestamp() AS read_at, c.*
+# the read. A read that needs more at its start adds columns to the one-row part (`extra`,
+# uncorrelated subqueries: each runs once, whatever the number of coverage rows).
+def _scope_state(extra: str = "") -> str:
+    return (
+        """
+SELECT s.*, clock_timestamp() AS read_at, c.*
 FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
-             coalesce(sum(object_count), 0)::bigint AS copies
+             coalesce(sum(object_count), 0)::bigint AS copies"""
+        + extra
+        + """
       FROM review_results WHERE scope_key = $1) s
 LEFT JOIN LATERAL (
     SELECT result_id, phase, covered_from, covered_to, review_generated_at,
@@ -40,6 +51,10 @@ LEFT JOIN LATERAL (
     LIMIT $2
 ) c ON true
 """
+    )
+
+
+SCOPE_STATE = _scope_state()
 
 # Search ranks matches in three relevance tiers: the text is in both the title (title, entity
 # label, summary title) and the body (3), in the title only (2), in the body only (1). Within a
@@ -188,12 +203,6 @@ SELECT
 """
 )
 
-SOURCES_OF = """
-SELECT result_id, object_id, details
-FROM graph_objects
-WHERE object_type = 'source_reference'
-  AND (result_id, object_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-"""
 
 # ---- sources ------------------------------------------------------------------------------
 
@@ -226,29 +235,42 @@ WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 L
 
 # ---- validity ------------------------------------------------------------------------------
 
+
 # The evidenced relations (`replaces`, `contradicts`; a retracted one counts for nothing) that
-# touch each of the objects ($2 types, $3 ids) in scope $1, with the relation's own times (a
-# context read narrows validity to an evidence range with them).
-VALIDITY_RELATIONS = """
-SELECT DISTINCT l.to_type, l.to_id, l.link, l.from_id AS relation_id,
-       o.event_time_start AS effective_at, o.event_time_end AS effective_to,
-       o.review_generated_at, o.recorded_at, o.details
-FROM unnest($2::text[], $3::text[]) AS x (t, id)
-JOIN graph_links l ON l.scope_key = $1 AND l.to_type = x.t AND l.to_id = x.id
+# touch each of the objects ({types}, {ids}) in scope {scope}: one row per relation copy and end
+# that touches one, with the relation copy's own columns (its times narrow validity to an
+# evidence range), the link ("replaces.to", ...) and the object it touches. Shaped like the
+# other parts of OBJECT_COPIES and SOURCES_AND_TOUCHES, which return copies, cited sources and
+# touches in one statement; graph_service.lookups.touches_by_ref reads them.
+def _validity_relations(scope: str, types: str, ids: str) -> str:
+    return f"""
+SELECT 'touch' AS part, {_OBJECT_COLUMNS}, o.cited_ids,
+       l.link, l.to_type AS touched_type, l.to_id AS touched_id
+FROM unnest({types}::text[], {ids}::text[]) AS x (t, id)
+JOIN graph_links l ON l.scope_key = {scope} AND l.to_type = x.t AND l.to_id = x.id
 JOIN graph_objects o
   ON o.result_id = l.result_id AND o.object_type = 'relation' AND o.object_id = l.from_id
 WHERE l.from_type = 'relation'
   AND l.link IN ('replaces.from', 'replaces.to', 'contradicts.from', 'contradicts.to')
   AND o.confirmation_state IS DISTINCT FROM 'retracted'
-ORDER BY l.to_type, l.to_id, l.from_id
 """
+
+
+# The columns a part other than 'touch' leaves empty.
+_NOT_A_TOUCH = "NULL AS link, NULL AS touched_type, NULL AS touched_id"
+
+VALIDITY_RELATIONS = _validity_relations("$1", "$2", "$3")
+
+# The source references ($1 result ids, $2 reference ids) that a page of search hits cites
+# ('cited'), and the evidenced relations touching the hits ($3 scope, $4 types, $5 ids).
+SOURCES_AND_TOUCHES = f"""
+SELECT 'cited' AS part, {_OBJECT_COLUMNS}, o.cited_ids, {_NOT_A_TOUCH}
+FROM graph_objects o
+WHERE o.object_type = 'source_reference'
+  AND (o.result_id, o.object_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+UNION ALL""" + _validity_relations("$3", "$4", "$5")
 
 # ---- context -------------------------------------------------------------------------------
-
-# Where an object exists at all (for not_found vs scope_mismatch).
-OBJECT_SCOPES = """
-SELECT DISTINCT scope_key FROM graph_objects WHERE object_type = $1 AND object_id = $2 LIMIT 20
-"""
 
 OBJECT_COPY = (
     """
@@ -260,10 +282,10 @@ WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3 AND o.result_
 """
 )
 
-PREFERENCE_BY_ID = """
-SELECT id, scope_key, subject, text, about, confirmed_by, revision, updated_at
-FROM preferences WHERE id = $1
-"""
+# A preference's columns, in the order graph_service.context.preference_row reads them.
+_PREFERENCE_COLUMNS = "id, scope_key, subject, text, about, confirmed_by, revision, updated_at"
+
+PREFERENCE_BY_ID = "SELECT " + _PREFERENCE_COLUMNS + " FROM preferences WHERE id = $1"
 
 # The results in scope that hold the object, oldest first (the versions a caller can name).
 OBJECT_RESULTS = """
@@ -271,14 +293,6 @@ SELECT o.result_id FROM graph_objects o JOIN review_results r ON r.result_id = o
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 ORDER BY r.graph_revision
 LIMIT $4
-"""
-
-RESULT_GAPS = """
-SELECT DISTINCT unnest(r.coverage_gaps) AS gap
-FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
-WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
-ORDER BY gap
-LIMIT 20
 """
 
 # The objects related to X = ($2 type, $3 id) in scope $1: its direct neighbours over links in
@@ -339,14 +353,12 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 """
 )
 
-# Whole stored copies by key ($1 result ids, $2 types, $3 ids) — `cited_source` false — and,
-# in the same statement, the source references they cite (in their own result) — true.
-OBJECT_COPIES = (
-    """
+# Whole stored copies by key ($1 result ids, $2 types, $3 ids) ('copy'), the source
+# references they cite, in their own result ('cited'), and the evidenced relations touching the
+# objects ($4 scope, $5 types, $6 ids) ('touch'): what a context read shows of its pages.
+OBJECT_COPIES = f"""
 WITH page AS (
-    SELECT """
-    + _OBJECT_COLUMNS
-    + """, o.cited_ids
+    SELECT {_OBJECT_COLUMNS}, o.cited_ids
     FROM unnest($1::text[], $2::text[], $3::text[]) AS k (result_id, object_type, object_id)
     JOIN graph_objects o
       ON o.result_id = k.result_id AND o.object_type = k.object_type
@@ -354,45 +366,62 @@ WITH page AS (
 ), cited AS (
     SELECT DISTINCT p.result_id, c.id FROM page p, unnest(p.cited_ids) AS c (id)
 )
-SELECT false AS cited_source, p.* FROM page p
+SELECT 'copy' AS part, p.*, {_NOT_A_TOUCH} FROM page p
 UNION ALL
-SELECT true, """
-    + _OBJECT_COLUMNS
-    + """, o.cited_ids
+SELECT 'cited', {_OBJECT_COLUMNS}, o.cited_ids, {_NOT_A_TOUCH}
 FROM cited c
 JOIN graph_objects o
   ON o.result_id = c.result_id AND o.object_type = 'source_reference' AND o.object_id = c.id
-"""
-)
-
-# Entity changes that record X being carried out ("completed"): the only evidence that a
-# decision was executed.
-COMPLETION_EVIDENCE = """
-SELECT o.object_id, o.result_id, o.body
-FROM graph_links l
-JOIN graph_objects o
-  ON o.result_id = l.result_id AND o.object_type = l.from_type AND o.object_id = l.from_id
-WHERE l.scope_key = $1 AND l.to_type = $2 AND l.to_id = $3
-  AND l.from_type = 'entity_change' AND l.link IN ('during', 'changes')
-  AND o.kind = 'completed'
-ORDER BY o.object_id, o.result_id
-LIMIT 20
-"""
+UNION ALL""" + _validity_relations("$4", "$5", "$6")
 
 # Preferences that apply to a scope ($1 scope keys), after id $2, limit $3.
-PREFERENCES = """
-SELECT id, scope_key, subject, text, about, confirmed_by, revision, updated_at
+PREFERENCES = (
+    "SELECT "
+    + _PREFERENCE_COLUMNS
+    + """
 FROM preferences
 WHERE scope_key = any($1::text[]) AND ($2::text IS NULL OR id > $2)
 ORDER BY id
 LIMIT $3
 """
+)
 
-# A fingerprint of the applicable preferences: any create or update changes it.
-PREFERENCES_VERSION = """
-SELECT count(*) AS n, coalesce(sum(revision), 0) AS revisions
-FROM preferences WHERE scope_key = any($1::text[])
-"""
+# What a context read needs before its neighbourhood, in the statement that reads the scope's
+# state (one round trip instead of six): $3 object type, $4 object id, $5 the preference scopes
+# that apply, $6 how many preferences to read from the first (0: none), $7 whether to read
+# completion evidence.
+#   preference_fingerprint  (count, sum of revisions) of the applicable preferences: any create
+#                           or update changes it
+#   object_scopes           where X exists at all (not_found vs scope_mismatch)
+#   history_gaps            the gaps the results holding X report
+#   completion              (entity change id, result id) of the changes that record X being
+#                           carried out ("completed"): the only evidence a decision was executed
+#   first_preferences       the first preferences that apply, by id (preference_row's columns)
+CONTEXT_OPENING = _scope_state(
+    """,
+    (SELECT ROW(count(*), coalesce(sum(revision), 0)::bigint)
+     FROM preferences WHERE scope_key = any($5::text[])) AS preference_fingerprint,
+    ARRAY(SELECT DISTINCT scope_key FROM graph_objects
+          WHERE object_type = $3 AND object_id = $4 LIMIT 20) AS object_scopes,
+    ARRAY(SELECT DISTINCT unnest(r.coverage_gaps) AS gap
+          FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+          WHERE o.scope_key = $1 AND o.object_type = $3 AND o.object_id = $4
+          ORDER BY gap LIMIT 20) AS history_gaps,
+    ARRAY(SELECT ROW(o.object_id, o.result_id)
+          FROM graph_links l
+          JOIN graph_objects o
+            ON o.result_id = l.result_id AND o.object_type = l.from_type
+           AND o.object_id = l.from_id
+          WHERE $7 AND l.scope_key = $1 AND l.to_type = $3 AND l.to_id = $4
+            AND l.from_type = 'entity_change' AND l.link IN ('during', 'changes')
+            AND o.kind = 'completed'
+          ORDER BY o.object_id, o.result_id
+          LIMIT 20) AS completion,
+    ARRAY(SELECT ROW("""
+    + _PREFERENCE_COLUMNS
+    + """) FROM preferences WHERE scope_key = any($5::text[])
+          ORDER BY id LIMIT $6) AS first_preferences"""
+)
 
 # A recorded (non-message) source as it is now; only its current revision is kept.
 CURRENT_RECORDED_SOURCE = """

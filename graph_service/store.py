@@ -6,10 +6,12 @@ counts, its coverage and its read revision all come from one snapshot.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -17,7 +19,7 @@ from typing import Any, NamedTuple
 import asyncpg
 
 from graph_service import queries
-from graph_service.context import ContextReader, NeighbourhoodCache, collections_of
+from graph_service.context import ContextReader, NeighbourhoodCache, Opening, collections_of
 from graph_service.errors import (
     HistoricalVersionUnavailable,
     NotFound,
@@ -26,7 +28,7 @@ from graph_service.errors import (
     StaleCursor,
     Unauthenticated,
 )
-from graph_service.lookups import cited_sources, object_row, relation_touches
+from graph_service.lookups import object_row, sources_and_touches
 from graph_service.replicas import ReplicaRouter
 from graph_service.search import count_matches, read_hits, worth_counting
 from graph_service.views import (
@@ -51,6 +53,23 @@ def like_pattern(query: str) -> str:
     """A contiguous-substring ILIKE pattern with the user's %, _ and \\ escaped."""
     escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+@contextlib.asynccontextmanager
+async def snapshot(
+    conn: asyncpg.Connection, begin: str = queries.BEGIN_READ
+) -> AsyncIterator[None]:
+    """One REPEATABLE READ READ ONLY transaction, committed when the block ends, rolled back
+    when it raises. Begun with a plain statement, not asyncpg's Connection.transaction(), so
+    that transaction-local settings share the BEGIN's round trip (queries.BEGIN_READ_*)."""
+    await conn.execute(begin)
+    try:
+        yield
+    except BaseException:
+        if not conn.is_closed():
+            await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
 
 
 class ScopeState(NamedTuple):
@@ -134,8 +153,8 @@ class GraphStore:
         excludes_unknown = time_filter.excludes_unknown_times
 
         async def read(conn: asyncpg.Connection) -> SearchPage:
-            async with conn.transaction(isolation="repeatable_read", readonly=True):
-                state = await self._scope_state(conn, scope_key)
+            async with snapshot(conn):
+                state = await read_scope_state(conn, scope_key)
                 revision, coverage, read_at = state.revision, state.coverage, state.read_at
                 if expected_revision is not None and revision != expected_revision:
                     raise StaleCursor(
@@ -146,9 +165,8 @@ class GraphStore:
                 found = await read_hits(conn, search_args, object_types, position, page_size + 1)
                 rows = found.hits
                 page_rows = rows[:page_size]
-                sources = await cited_sources(conn, [r for _, r in page_rows])
-                touches = await relation_touches(
-                    conn, scope_key, {(r["object_type"], r["object_id"]) for _, r in page_rows}
+                sources, touches = await sources_and_touches(
+                    conn, scope_key, [r for _, r in page_rows]
                 )
                 counts = carried_counts
                 if counts is None:
@@ -206,13 +224,27 @@ class GraphStore:
         """Every collection's first page, or the one page or content a cursor continues."""
         scope_key = scope.resolved.key
 
+        # The first preferences are read with the scope's state when a first current-mode read
+        # will show them: one more than a page, to know whether the list goes on.
+        first_preferences = page_size + 1 if continuation is None else 0
+        opening_parameters = Opening.parameters(
+            scope.resolved, object_type, mode, first_preferences
+        )
+
         async def read(conn: asyncpg.Connection) -> ContextRead:
-            async with conn.transaction(isolation="repeatable_read", readonly=True):
-                # Replica sessions plan every statement for its values, which Search needs;
-                # a context read's statements do not depend on them, and planning its
-                # neighbourhood walk alone costs about a millisecond: cached plans here.
-                await conn.execute("SET LOCAL plan_cache_mode = auto")
-                revision, coverage, read_at, _ = await self._scope_state(conn, scope_key)
+            # Replica sessions plan every statement for its values, which Search needs; a
+            # context read's statements do not depend on them, and planning its neighbourhood
+            # walk alone costs about a millisecond: cached plans here.
+            async with snapshot(conn, queries.BEGIN_READ_WITH_CACHED_PLANS):
+                rows = await conn.fetch(
+                    queries.CONTEXT_OPENING,
+                    scope_key,
+                    COVERAGE_LIMIT,
+                    object_type,
+                    object_id,
+                    *opening_parameters,
+                )
+                revision, coverage, read_at, _ = scope_state(rows)
                 reader = ContextReader(
                     conn,
                     scope=scope,
@@ -221,9 +253,10 @@ class GraphStore:
                     time_filter=time_filter,
                     result_filter=result_filter,
                     read_revision=revision,
+                    opening=Opening.of(rows[0], read_first_preferences=opening_parameters[1] > 0),
                     cache=self._neighbourhoods,
                 )
-                preferences = await reader.preferences_version()
+                preferences = reader.preferences_version()
                 if (expected_revision is not None and revision != expected_revision) or (
                     expected_preferences is not None and preferences != expected_preferences
                 ):
@@ -257,7 +290,7 @@ class GraphStore:
                             {"collection": continuation.collection},
                         )
                     pages.append(CollectionPage(continuation.collection, (entry,), False, 1, []))
-                gaps = await reader.history_gaps()
+                gaps = reader.history_gaps()
             return ContextRead(
                 object_type=object_type,
                 object_id=object_id,
@@ -290,7 +323,7 @@ class GraphStore:
         scope_key = scope.resolved.key
 
         async def read(conn: asyncpg.Connection) -> SourceRead:
-            async with conn.transaction(isolation="repeatable_read", readonly=True):
+            async with snapshot(conn):
                 rows = await conn.fetch(queries.SOURCE_REFERENCE, reference_id)
                 if not rows:
                     raise NotFound(
@@ -324,7 +357,7 @@ class GraphStore:
                         raise self._no_version(reference_id, version, available)
                     self._require_in_scope(old.project_id, scope, reference_id)
                     content, content_kind, returned = old.text, "whole_source", version
-                revision, coverage, read_at, _ = await self._scope_state(conn, scope_key)
+                revision, coverage, read_at, _ = await read_scope_state(conn, scope_key)
             return SourceRead(
                 reference_id=reference_id,
                 result_id=reference["result_id"],
@@ -428,25 +461,29 @@ class GraphStore:
             },
         )
 
-    @staticmethod
-    async def _scope_state(conn: asyncpg.Connection, scope_key: str) -> ScopeState:
-        """The scope's read revision, its coverage, the time of the read and its size."""
-        rows = await conn.fetch(queries.SCOPE_STATE, scope_key, COVERAGE_LIMIT)
-        first = rows[0]
-        coverage = CoverageView(
-            results_in_scope=first["results"],
-            processed=tuple(
-                CoveredResult(
-                    r["result_id"],
-                    r["phase"],
-                    r["covered_from"],
-                    r["covered_to"],
-                    r["review_generated_at"],
-                    tuple(r["excluded_source_types"]),
-                    tuple(r["coverage_gaps"]),
-                )
-                for r in rows
-                if r["result_id"] is not None
-            ),
-        )
-        return ScopeState(first["revision"], coverage, first["read_at"], first["copies"])
+
+async def read_scope_state(conn: asyncpg.Connection, scope_key: str) -> ScopeState:
+    return scope_state(await conn.fetch(queries.SCOPE_STATE, scope_key, COVERAGE_LIMIT))
+
+
+def scope_state(rows: list[asyncpg.Record]) -> ScopeState:
+    """The scope's read revision, its coverage, the time of the read and its size, from the
+    rows of SCOPE_STATE (or of a statement that extends it: queries._scope_state)."""
+    first = rows[0]
+    coverage = CoverageView(
+        results_in_scope=first["results"],
+        processed=tuple(
+            CoveredResult(
+                r["result_id"],
+                r["phase"],
+                r["covered_from"],
+                r["covered_to"],
+                r["review_generated_at"],
+                tuple(r["excluded_source_types"]),
+                tuple(r["coverage_gaps"]),
+            )
+            for r in rows
+            if r["result_id"] is not None
+        ),
+    )
+    return ScopeState(first["revision"], coverage, first["read_at"], first["copies"])
