@@ -134,8 +134,12 @@ async def test_scope_defaults_to_the_sessions_current_project(tree_stub, graph_s
 
 
 async def test_without_scope_or_project_the_search_asks_for_a_scope(tree_stub, graph_stub):
-    session = (await create_tree(tree_stub)).tree  # no project
-    for request_options in (graph_pb2.ReadOptions(session_id=session.id), graph_pb2.ReadOptions()):
+    created = await create_tree(tree_stub)  # no project
+    # Read after the session exists on the replica: before, it would be an unknown session.
+    with_session = graph_pb2.ReadOptions(
+        session_id=created.tree.id, min_consistency=created.consistency
+    )
+    for request_options in (with_session, graph_pb2.ReadOptions()):
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await graph_stub.Search(graph_pb2.SearchRequest(query="x", options=request_options))
         failure = describe(caught.value)
@@ -517,6 +521,7 @@ async def test_a_term_a_walk_found_common_is_counted_only_when_the_count_can_be_
 async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
     tree_stub, graph_stub, monkeypatch
 ):
+    monkeypatch.setattr(search, "COUNT_BUDGET_MS", COUNT_BUDGET_MS)  # the service's own
     slow = f"SELECT pg_sleep({COUNT_BUDGET_MS * 20} / 1000.0), c.* FROM ({queries.SEARCH_COUNTS}) c"
     monkeypatch.setattr(queries, "SEARCH_COUNTS", slow)
     # Twice: the cancelled count leaves every pooled connection fit for the next read.
