@@ -1,8 +1,9 @@
 """story_graph_search's reads: the hits of one page, tier by tier, and the counts.
 
-A tier is read by walking the index in result order (SEARCH_WALKS) as long as what the walk
-finds says that is cheaper, and through the trigram and time indexes (SEARCH_SCANS) once it
-says the tier's matches are rare. The choice is made from the walk, never from the planner's
+A tier is read by walking the index in result order (queries.SEARCH_WALKS, or
+SEARCH_WALKS_IN_TIME_RANGE with a time range) as long as what the walk finds says that is
+cheaper, and through the trigram and time indexes (SEARCH_SCANS) once it says the tier's
+matches are rare. The choice is made from the walk, never from the planner's
 estimate of how common a term is: that estimate comes from a statistics sample and flips
 between plans that differ a hundredfold.
 
@@ -30,8 +31,8 @@ from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 # with none among those either, matches are rarer than about 1 in 100. With some matches, the
 # next walk is sized from their density (with a margin). A walk that would be longer than
 # LONGEST_WALK costs more than letting the trigram and time indexes find the rest (measured
-# at 1M objects: a walk reads about 100 copies per millisecond; the indexes answer a term in
-# 1 of 100 copies in about 12 ms).
+# at 1M objects: a walk reads about 100 copies per millisecond within a time range, 250
+# without; the indexes answer a term in 1 of 100 copies in about 12 ms).
 FIRST_WALK = 64
 NO_MATCH_WALK = 256
 LONGEST_WALK = 2_048
@@ -101,10 +102,10 @@ async def _read_tier(
     found: list[asyncpg.Record] = []
     walked = 0
     walk = FIRST_WALK
+    in_time_range = filters[3] is not None or filters[4] is not None
+    walks = queries.SEARCH_WALKS_IN_TIME_RANGE if in_time_range else queries.SEARCH_WALKS
     for _ in range(MAX_WALKS):
-        rows = await conn.fetch(
-            queries.SEARCH_WALKS[score], *filters, *after, need - len(found), walk, *ranks
-        )
+        rows = await conn.fetch(walks[score], *filters, *after, need - len(found), walk, *ranks)
         if not rows:
             return found, None  # the tier is done
         found.extend(r for r in rows if r["result_id"] is not None)
