@@ -4,11 +4,12 @@
                         [--load-concurrency L] [--explain FILE] [--data-dir DIR]
                         [--shared-buffers SIZE] [--hold-cpus-awake]
 
-Starts its own PostgreSQL primary + replica (temporary folder, free ports), tree_service and
-graph_service in-process, loads a story graph of about N searchable objects through
-TreeService.RecordReview (L results in flight; see bench.story for its shape), then measures
-each case for S seconds sequentially (p50/p99 latency) and for S seconds with C calls in flight
-(calls/s), after a warm-up:
+Starts its own PostgreSQL primary + replica (temporary folder, free ports), then tree_service
+and graph_service as deployed — each its own process (`python -m ...`, configured through its
+environment, logs in the data folder's logs/) — loads a story graph of about N searchable
+objects through TreeService.RecordReview (L results in flight; see bench.story for its shape),
+then measures each case for S seconds sequentially (p50/p99 latency) and for S seconds with C
+calls in flight (calls/s), after a warm-up:
 
 - baselines: an empty gRPC call (grpc.health.v1 Check) and a raw asyncpg point query on the
   replica (primary-key lookup in graph_objects);
@@ -51,6 +52,8 @@ import shutil
 import socket
 import statistics
 import struct
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -65,19 +68,15 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.story import MONTH, PROJECT, TERMS, StoryPlan
-from graph_service import app as graph_app
-from graph_service.config import Settings as GraphSettings
 from mirrortree import pgcluster
 from mirrortree.protoscope import project_scope
-from mirrortree.server import tune_gc_for_serving
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
-from tree_service import app as tree_app
-from tree_service.config import Settings as TreeSettings
 
 TARGET_P99_MS = 25.0
 WARM_UP_CALLS = 20
 WARM_UP_S = 2.0
-CURSOR_SECRET = b"bench-secret-bench-secret-bench-secret!"
+CURSOR_SECRET = "bench-secret-bench-secret-bench-secret!"
+SERVICE_START_S = 60.0
 # Statements slower than this are logged with their plans in the --explain pass.
 EXPLAIN_MIN_MS = 2
 EXPLAIN_CALLS = 3
@@ -186,13 +185,60 @@ def pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def start_graph(replica_dsn: str) -> Awaitable[graph_app.GraphService]:
-    return graph_app.start(
-        GraphSettings(
-            replica_dsns=(replica_dsn,),
-            cursor_secret=CURSOR_SECRET,
-            listen="127.0.0.1:0",
-        )
+@dataclass
+class ServiceProcess:
+    """A service run as it is deployed: `python -m <module>`, configured by its environment."""
+
+    process: asyncio.subprocess.Process
+    port: int
+
+    @classmethod
+    async def start(cls, module: str, env: dict[str, str], log: Path) -> ServiceProcess:
+        """Start `module` listening on a free port (its *_LISTEN variable is added to `env`)
+        and wait until it serves."""
+        port = free_port()
+        listen = "MIRRORTREE_TREE_LISTEN" if module == "tree_service" else "MIRRORTREE_GRAPH_LISTEN"
+        with log.open("ab") as output:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                module,
+                env={
+                    **os.environ,
+                    "MIRRORTREE_LOG_LEVEL": "warning",
+                    **env,
+                    listen: f"127.0.0.1:{port}",
+                },
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        service = cls(process, port)
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+        try:
+            deadline = time.monotonic() + SERVICE_START_S
+            while process.returncode is None and time.monotonic() < deadline:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(channel.channel_ready(), 0.5)
+                    return service
+        finally:
+            await channel.close()
+        await service.stop()
+        raise SystemExit(f"{module} did not start within {SERVICE_START_S:g} s; see {log}")
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.terminate()
+            await self.process.wait()
+
+
+def start_graph(replica_dsn: str, log: Path) -> Awaitable[ServiceProcess]:
+    return ServiceProcess.start(
+        "graph_service",
+        {
+            "MIRRORTREE_GRAPH_REPLICA_DSNS": replica_dsn,
+            "MIRRORTREE_CURSOR_SECRET": CURSOR_SECRET,
+        },
+        log,
     )
 
 
@@ -228,13 +274,19 @@ async def main_async(args: argparse.Namespace) -> None:
     )
     try:
         info = pgcluster.start(cfg)
-        tree = await tree_app.start(TreeSettings(dsn=info.primary_dsn, listen="127.0.0.1:0"))
-        graph = await start_graph(info.replica_dsn)
-        tune_gc_for_serving()  # as the services' entry points do once started
+        logs = data_dir / "logs"
+        tree = await ServiceProcess.start(
+            "tree_service", {"MIRRORTREE_TREE_DSN": info.primary_dsn}, logs / "tree_service.log"
+        )
+        try:
+            graph = await start_graph(info.replica_dsn, logs / "graph_service.log")
+        except BaseException:
+            await tree.stop()
+            raise
         try:
             await run(
                 info=info,
-                replica_log=data_dir / "logs" / "replica.log",
+                replica_log=logs / "replica.log",
                 tree_port=tree.port,
                 graph_port=graph.port,
                 args=args,
@@ -582,7 +634,9 @@ async def explain(
         "auto_explain.log_timing": "on",
         "auto_explain.log_nested_statements": "on",
     }
-    graph = await start_graph(f"{replica_dsn}?{urlencode(settings)}")
+    graph = await start_graph(
+        f"{replica_dsn}?{urlencode(settings)}", replica_log.parent / "graph_service_explain.log"
+    )
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{graph.port}")
     sections: list[str] = []
     try:
