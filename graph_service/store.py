@@ -226,9 +226,8 @@ class GraphStore:
 
         # The first preferences are read with the scope's state when a first current-mode read
         # will show them: one more than a page, to know whether the list goes on.
-        first_preferences = page_size + 1 if continuation is None else 0
-        opening_parameters = Opening.parameters(
-            scope.resolved, object_type, mode, first_preferences
+        preference_scopes, first_preferences, completion = Opening.parameters(
+            scope.resolved, object_type, mode, page_size + 1 if continuation is None else 0
         )
 
         async def read(conn: asyncpg.Connection) -> ContextRead:
@@ -242,7 +241,9 @@ class GraphStore:
                     COVERAGE_LIMIT,
                     object_type,
                     object_id,
-                    *opening_parameters,
+                    preference_scopes,
+                    first_preferences,
+                    completion,
                 )
                 revision, coverage, read_at, _ = scope_state(rows)
                 reader = ContextReader(
@@ -253,7 +254,7 @@ class GraphStore:
                     time_filter=time_filter,
                     result_filter=result_filter,
                     read_revision=revision,
-                    opening=Opening.of(rows[0], read_first_preferences=opening_parameters[1] > 0),
+                    opening=Opening.of(rows[0], read_first_preferences=first_preferences > 0),
                     cache=self._neighbourhoods,
                 )
                 preferences = reader.preferences_version()
