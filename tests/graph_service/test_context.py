@@ -466,3 +466,73 @@ async def test_computed_and_background_items_continue_their_content_too(graph_st
         assert len(parts) > 1
         whole = json.loads("".join(parts))
         assert whole["type"] == ("entity" if name == "current" else "preference")
+
+
+async def test_a_completed_change_is_the_evidence_a_decision_was_carried_out(tree_stub, graph_stub):
+    """Completion comes only from a 'completed' entity change linked to the decision, and the
+    gaps of the results holding an object are reported with it (both read with the scope's
+    state, in the statement that opens the read)."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    gap = "messages after 2026-10-01T18:00Z were not reached"
+    results = [unique("res"), unique("res")]
+    written = []
+    for result_id, gaps, changes in (
+        (
+            results[0],
+            [gap],
+            [
+                tree_pb2.EntityChangeInput(
+                    id="chg-started", entity_id="ent-db", event_id="ev-move", change_type="revised"
+                ),
+                tree_pb2.EntityChangeInput(
+                    id="chg-done", entity_id="ent-db", event_id="ev-move", change_type="completed"
+                ),
+            ],
+        ),
+        (results[1], [], []),
+    ):
+        written.append(
+            await tree_stub.RecordReview(
+                tree_pb2.RecordReviewRequest(
+                    idempotency_key=unique("k"),
+                    result_id=result_id,
+                    scope=scope,
+                    phase="daily",
+                    covered={"from": "2026-10-01T00:00:00Z", "to": "2026-10-02T00:00:00Z"},
+                    review_generated_at="2026-10-02T01:00:00Z",
+                    events=[
+                        tree_pb2.EventInput(
+                            id="ev-move" if changes else "ev-later",
+                            kind=tree_pb2.DECISION,
+                            title="Move to Postgres",
+                            entity_ids=["ent-db"],
+                        )
+                    ],
+                    entities=[tree_pb2.EntityInput(id="ent-db", label="Database")],
+                    entity_changes=changes,
+                    coverage_gaps=gaps,
+                )
+            )
+        )
+    options = graph_pb2.ReadOptions(min_consistency=written[-1].consistency)
+
+    async def read(object_ref: common_pb2.ObjectRef) -> graph_pb2.GetContextResponse:
+        request = graph_pb2.GetContextRequest(object_ref=object_ref, scope=scope, options=options)
+        response: graph_pb2.GetContextResponse = await graph_stub.GetContext(request)
+        return response
+
+    moved = await read(ref(EVENT, "ev-move"))
+    completion = content(collection(moved, "current").items[0])["completion"]
+    assert completion == {
+        "state": "completed",
+        "evidence": [{"entity_change": "chg-done", "result_id": results[0]}],
+    }
+    assert list(moved.history_gaps) == [f"a result holding this object reports: {gap}"]
+
+    later = await read(ref(EVENT, "ev-later"))
+    assert content(collection(later, "current").items[0])["completion"]["state"] == "unknown"
+    assert list(later.history_gaps) == []
+    # The entity is held by both results: one of them reports the gap.
+    entity = await read(ref(ENTITY, "ent-db"))
+    assert list(entity.history_gaps) == [f"a result holding this object reports: {gap}"]
