@@ -222,8 +222,13 @@ class ServiceProcess:
                     return service
         finally:
             await channel.close()
+        failure = (
+            f"exited with status {process.returncode}"
+            if process.returncode is not None
+            else f"did not serve within {SERVICE_START_S:g} s"
+        )
         await service.stop()
-        raise SystemExit(f"{module} did not start within {SERVICE_START_S:g} s; see {log}")
+        raise SystemExit(f"{module} {failure}; see {log}")
 
     async def stop(self) -> None:
         if self.process.returncode is None:
