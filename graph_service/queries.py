@@ -134,8 +134,9 @@ _WALK_END = (
     + _OBJECT_COLUMNS
     + """
     FROM walked w
-    -- One primary-key probe per copy (LIMIT keeps the planner from turning this into a hash
-    -- join over every text match, which it prefers when it misjudges how many there are).
+    -- One primary-key probe per walked copy, or per match when the walk matched as it went
+    -- (LIMIT keeps the planner from turning this into a hash join over every text match,
+    -- which it prefers when it misjudges how many there are).
     JOIN LATERAL (
         SELECT * FROM graph_objects g
         WHERE g.result_id = w.result_id AND g.object_type = w.object_type
