@@ -56,14 +56,27 @@ async def test_the_gateways_request_id_reaches_the_graph_service_logs(graph_serv
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)
     logs.configure("info", buffer)
+
+    def logged() -> list[dict[str, str]]:
+        return [json.loads(line) for line in buffer.getvalue().splitlines()]
+
+    def is_search_rpc(line: dict[str, str]) -> bool:
+        return line["message"] == "rpc" and line["rpc"] == "Search"
+
     try:
         async with in_memory(graph_service.port, "mtb_unknown") as client:
             await client.call_tool("story_graph_search", {"query": unique("q")})
+        # The service logs a refused call once its status is on the way to the client, which
+        # can therefore see the answer first.
+        for _ in range(500):
+            if any(is_search_rpc(line) for line in logged()):
+                break
+            await asyncio.sleep(0.01)
     finally:
         root.handlers[:], level = saved
         root.setLevel(level)
-    lines = [json.loads(line) for line in buffer.getvalue().splitlines()]
+    lines = logged()
     tool_call = next(line for line in lines if line["message"] == "tool call")
-    rpc = next(line for line in lines if line["message"] == "rpc" and line["rpc"] == "Search")
+    rpc = next(line for line in lines if is_search_rpc(line))
     assert tool_call["request_id"] and rpc["request_id"] == tool_call["request_id"]
     assert rpc["code"] == "UNAUTHENTICATED"
