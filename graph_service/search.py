@@ -3,9 +3,9 @@
 A tier is read by walking the index in result order (queries.SEARCH_WALKS, or
 SEARCH_WALKS_IN_TIME_RANGE with a time range) as long as what the walk finds says that is
 cheaper, and through the trigram and time indexes (SEARCH_SCANS) once it says the tier's
-matches are rare. The choice is made from the walk, never from the planner's
-estimate of how common a term is: that estimate comes from a statistics sample and flips
-between plans that differ a hundredfold.
+matches are rare. The choice is made from the walk, never from the planner's estimate of how
+common a term is: that estimate comes from a statistics sample and flips between plans that
+differ a hundredfold.
 
 The counts of a first page are taken after its hits, in the same read transaction, unless
 what the read saw says they would be "unknown" anyway: a walk filled the page at a density of
