@@ -153,6 +153,13 @@ ORDER BY m.type_rank, m.object_id, m.result_id
 )
 
 
+# A walk's time filter is never an index condition: given the event-time index, PostgreSQL
+# plans a long walk within a time range as reading the whole range's copies and sorting them
+# (measured at 1M objects, a walk of 1,280 within one month: 43-84 ms, against 17-27 ms along
+# the ordered index). Wrapped in coalesce, the filter only checks the entries walked.
+_WALK_TIME_FILTER = "coalesce(" + TIME_FILTER + ", false)"
+
+
 def _search_walk(walked_columns: str, matched: str) -> str:
     return (
         """
@@ -167,7 +174,7 @@ WITH walked AS MATERIALIZED (
         + """
       AND o.object_type = any($2::text[])
       AND """
-        + TIME_FILTER
+        + _WALK_TIME_FILTER
         + """
     ORDER BY o.type_rank, o.object_id, o.result_id
     LIMIT $11
