@@ -4,9 +4,11 @@ Everything is read inside the caller's REPEATABLE READ READ ONLY transaction, so
 collection of one response comes from one snapshot. X's neighbourhood is read once per call
 (CONTEXT_NEIGHBOURHOOD: keys, kinds and times of every related copy, no text); every collection
 is filtered, ordered, counted and paged from it, and only the copies that land on a page are
-then read whole, with their sources and validity, in one statement each. The cost of a read
-follows the size of X's neighbourhood once, not once per collection. Each collection is its
-own keyset page:
+then read whole, with their sources and validity, in one statement (OBJECT_COPIES). What
+depends only on X and the scope (where X exists, its results' gaps, completion evidence, the
+preference fingerprint and first preferences) comes with the scope's state, in the statement
+that opens the read (CONTEXT_OPENING, see Opening). The cost of a read follows the size of X's
+neighbourhood once, not once per collection. Each collection is its own keyset page:
 
     current mode   current, snapshots, events, changes, relations, leaves, related, sources,
                    preferences
@@ -532,8 +534,8 @@ class ContextReader:
         """One page of each collection (all continuing after `after` — used with one spec).
 
         Planning pages needs only the neighbourhood; then the copies on every page (and the
-        current projection's newest description and decisions) are read whole in one
-        statement, their sources in one, and the relations that give validity in one.
+        current projection's newest description and decisions) are read whole, with their
+        sources and the relations that give validity, in one statement.
         """
         specs = list(specs)
         # A page of preferences alone (a cursor continuing them) needs no neighbourhood.
