@@ -44,6 +44,10 @@ NEXT_STEP = {
     ),
     "source_unavailable": "Only the saved snapshot can be read; use read_kind snapshot.",
     "response_too_large": "Call again with a smaller page_size or content_page_size.",
+    "search_budget_exceeded": (
+        "Search a longer, more specific text (three characters or more), or narrow "
+        "time_range, object_types or scope."
+    ),
     "disabled": "The story graph is switched off for this session; do not retry.",
     "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",
     "consistency_timeout": "The latest writes are not readable yet; retry in a moment.",

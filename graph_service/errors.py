@@ -13,6 +13,7 @@
     ├── HistoricalVersionUnavailable   that version's text is not kept (says what can be read)
     ├── SourceUnavailable     the source is deleted, inaccessible or moved out of the scope
     ├── ResponseTooLarge      the answer would exceed the byte limit; ask for smaller pages
+    ├── SearchBudgetExceeded  a search's index scans ran past their time budget; narrow it
     └── Disabled              a switch gating the story-graph tools is off for this caller
 
 The store raises these (it alone translates asyncpg errors); the servicer maps each class to a
@@ -97,6 +98,14 @@ class SourceUnavailable(GraphError):
 
 class ResponseTooLarge(GraphError):
     reason = "response_too_large"
+
+
+class SearchBudgetExceeded(GraphError):
+    """Finding a search's rare matches through the indexes took longer than the budget (a text
+    the trigram index cannot use, such as one or two characters, means reading every copy in
+    scope). Nothing is returned rather than a page that claims to be complete."""
+
+    reason = "search_budget_exceeded"
 
 
 class Disabled(GraphError):

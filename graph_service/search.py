@@ -17,12 +17,14 @@ density only decides whether to count; a count is never estimated.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
 from graph_service import queries
+from graph_service.errors import SearchBudgetExceeded
 from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
 from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 
@@ -41,6 +43,12 @@ MAX_WALKS = 3
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
 # than this many times COUNT_CAP matches.
 UNCOUNTABLE_MARGIN = 2
+# The index scans of one search page together stop after this long (asyncpg cancels the
+# statement, raising TimeoutError). A scan through the trigram index takes milliseconds (at
+# 1M objects: 3 ms for a rare term, ~100 ms for a deep body-only page of a medium one), but a
+# text the index cannot use — one or two characters — reads every copy in scope, tier after
+# tier: 4-5 s at 1M objects for a short text that matches nothing.
+SCAN_BUDGET_S = 2.0
 
 Hit = tuple[int, asyncpg.Record]  # (relevance tier, row)
 
@@ -64,8 +72,9 @@ async def read_hits(
     """Up to `limit` (score, row) pairs after `position`, walking the tiers 3 → 2 → 1.
 
     `filters` are the parameters $1..$6 of the search statements (scope, types, pattern, time
-    range and basis)."""
+    range and basis). Raises TimeoutError when the index scans run past SCAN_BUDGET_S."""
     ranks = [OBJECT_TYPE_RANKS[t] for t in types]
+    scans_until = time.monotonic() + SCAN_BUDGET_S
     rank_range = (min(ranks), max(ranks))
     found: list[Hit] = []
     density: float | None = None
@@ -81,6 +90,7 @@ async def read_hits(
             ranks=rank_range,
             after=after,
             need=limit - len(found),
+            scans_until=scans_until,
         )
         found.extend((score, row) for row in rows)
         if len(found) >= limit:
@@ -96,6 +106,7 @@ async def _read_tier(
     ranks: tuple[int, int],
     after: list[Any],
     need: int,
+    scans_until: float,
 ) -> tuple[list[asyncpg.Record], float | None]:
     """The tier's next `need` matches, and — when a walk found them before the tier's end —
     the share of the copies walked that matched, at least (None otherwise)."""
@@ -122,8 +133,30 @@ async def _read_tier(
         if walk > LONGEST_WALK:
             break
     # Rare in this tier: let the text and time indexes find the rest.
-    rest = await conn.fetch(queries.SEARCH_SCANS[score], *filters, *after, need - len(found))
+    rest = await conn.fetch(
+        queries.SEARCH_SCANS[score],
+        *filters,
+        *after,
+        need - len(found),
+        timeout=max(scans_until - time.monotonic(), 0.001),
+    )
     return found + list(rest), None
+
+
+def budget_exceeded(query: str, scope: str) -> SearchBudgetExceeded:
+    """The error of a search whose index scans ran past SCAN_BUDGET_S (`scope` described)."""
+    short = (
+        " (a text of fewer than three characters cannot use the text index, so every copy in "
+        "scope is read)"
+        if len(query) < 3
+        else ""
+    )
+    return SearchBudgetExceeded(
+        f"searching {query!r} in {scope} did not finish a page within {SCAN_BUDGET_S:g} s"
+        f"{short}; nothing was returned — search a longer or more specific text, or narrow the "
+        "time range, object types or scope",
+        {"budget_ms": str(int(SCAN_BUDGET_S * 1000))},
+    )
 
 
 def worth_counting(read: HitsRead, scope_copies: int) -> bool:

@@ -21,6 +21,7 @@ from graph_service.errors import (
     ResponseTooLarge,
     ScopeMismatch,
     ScopeRequired,
+    SearchBudgetExceeded,
     SourceUnavailable,
     StaleCursor,
     Unauthenticated,
@@ -56,6 +57,7 @@ STATUS_BY_ERROR: dict[type[GraphError], grpc.StatusCode] = {
     HistoricalVersionUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     SourceUnavailable: grpc.StatusCode.FAILED_PRECONDITION,
     ResponseTooLarge: grpc.StatusCode.OUT_OF_RANGE,
+    SearchBudgetExceeded: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Disabled: grpc.StatusCode.PERMISSION_DENIED,
 }
 

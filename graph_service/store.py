@@ -30,7 +30,7 @@ from graph_service.errors import (
 )
 from graph_service.lookups import object_row, sources_and_touches
 from graph_service.replicas import ReplicaRouter
-from graph_service.search import count_matches, read_hits, worth_counting
+from graph_service.search import budget_exceeded, count_matches, read_hits, worth_counting
 from graph_service.views import (
     Caller,
     CollectionPage,
@@ -162,7 +162,12 @@ class GraphStore:
                         "run the search again from the first page",
                         {"cursor_revision": str(expected_revision), "current": str(revision)},
                     )
-                found = await read_hits(conn, search_args, object_types, position, page_size + 1)
+                try:
+                    found = await read_hits(
+                        conn, search_args, object_types, position, page_size + 1
+                    )
+                except TimeoutError:
+                    raise budget_exceeded(query, scope.resolved.describe()) from None
                 rows = found.hits
                 page_rows = rows[:page_size]
                 sources, touches = await sources_and_touches(

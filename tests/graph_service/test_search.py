@@ -530,6 +530,51 @@ async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
         assert total.WhichOneof("value") == "unknown"
 
 
+async def test_index_scans_past_their_budget_fail_clearly_and_leave_the_pool_usable(
+    tree_stub, graph_stub, monkeypatch
+):
+    """A text the walks find rare is looked up through the indexes; when those scans run past
+    the search's budget (here: made to sleep past a small one), the search fails naming the
+    problem and what to do, returns nothing, and the next search on the pool works."""
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(
+                id=f"e{i:03d}", kind=tree_pb2.CHANGE, title=f"Entry {i}", description="An entry"
+            )
+            for i in range(400)
+        ],
+    )
+    monkeypatch.setattr(search, "SCAN_BUDGET_S", 0.05)
+    slow = {
+        score: f"SELECT s.* FROM pg_sleep(0.5), ({scan}) s"
+        for score, scan in queries.SEARCH_SCANS.items()
+    }
+    monkeypatch.setattr(queries, "SEARCH_SCANS", slow)
+
+    def request(query: str) -> graph_pb2.SearchRequest:
+        return graph_pb2.SearchRequest(
+            query=query, scope=project_scope(project), options=options(written)
+        )
+
+    for query in ("zq", "zq-nowhere"):  # with and without the short-text explanation
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await graph_stub.Search(request(query))
+        failure = describe(caught.value)
+        assert failure.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert failure.reason == "search_budget_exceeded"
+        assert failure.metadata["budget_ms"] == "50"
+        message = caught.value.details()
+        assert f"searching {query!r} in project {project!r}" in message
+        assert "nothing was returned" in message
+        assert ("fewer than three characters" in message) == (len(query) < 3)
+    # A common text fills its page by walking: no scan, and the pool is fit for it.
+    dense = await graph_stub.Search(request("entry"))
+    assert dense.page.returned_count == 10 and dense.page.has_more
+
+
 async def test_a_cursor_does_not_replace_authentication(tree_stub, graph_stub):
     project = unique("proj")
     written = await record(
