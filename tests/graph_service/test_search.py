@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 import pytest
 
@@ -573,6 +575,49 @@ async def test_index_scans_past_their_budget_fail_clearly_and_leave_the_pool_usa
     # A common text fills its page by walking: no scan, and the pool is fit for it.
     dense = await graph_stub.Search(request("entry"))
     assert dense.page.returned_count == 10 and dense.page.has_more
+
+
+async def test_a_search_the_caller_gives_up_on_leaves_every_connection_usable(
+    tree_stub, graph_stub, graph_service, monkeypatch
+):
+    """A caller's deadline cancels the read mid-statement: the transaction is rolled back and
+    the connection goes back to the pool fit for the next reads."""
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(
+                id=f"e{i:03d}", kind=tree_pb2.CHANGE, title=f"Entry {i}", description="An entry"
+            )
+            for i in range(400)
+        ],
+    )
+    slow = {
+        score: f"SELECT s.* FROM pg_sleep(0.5), ({scan}) s"
+        for score, scan in queries.SEARCH_SCANS.items()
+    }
+    monkeypatch.setattr(queries, "SEARCH_SCANS", slow)
+
+    def request(query: str) -> graph_pb2.SearchRequest:
+        return graph_pb2.SearchRequest(
+            query=query, scope=project_scope(project), options=options(written)
+        )
+
+    for _ in range(3):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await graph_stub.Search(request("zq"), timeout=0.1)
+        assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    answers = await asyncio.gather(*(graph_stub.Search(request("entry")) for _ in range(8)))
+    assert all(a.page.returned_count == 10 for a in answers)
+    (replica,) = graph_service.router.replicas
+    assert replica.pool is not None
+    # Every connection is back in the pool once the cancelled reads have been rolled back.
+    for _ in range(100):
+        if replica.pool.get_idle_size() == replica.pool.get_size():
+            break
+        await asyncio.sleep(0.02)
+    assert replica.pool.get_idle_size() == replica.pool.get_size()
 
 
 async def test_a_cursor_does_not_replace_authentication(tree_stub, graph_stub):
