@@ -8,11 +8,12 @@ import httpx2
 import pytest
 from mcp import types
 
-from graph_service import queries, search
+from graph_service import search
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import create_tree, unique
 from tests.gateway.harness import http_client, http_gateway, in_memory, stdio_gateway, tool_error
+from tests.graph_service.test_search import entries, options, record, slow_index_scans
 
 TOOL_NAMES = ["story_graph_search", "story_graph_get_context", "story_graph_read_source"]
 
@@ -134,33 +135,12 @@ async def test_a_search_past_its_scan_budget_is_a_tool_error_with_a_next_step(
     tree_stub, graph_stub, graph_service, monkeypatch
 ):
     token, project = await bound_project(tree_stub, graph_stub, "Budget")
-    # Enough copies that the walks give a rare text up to the index scans, made slow here.
-    written = await tree_stub.RecordReview(
-        tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project])),
-            phase="daily",
-            review_generated_at="2026-10-03T01:00:00Z",
-            events=[
-                tree_pb2.EventInput(id=f"e{i:03d}", kind=tree_pb2.CHANGE, title=f"Entry {i}")
-                for i in range(400)
-            ],
-        )
-    )
+    written = await record(tree_stub, project, events=entries())
     await graph_stub.Search(
-        graph_pb2.SearchRequest(
-            query="x",
-            scope=project_scope([project]),
-            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
-        )
+        graph_pb2.SearchRequest(query="x", scope=project_scope([project]), options=options(written))
     )
     monkeypatch.setattr(search, "SCAN_BUDGET_S", 0.05)
-    slow = {
-        score: f"SELECT s.* FROM pg_sleep(0.5), ({scan}) s"
-        for score, scan in queries.SEARCH_SCANS.items()
-    }
-    monkeypatch.setattr(queries, "SEARCH_SCANS", slow)
+    slow_index_scans(monkeypatch)
     async with in_memory(graph_service.port, token) as client:
         result = await client.call_tool("story_graph_search", {"query": "zq"})
     error = tool_error(result)

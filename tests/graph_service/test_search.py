@@ -532,6 +532,26 @@ async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
         assert total.WhichOneof("value") == "unknown"
 
 
+def entries(count: int = 400) -> list[tree_pb2.EventInput]:
+    """Events whose title and description both say "entry": enough copies that the walks give
+    a rare text up to the index scans, while "entry" itself fills a page by walking."""
+    return [
+        tree_pb2.EventInput(
+            id=f"e{i:03d}", kind=tree_pb2.CHANGE, title=f"Entry {i}", description="An entry"
+        )
+        for i in range(count)
+    ]
+
+
+def slow_index_scans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make Search's index scans (SEARCH_SCANS) sleep half a second first; walks stay fast."""
+    slow = {
+        score: f"SELECT s.* FROM pg_sleep(0.5), ({scan}) s"
+        for score, scan in queries.SEARCH_SCANS.items()
+    }
+    monkeypatch.setattr(queries, "SEARCH_SCANS", slow)
+
+
 async def test_index_scans_past_their_budget_fail_clearly_and_leave_the_pool_usable(
     tree_stub, graph_stub, monkeypatch
 ):
@@ -539,22 +559,9 @@ async def test_index_scans_past_their_budget_fail_clearly_and_leave_the_pool_usa
     the search's budget (here: made to sleep past a small one), the search fails naming the
     problem and what to do, returns nothing, and the next search on the pool works."""
     project = unique("proj")
-    written = await record(
-        tree_stub,
-        project,
-        events=[
-            tree_pb2.EventInput(
-                id=f"e{i:03d}", kind=tree_pb2.CHANGE, title=f"Entry {i}", description="An entry"
-            )
-            for i in range(400)
-        ],
-    )
+    written = await record(tree_stub, project, events=entries())
     monkeypatch.setattr(search, "SCAN_BUDGET_S", 0.05)
-    slow = {
-        score: f"SELECT s.* FROM pg_sleep(0.5), ({scan}) s"
-        for score, scan in queries.SEARCH_SCANS.items()
-    }
-    monkeypatch.setattr(queries, "SEARCH_SCANS", slow)
+    slow_index_scans(monkeypatch)
 
     def request(query: str) -> graph_pb2.SearchRequest:
         return graph_pb2.SearchRequest(
@@ -583,21 +590,8 @@ async def test_a_search_the_caller_gives_up_on_leaves_every_connection_usable(
     """A caller's deadline cancels the read mid-statement: the transaction is rolled back and
     the connection goes back to the pool fit for the next reads."""
     project = unique("proj")
-    written = await record(
-        tree_stub,
-        project,
-        events=[
-            tree_pb2.EventInput(
-                id=f"e{i:03d}", kind=tree_pb2.CHANGE, title=f"Entry {i}", description="An entry"
-            )
-            for i in range(400)
-        ],
-    )
-    slow = {
-        score: f"SELECT s.* FROM pg_sleep(0.5), ({scan}) s"
-        for score, scan in queries.SEARCH_SCANS.items()
-    }
-    monkeypatch.setattr(queries, "SEARCH_SCANS", slow)
+    written = await record(tree_stub, project, events=entries())
+    slow_index_scans(monkeypatch)
 
     def request(query: str) -> graph_pb2.SearchRequest:
         return graph_pb2.SearchRequest(
