@@ -269,12 +269,14 @@ WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 L
 # ---- validity ------------------------------------------------------------------------------
 
 
-# The evidenced relations (`replaces`, `contradicts`; a retracted one counts for nothing) that
-# touch each of the objects ({types}, {ids}) in scope {scope}: one row per relation copy and end
-# that touches one, with the relation copy's own columns (its times narrow validity to an
-# evidence range), the link ("replaces.to", ...) and the object it touches. Shaped like the
-# other parts of OBJECT_COPIES and SOURCES_AND_TOUCHES, which return copies, cited sources and
-# touches in one statement; graph_service.lookups.touches_by_ref reads them.
+# The evidenced relations (`replaces`, `contradicts`) that touch each of the objects ({types},
+# {ids}) in scope {scope}: one row per relation copy and end that touches one, with the
+# relation copy's own columns (its times narrow validity to an evidence range), the link
+# ("replaces.to", ...) and the object it touches. Shaped like the other parts of OBJECT_COPIES
+# and SOURCES_AND_TOUCHES, which return copies, cited sources and touches in one statement;
+# graph_service.lookups.touches_by_ref reads them. A retracted relation counts for nothing:
+# neither the copy recorded as retracted nor any copy of the same relation recorded before it
+# (a later result may record the relation again).
 def _validity_relations(scope: str, types: str, ids: str) -> str:
     return f"""
 SELECT 'touch' AS part, {_OBJECT_COLUMNS}, o.cited_ids,
@@ -286,6 +288,13 @@ JOIN graph_objects o
 WHERE l.from_type = 'relation'
   AND l.link IN ('replaces.from', 'replaces.to', 'contradicts.from', 'contradicts.to')
   AND o.confirmation_state IS DISTINCT FROM 'retracted'
+  AND NOT EXISTS (
+      SELECT 1
+      FROM graph_objects later JOIN review_results lr ON lr.result_id = later.result_id
+      WHERE later.object_type = 'relation' AND later.object_id = o.object_id
+        AND later.scope_key = {scope} AND later.confirmation_state = 'retracted'
+        AND lr.graph_revision > (SELECT graph_revision FROM review_results
+                                 WHERE result_id = o.result_id))
 """
 
 

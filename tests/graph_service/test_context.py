@@ -536,3 +536,76 @@ async def test_a_completed_change_is_the_evidence_a_decision_was_carried_out(tre
     # The entity is held by both results: one of them reports the gap.
     entity = await read(ref(ENTITY, "ent-db"))
     assert list(entity.history_gaps) == [f"a result holding this object reports: {gap}"]
+
+
+async def test_a_retraction_withdraws_the_relation_recorded_before_it(tree_stub, graph_stub):
+    """A later result that records a relation as retracted withdraws every earlier copy of it:
+    validity is unknown again, in Search and GetContext alike. A result after the retraction
+    may record the relation again, and then it counts."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+
+    def evidence(source_id: str) -> tree_pb2.SourceReferenceInput:
+        return tree_pb2.SourceReferenceInput(
+            id=source_id, source_type="document", source_id="doc-decisions", fragment=source_id
+        )
+
+    def b_replaces_a(source_id: str, state: int = 0) -> tree_pb2.RelationInput:
+        return relation_input(
+            "rel-b-a",
+            tree_pb2.REPLACES,
+            ref(EVENT, "ev-b"),
+            ref(EVENT, "ev-a"),
+            reason="the user switched to B",
+            source_reference_ids=[source_id],
+            confirmation_state=state,
+        )
+
+    async def states() -> dict[str, tuple[Any, Any]]:
+        """Each event's validity as (Search, GetContext) read it."""
+        options = graph_pb2.ReadOptions(min_consistency=written.consistency)
+        found = await graph_stub.Search(
+            graph_pb2.SearchRequest(query="Decide", scope=scope, options=options)
+        )
+        read = {}
+        for hit in found.hits:
+            response = await graph_stub.GetContext(
+                graph_pb2.GetContextRequest(object_ref=hit.ref, scope=scope, options=options)
+            )
+            current = collection(response, "current").items[0]
+            read[hit.ref.id] = (hit.time.validity.state, current.time.validity.state)
+        return read
+
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=scope,
+            phase="daily",
+            review_generated_at="2026-10-02T01:00:00Z",
+            events=[
+                tree_pb2.EventInput(id="ev-a", kind=tree_pb2.DECISION, title="Decide A"),
+                tree_pb2.EventInput(id="ev-b", kind=tree_pb2.DECISION, title="Decide B"),
+            ],
+            source_references=[evidence("src-switch")],
+            relations=[b_replaces_a("src-switch")],
+        )
+    )
+    assert await states() == {"ev-a": (SUPERSEDED,) * 2, "ev-b": (CURRENT,) * 2}
+
+    for source_id, state, expected in (
+        ("src-misread", common_pb2.RETRACTED, {"ev-a": (UNKNOWN,) * 2, "ev-b": (UNKNOWN,) * 2}),
+        ("src-again", 0, {"ev-a": (SUPERSEDED,) * 2, "ev-b": (CURRENT,) * 2}),
+    ):
+        written = await tree_stub.RecordReview(
+            tree_pb2.RecordReviewRequest(
+                idempotency_key=unique("k"),
+                result_id=unique("res"),
+                scope=scope,
+                phase="daily",
+                review_generated_at="2026-10-03T01:00:00Z",
+                source_references=[evidence(source_id)],
+                relations=[b_replaces_a(source_id, state)],
+            )
+        )
+        assert await states() == expected, source_id

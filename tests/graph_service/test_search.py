@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
@@ -25,26 +26,27 @@ async def record(
     tree_stub,
     project: str,
     *,
-    events=(),
-    entities=(),
-    summaries=(),
     sources=(),
     scope: common_pb2.Scope | None = None,
+    **fields: Any,
 ) -> tree_pb2.RecordReviewResponse:
-    response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(
-        tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=scope or project_scope(project),
-            phase="daily",
-            covered={"from": "2026-10-01T00:00:00Z", "to": "2026-10-02T00:00:00Z"},
-            review_generated_at="2026-10-02T01:00:00Z",
-            events=list(events),
-            entities=list(entities),
-            summaries=list(summaries),
-            source_references=list(sources),
-        )
+    """One review result in the project (or `scope`): `sources` are its source references,
+    `fields` any other RecordReviewRequest fields (events, entities, relations, ...)."""
+    request = tree_pb2.RecordReviewRequest(
+        idempotency_key=unique("k"),
+        result_id=unique("res"),
+        scope=scope or project_scope(project),
+        phase="daily",
+        covered={"from": "2026-10-01T00:00:00Z", "to": "2026-10-02T00:00:00Z"},
+        review_generated_at="2026-10-02T01:00:00Z",
+        source_references=list(sources),
     )
+    for name, value in fields.items():
+        if isinstance(value, str):
+            setattr(request, name, value)
+        else:
+            getattr(request, name).extend(value)
+    response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(request)
     return response
 
 
