@@ -321,6 +321,19 @@ TIMELINE_MODE: tuple[str | Linked, ...] = (
 )
 
 
+# What kind of statement a collection's items are (ContextItem.label); "stored_copy" for the
+# others. A content continuation labels its item as the page that held it did.
+COLLECTION_LABELS = {
+    "snapshots": "stored_snapshot",
+    "sources": "source_reference",
+    "undated": "undated_evidence",
+}
+
+
+def collection_label(name: str) -> str:
+    return COLLECTION_LABELS.get(name, "stored_copy")
+
+
 def collections_of(mode: str) -> dict[str, str | Linked]:
     specs = CURRENT_MODE if mode == "current" else TIMELINE_MODE
     return {(s if isinstance(s, str) else s.name): s for s in specs}
@@ -517,10 +530,12 @@ class ContextReader:
             key=lambda m: m.graph_revision,
         )
 
-    async def unknown_time_excluded(self) -> int:
-        """Related evidence an event-time filter leaves out for lacking an event time."""
+    async def unknown_time_excluded(self, include_x: bool) -> int:
+        """Evidence an event-time filter leaves out for lacking an event time: related copies,
+        and X's own copies when the read lists them as evidence (`include_x`: timeline)."""
         members = await self.members()
-        return sum(1 for stored in members.collection(["member"], EVIDENCE) if is_undated(stored))
+        roles = ("member", "self") if include_x else ("member",)
+        return sum(1 for stored in members.collection(roles, EVIDENCE) if is_undated(stored))
 
     # ---- collections --------------------------------------------------------------------
 
@@ -615,7 +630,7 @@ class ContextReader:
         return PlannedPage(
             spec.name,
             tuple(Member._make(fields).key for _, fields in page),
-            "undated_evidence" if spec.undated_only else "stored_copy",
+            collection_label(spec.name),
             start + size < len(selected),
             len(selected) if count else None,
             [last[0], last[1].isoformat(), *last[2:]] if last else [],
@@ -630,7 +645,7 @@ class ContextReader:
         return PlannedPage(
             "snapshots",
             tuple(m.key for m in page),
-            "stored_snapshot",
+            collection_label("snapshots"),
             len(rest) > size,
             len(copies) if count else None,
             [page[-1].graph_revision] if page else [],
@@ -651,7 +666,7 @@ class ContextReader:
         return PlannedPage(
             "sources",
             tuple(m.key for m in page),
-            "source_reference",
+            collection_label("sources"),
             start + size < len(cited),
             len(cited) if count else None,
             [page[-1].object_id, page[-1].result_id] if page else [],
@@ -743,7 +758,7 @@ class ContextReader:
             return None
         sources, touches = await sources_and_touches(self.conn, self.key, [row])
         copy = object_row(row, sources)
-        return self._entry(copy, "stored_copy", touches)
+        return self._entry(copy, collection_label(name), touches)
 
     # ---- the current projection ---------------------------------------------------------
 

@@ -103,11 +103,12 @@ def context_continuation(state: CursorState) -> ContextContinuation:
     """Positions are ["collection", prefs, name, *keyset] or
     ["content", prefs, name, offset, content digest, type, id, result id]."""
     kind, _, name, *rest = state.position
+    # Counts are [the collection's total, the read's unknown-time exclusions] of the first page.
+    total, excluded = (*(state.counts or []), None, None)[:2]
     if kind == "collection":
-        total = state.counts[0] if state.counts else None
-        return ContextContinuation("collection", name, rest, total)
+        return ContextContinuation("collection", name, rest, total, excluded)
     offset, digest, *key = rest
-    return ContextContinuation("content", name, [*key, offset, digest])
+    return ContextContinuation("content", name, [*key, offset, digest], total, excluded)
 
 
 def carried_counts(state: CursorState | None, tf: TimeFilter) -> MatchCounts | None:
@@ -351,7 +352,8 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                                     start + content_size,
                                     fingerprint(entry.content),
                                     *entry.key,
-                                ]
+                                ],
+                                [page.total, read.unknown_time_excluded],
                             )
                             if more
                             else "",
@@ -361,8 +363,11 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 if page.has_more:
                     next_cursor = cursor(
                         ["collection", read.preferences_version, page.name, *page.position],
-                        [page.total],
+                        [page.total, read.unknown_time_excluded],
                     )
+                # An item's content continued alone is not a page of its collection: the
+                # collection goes on as the page that held the item said (its cursor).
+                continues_content = continuation is not None and continuation.kind == "content"
                 collections.append(
                     graph_pb2.ContextCollection(
                         name=page.name,
@@ -371,8 +376,14 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                             returned_count=len(items),
                             has_more=page.has_more,
                             next_cursor=next_cursor,
-                            complete=not page.has_more,
-                            limit_reason="page_size" if page.has_more else "",
+                            complete=not page.has_more and not continues_content,
+                            limit_reason=(
+                                "content_continuation"
+                                if continues_content
+                                else "page_size"
+                                if page.has_more
+                                else ""
+                            ),
                             total=convert.count(page.total, convert.UNCOUNTED),
                         ),
                     )

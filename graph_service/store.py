@@ -276,10 +276,12 @@ class GraphStore:
                 pages: list[CollectionPage] = []
                 excluded: int | None = 0
                 filtered = time_filter.excludes_unknown_times
+                if continuation is not None:
+                    excluded = continuation.unknown_time_excluded
                 if continuation is None:
                     pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
                     if filtered:
-                        excluded = await reader.unknown_time_excluded()
+                        excluded = await reader.unknown_time_excluded(include_x=mode == "timeline")
                 elif continuation.kind == "collection":
                     (page,) = await reader.pages(
                         [specs[continuation.collection]],
@@ -295,7 +297,11 @@ class GraphStore:
                             "the item this cursor continues is gone; read the context again",
                             {"collection": continuation.collection},
                         )
-                    pages.append(CollectionPage(continuation.collection, (entry,), False, 1, []))
+                    pages.append(
+                        CollectionPage(
+                            continuation.collection, (entry,), False, continuation.total, []
+                        )
+                    )
                 gaps = reader.history_gaps()
             return ContextRead(
                 object_type=object_type,

@@ -278,6 +278,8 @@ class ContextContinuation:
     collection: str
     position: list[Any]  # the keyset after the last item, or the item's key
     total: int | None = None  # the collection's total from the first page
+    # What the first page reported as left out of the time filter for an unknown event time.
+    unknown_time_excluded: int | None = None
 
 
 @dataclass(frozen=True)

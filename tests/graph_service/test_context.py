@@ -442,30 +442,49 @@ async def test_cursor_goes_stale_after_an_ingestion_and_tampering_is_refused(tre
     assert (before, after) == (8, 8 + 3)
 
 
-async def test_computed_and_background_items_continue_their_content_too(graph_stub, story):
-    """The current projection and a preference are not stored objects, yet their content pages
-    on like any other item's and concatenates to the same JSON document."""
+@pytest.mark.parametrize("mode", [graph_pb2.CURRENT, graph_pb2.TIMELINE])
+async def test_every_item_continues_its_content_as_the_same_part(graph_stub, story, mode):
+    """Stored, computed and background items alike: each fragment of an item's content keeps
+    the item's part and label, the fragments concatenate to its JSON document, and a response
+    that continues one item does not pass itself off as a complete page of its collection."""
     request = graph_pb2.GetContextRequest(
         object_ref=ref(ENTITY, "ent-storage"),
         scope=story.scope,
+        mode=mode,
         content_page_size=100,
         options=story.options(),
     )
     first = await graph_stub.GetContext(request)
-    for name in ("current", "preferences"):
-        fragment = collection(first, name).items[0].content
-        parts = [fragment.text]
+    continued = set()
+    for listed in first.collections:
+        if not listed.items:
+            continue
+        item = listed.items[0]
+        fragment, parts = item.content, [item.content.text]
         while fragment.next_cursor:
             follow = graph_pb2.GetContextRequest()
             follow.CopyFrom(request)
             follow.cursor = fragment.next_cursor
             page = await graph_stub.GetContext(follow)
-            assert [c.name for c in page.collections] == [name]
-            fragment = page.collections[0].items[0].content
+            (alone,) = page.collections
+            assert alone.name == listed.name
+            (next_item,) = alone.items
+            assert (next_item.label, next_item.content.part) == (item.label, item.content.part)
+            assert not alone.page.complete and not alone.page.has_more
+            assert alone.page.limit_reason == "content_continuation"
+            assert alone.page.total == listed.page.total
+            fragment = next_item.content
             parts.append(fragment.text)
         assert len(parts) > 1
         whole = json.loads("".join(parts))
-        assert whole["type"] == ("entity" if name == "current" else "preference")
+        assert whole["type"] == common_pb2.ObjectType.Name(item.ref.type).lower()
+        continued.add(listed.name)
+    expected = (
+        {"current", "snapshots", "events", "relations", "related", "sources", "preferences"}
+        if mode == graph_pb2.CURRENT
+        else {"timeline", "undated", "snapshots", "related", "sources"}
+    )
+    assert expected <= continued
 
 
 async def test_a_completed_change_is_the_evidence_a_decision_was_carried_out(tree_stub, graph_stub):
@@ -609,3 +628,51 @@ async def test_a_retraction_withdraws_the_relation_recorded_before_it(tree_stub,
             )
         )
         assert await states() == expected, source_id
+
+
+async def test_unknown_time_exclusions_are_counted_on_every_page(tree_stub, graph_stub):
+    """What an event-time filter leaves out for an unknown time is said on every page of the
+    read, cursor pages included (never a 0 standing in for it), and the timeline counts the
+    object's own undated copies, which it would otherwise list."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    await record_many(tree_stub, project, 9)
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=scope,
+            phase="daily",
+            review_generated_at="2026-10-02T00:00:00Z",
+            events=[tree_pb2.EventInput(id="ev-alone", kind=tree_pb2.DISCUSSION, title="Alone")],
+        )
+    )
+    october_first = common_pb2.TimeRange(
+        **{"from": "2026-10-01T00:00:00Z", "to": "2026-10-02T00:00:00Z"}
+    )
+    request = graph_pb2.GetContextRequest(
+        object_ref=ref(ENTITY, "hub"),
+        scope=scope,
+        time_range=october_first,
+        page_size=2,
+        content_page_size=100,
+        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+    )
+    first = await graph_stub.GetContext(request)
+    excluded = first.coverage.unknown_time_excluded
+    assert excluded.exact >= 3  # ev-000, ev-003, ev-006 at least
+    events = collection(first, "events")
+    for cursor in (events.page.next_cursor, events.items[0].content.next_cursor):
+        follow = graph_pb2.GetContextRequest()
+        follow.CopyFrom(request)
+        follow.cursor = cursor
+        assert (await graph_stub.GetContext(follow)).coverage.unknown_time_excluded == excluded
+
+    alone = graph_pb2.GetContextRequest()
+    alone.CopyFrom(request)
+    alone.object_ref.CopyFrom(ref(EVENT, "ev-alone"))
+    alone.mode = graph_pb2.TIMELINE
+    timeline = await graph_stub.GetContext(alone)
+    assert not collection(timeline, "timeline").items
+    assert not collection(timeline, "undated").items
+    assert timeline.coverage.unknown_time_excluded.exact == 1
