@@ -60,6 +60,8 @@ from mirrortree.timefmt import format_utc
 EVIDENCE = ("event", "entity_change", "relation", "leaf_fact")
 NEIGHBOURS = ("story_line", "entity", "summary")
 DECISIONS_SHOWN = 20
+VERSIONS_LISTED = 50  # the results named when a read asks for one that holds no copy
+SCOPES_LISTED = 20  # the scopes of X that queries.CONTEXT_OPENING lists, at most
 # Not datetime.min: asyncpg sends that as -infinity.
 UNKNOWN_TIME_STAND_IN = datetime(1, 1, 2, tzinfo=UTC)
 
@@ -400,7 +402,8 @@ class Opening:
     neighbourhood."""
 
     preference_fingerprint: tuple[int, int]  # how many preferences apply, their revisions' sum
-    object_scopes: tuple[str, ...]  # where X exists at all
+    in_scope: bool  # whether X exists in the scope read
+    object_scopes: tuple[str, ...]  # where X exists at all (20 scopes at most)
     history_gaps: tuple[str, ...]
     completion: tuple[tuple[str, str], ...]  # (entity change id, result id); current mode only
     # The first preferences, one more than a page (None: not read — not a first current read).
@@ -424,6 +427,7 @@ class Opening:
         count, revisions = row["preference_fingerprint"]
         return cls(
             preference_fingerprint=(int(count), int(revisions)),
+            in_scope=row["in_scope"],
             object_scopes=tuple(row["object_scopes"]),
             history_gaps=tuple(row["history_gaps"]),
             completion=tuple(row["completion"]),
@@ -481,17 +485,20 @@ class ContextReader:
                 f"{self.object_type} {self.object_id!r} does not exist in the story graph",
                 {"resource": self.object_type, "id": self.object_id},
             )
-        if self.key not in scopes:
+        if not self.opening.in_scope:
             raise self._mismatch(scopes)
         if self.result_filter is not None:
-            results = [
-                r["result_id"] for r in await self.conn.fetch(queries.OBJECT_RESULTS, *self.x, 50)
-            ]
-            if self.result_filter not in results:
+            rows = await self.conn.fetch(
+                queries.OBJECT_RESULTS, *self.x, self.result_filter, VERSIONS_LISTED
+            )
+            if rows[0]["result_id"] != self.result_filter:
+                results = [r["result_id"] for r in rows]
+                held = rows[0]["held"]
+                which = f" (the oldest {len(results)} of {held})" if held > len(results) else ""
                 raise HistoricalVersionUnavailable(
                     f"result {self.result_filter!r} holds no copy of {self.object_type} "
                     f"{self.object_id!r}; the stored versions are the copies recorded by: "
-                    f"{', '.join(results)} (or read without result_id for all of them)",
+                    f"{', '.join(results)}{which} (or read without result_id for all of them)",
                     {"available_result_ids": ",".join(results)},
                 )
 
@@ -499,7 +506,9 @@ class ContextReader:
         return ScopeMismatch(
             f"{self.object_type} {self.object_id!r} is not in "
             f"{self.scope.resolved.describe()}; it belongs to "
-            f"{len(scopes)} other scope(s) — ask for that scope explicitly if you may read it",
+            f"{len(scopes)}{' or more' if len(scopes) >= SCOPES_LISTED else ''} other scope(s) — "
+            "ask for "
+            "that scope explicitly if you may read it",
             {"object_type": self.object_type, "object_id": self.object_id},
         )
 

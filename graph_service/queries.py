@@ -329,12 +329,15 @@ _PREFERENCE_COLUMNS = "id, scope_key, subject, text, about, confirmed_by, revisi
 
 PREFERENCE_BY_ID = "SELECT " + _PREFERENCE_COLUMNS + " FROM preferences WHERE id = $1"
 
-# The results in scope that hold the object, oldest first (the versions a caller can name).
+# The results in scope that hold the object ($1 scope, $2 type, $3 id): result $4 first when
+# it is one of them, then oldest first (the versions a caller can name), at most $5, each with
+# how many there are in all.
 OBJECT_RESULTS = """
-SELECT o.result_id FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+SELECT o.result_id, count(*) OVER () AS held
+FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
-ORDER BY r.graph_revision
-LIMIT $4
+ORDER BY o.result_id = $4 DESC, r.graph_revision
+LIMIT $5
 """
 
 # The objects related to X = ($2 type, $3 id) in scope $1: its direct neighbours over links in
@@ -434,7 +437,9 @@ LIMIT $3
 # completion evidence.
 #   preference_fingerprint  (count, sum of revisions) of the applicable preferences: any create
 #                           or update changes it
-#   object_scopes           where X exists at all (not_found vs scope_mismatch)
+#   in_scope                whether X exists in the scope read
+#   object_scopes           where X exists at all, 20 scopes at most (not_found vs
+#                           scope_mismatch)
 #   history_gaps            the gaps the results holding X report
 #   completion              (entity change id, result id) of the changes that record X being
 #                           carried out ("completed"): the only evidence a decision was executed
@@ -443,6 +448,8 @@ CONTEXT_OPENING = _scope_state(
     """,
     (SELECT ROW(count(*), coalesce(sum(revision), 0)::bigint)
      FROM preferences WHERE scope_key = any($5::text[])) AS preference_fingerprint,
+    EXISTS(SELECT 1 FROM graph_objects
+           WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS in_scope,
     ARRAY(SELECT DISTINCT scope_key FROM graph_objects
           WHERE object_type = $3 AND object_id = $4 LIMIT 20) AS object_scopes,
     ARRAY(SELECT DISTINCT unnest(r.coverage_gaps) AS gap

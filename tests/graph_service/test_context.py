@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 import pytest
 
+from graph_service import context as context_reads
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
@@ -676,3 +677,65 @@ async def test_unknown_time_exclusions_are_counted_on_every_page(tree_stub, grap
     assert not collection(timeline, "timeline").items
     assert not collection(timeline, "undated").items
     assert timeline.coverage.unknown_time_excluded.exact == 1
+
+
+async def test_an_object_of_many_results_and_scopes_is_read_where_it_is(tree_stub, graph_stub):
+    """Any stored version can be named, however many results hold the object, and an object
+    recorded in many scopes is read in each of them (the lists the errors name are bounded; the
+    answers are not)."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+
+    async def entity_in(target: common_pb2.Scope, result_id: str) -> tree_pb2.RecordReviewResponse:
+        response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(
+            tree_pb2.RecordReviewRequest(
+                idempotency_key=unique("k"),
+                result_id=result_id,
+                scope=target,
+                phase="daily",
+                review_generated_at="2026-10-02T00:00:00Z",
+                entities=[tree_pb2.EntityInput(id="ent-shared", label="Shared")],
+            )
+        )
+        return response
+
+    results = [unique("res") for _ in range(context_reads.VERSIONS_LISTED + 2)]
+    for result_id in results:
+        written = await entity_in(scope, result_id)
+    options = graph_pb2.ReadOptions(min_consistency=written.consistency)
+    newest = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(ENTITY, "ent-shared"),
+            scope=scope,
+            result_id=results[-1],
+            options=options,
+        )
+    )
+    assert [i.result_id for i in collection(newest, "snapshots").items] == [results[-1]]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(
+                object_ref=ref(ENTITY, "ent-shared"),
+                scope=scope,
+                result_id="res-none",
+                options=options,
+            )
+        )
+    assert describe(caught.value).reason == "historical_version_unavailable"
+    assert f"the oldest {context_reads.VERSIONS_LISTED} of {len(results)}" in caught.value.details()
+
+    elsewhere = [unique("other") for _ in range(context_reads.SCOPES_LISTED + 1)]
+    for other in elsewhere:
+        await entity_in(
+            common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[other])), unique("res")
+        )
+    last = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[unique("zz-last")]))
+    written = await entity_in(last, unique("res"))
+    read = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(ENTITY, "ent-shared"),
+            scope=last,
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    assert len(collection(read, "snapshots").items) == 1
