@@ -392,6 +392,14 @@ def search_response(
     )
 
 
+SOURCE_AVAILABILITY = {
+    "available": graph_pb2.AVAILABLE,
+    "deleted": graph_pb2.DELETED,
+    "inaccessible": graph_pb2.INACCESSIBLE,
+    "moved_out_of_scope": graph_pb2.MOVED_OUT_OF_SCOPE,
+}
+
+
 def read_source_response(
     read: SourceRead,
     scope: ResolvedScope,
@@ -417,9 +425,11 @@ def read_source_response(
         fragment_start=read.fragment_start,
         fragment_end=read.fragment_end,
         source_length=count(
-            read.source_length, "the whole source is not readable here, only the saved fragment"
+            read.source_length,
+            "the whole source at this version is not readable here (not kept, gone or out of "
+            "scope), only the saved fragment",
         ),
-        availability=graph_pb2.AVAILABLE,
+        availability=SOURCE_AVAILABILITY[read.availability],
         available_read_kinds=[READ_KIND_TO_PROTO[k] for k in read.available_kinds],
         differs_from_reference=read.differs_from_reference,
         page=common_pb2.PageInfo(

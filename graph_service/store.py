@@ -351,24 +351,32 @@ class GraphStore:
                     )
                 reference = owned[0]
                 details = json.loads(reference["details"])
+                saved_version = str(details.get("source_version", ""))
                 current = await self._current_source(conn, details)
-                readable = current is not None and not current.deleted
-                available = ("snapshot", "version", "current") if readable else ("snapshot",)
+                availability = self._availability(current, scope)
+                available = (
+                    ("snapshot", "version", "current")
+                    if availability == "available"
+                    else ("snapshot",)
+                )
                 # snapshot: exactly the fragment saved as evidence, at the version it was saved
                 content, content_kind = reference["fragment"], "saved_fragment"
-                returned = str(details.get("source_version", ""))
+                returned = saved_version
                 differs = False
+                whole: CurrentSource | None = None  # the whole source the range refers to
                 if kind == "current":
-                    now = self._require_current(current, scope, reference_id, available)
-                    content, content_kind = now.text, "whole_source"
-                    returned = now.revision
-                    differs = returned != str(details.get("source_version", ""))
+                    whole = self._require_current(current, scope, reference_id, available)
+                    content, content_kind = whole.text, "whole_source"
+                    returned = whole.revision
+                    differs = returned != saved_version
                 elif kind == "version":
-                    old = await self._source_version(conn, current, version)
-                    if old is None:
+                    whole = await self._source_version(conn, current, version)
+                    if whole is None:
                         raise self._no_version(reference_id, version, available)
-                    self._require_in_scope(old.project_id, scope, reference_id)
-                    content, content_kind, returned = old.text, "whole_source", version
+                    self._require_in_scope(whole.project_id, scope, reference_id)
+                    content, content_kind, returned = whole.text, "whole_source", version
+                elif availability == "available" and saved_version:
+                    whole = await self._source_version(conn, current, saved_version)
                 revision, coverage, read_at, _ = await read_scope_state(conn, scope_key)
             return SourceRead(
                 reference_id=reference_id,
@@ -383,9 +391,10 @@ class GraphStore:
                 content=content,
                 content_kind=content_kind,
                 returned_version=returned,
+                availability=availability,
                 available_kinds=available,
                 differs_from_reference=differs,
-                source_length=len(current.text) if current and readable else None,
+                source_length=len(whole.text) if whole is not None else None,
                 coverage=coverage,
                 read_revision=revision,
                 read_at=read_at,
@@ -427,10 +436,25 @@ class GraphStore:
             return None
         if current.node_id is None:
             return current if current.revision == version else None
+        if not version.isdigit():  # a message's revisions are numbered; nothing else is kept
+            return None
         old = await conn.fetchrow(queries.MESSAGE_SOURCE_REVISION, current.node_id, int(version))
         if old is None:
             return None
         return CurrentSource(old["text"], version, old["project_id"], current.node_id)
+
+    @staticmethod
+    def _availability(current: CurrentSource | None, scope: ResolvedScope) -> str:
+        """Whether the source behind a reference can be read beyond its saved fragment here:
+        "available", "deleted", "inaccessible" (no such source is known) or
+        "moved_out_of_scope"."""
+        if current is None:
+            return "inaccessible"
+        if current.deleted:
+            return "deleted"
+        if not (scope.resolved.is_global or current.project_id in scope.resolved.projects):
+            return "moved_out_of_scope"
+        return "available"
 
     @classmethod
     def _require_current(

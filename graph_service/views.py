@@ -218,9 +218,14 @@ class SourceRead:
     content: str
     content_kind: str  # "saved_fragment" | "whole_source"
     returned_version: str
+    # "available" | "deleted" | "inaccessible" | "moved_out_of_scope": whether the source
+    # can be read here beyond the saved fragment
+    availability: str
     available_kinds: tuple[str, ...]  # "snapshot", "version", "current"
     differs_from_reference: bool
-    source_length: int | None  # whole-source length in code points, when known
+    # Code points of the whole source at the version read (a snapshot: the version the
+    # reference saved), when it can be read here.
+    source_length: int | None
     coverage: CoverageView
     read_revision: int
     read_at: datetime

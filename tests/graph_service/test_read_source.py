@@ -105,14 +105,18 @@ async def test_current_reads_the_source_as_it_is_now_and_says_it_differs(tree_st
             idempotency_key=unique("k"),
             question_id=question.id,
             expected_revision=question.revision,
-            text="Budget: 12k",
+            text="Budget: 12k, approved",
         )
     )
     response = await graph_stub.ReadSource(
         read(ref, project, edited.consistency, read_kind=graph_pb2.CURRENT_CONTENT)
     )
-    assert (response.text, response.content_kind) == ("Budget: 12k", "whole_source")
+    assert (response.text, response.content_kind) == ("Budget: 12k, approved", "whole_source")
     assert (response.returned_version, response.differs_from_reference) == ("2", True)
+    # The snapshot's whole-source length is that of the revision it saved, not of the newest.
+    snapshot = await graph_stub.ReadSource(read(ref, project, edited.consistency))
+    assert snapshot.source_length.exact == len("Budget: 10k")
+    assert snapshot.availability == graph_pb2.AVAILABLE
     version_one = await graph_stub.ReadSource(
         read(ref, project, edited.consistency, read_kind=graph_pb2.VERSION, source_version="1")
     )
@@ -265,3 +269,90 @@ async def test_recorded_source_keeps_only_its_current_revision(tree_service, tre
         )
     )
     assert still.text == snapshot.text
+
+
+async def test_a_snapshot_says_whether_its_source_can_still_be_read(tree_stub, graph_stub):
+    """Every read reports the source's availability and only the read kinds that work: a
+    deleted source, one that moved to another project and one that is not known leave only
+    the snapshot. The whole-source length is that of the version the reference saved."""
+    project = unique("proj")
+    source_id = unique("doc")
+    text = "Notes: we chose PostgreSQL for the sync server."
+
+    async def source(**fields) -> tree_pb2.RecordSourceResponse:
+        response: tree_pb2.RecordSourceResponse = await tree_stub.RecordSource(
+            tree_pb2.RecordSourceRequest(
+                idempotency_key=unique("k"), source_id=source_id, source_type="document", **fields
+            )
+        )
+        return response
+
+    await source(project_id=project, title="Notes", text=text)
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=project_scope([project]),
+            phase="daily",
+            review_generated_at="2026-10-02T01:00:00Z",
+            source_references=[
+                tree_pb2.SourceReferenceInput(
+                    id=f"{source_id}-ref",
+                    source_type="document",
+                    source_id=source_id,
+                    source_version="1",
+                    fragment="we chose PostgreSQL",
+                    fragment_start=7,
+                    fragment_end=26,
+                ),
+                tree_pb2.SourceReferenceInput(
+                    id=f"{source_id}-unknown",
+                    source_type="document",
+                    source_id=unique("never-recorded"),
+                    fragment="a document nobody recorded",
+                ),
+            ],
+        )
+    )
+
+    async def snapshot(token, reference: str = f"{source_id}-ref") -> graph_pb2.ReadSourceResponse:
+        response: graph_pb2.ReadSourceResponse = await graph_stub.ReadSource(
+            read(reference, project, token)
+        )
+        return response
+
+    SNAPSHOT_ONLY = [graph_pb2.SNAPSHOT]
+    now = await snapshot(written.consistency)
+    assert now.availability == graph_pb2.AVAILABLE
+    assert now.source_length.exact == len(text)
+    unknown = await snapshot(written.consistency, f"{source_id}-unknown")
+    assert (unknown.availability, list(unknown.available_read_kinds)) == (
+        graph_pb2.INACCESSIBLE,
+        SNAPSHOT_ONLY,
+    )
+
+    edited = await source(
+        project_id=project, title="Notes", text=text + " Revised.", expected_revision=1
+    )
+    later = await snapshot(edited.consistency)
+    # Only the current revision of a document is kept: the saved one's length is not known.
+    assert later.availability == graph_pb2.AVAILABLE
+    assert later.source_length.WhichOneof("value") == "unknown"
+
+    moved = await source(
+        project_id=unique("elsewhere"), title="Notes", text=text, expected_revision=2
+    )
+    away = await snapshot(moved.consistency)
+    assert away.text == "we chose PostgreSQL"
+    assert (away.availability, list(away.available_read_kinds)) == (
+        graph_pb2.MOVED_OUT_OF_SCOPE,
+        SNAPSHOT_ONLY,
+    )
+    assert away.source_length.WhichOneof("value") == "unknown"
+
+    deleted = await source(deleted=True, expected_revision=3)
+    gone = await snapshot(deleted.consistency)
+    assert (gone.availability, list(gone.available_read_kinds)) == (
+        graph_pb2.DELETED,
+        SNAPSHOT_ONLY,
+    )
