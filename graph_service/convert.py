@@ -298,6 +298,11 @@ def related_refs(row: SearchRow) -> list[common_pb2.ObjectRef]:
     return refs
 
 
+# How many sources and related refs one hit or item carries: an object may cite or link
+# thousands (a story line of every event), and a page of one must still fit the response.
+REFS_SHOWN = 20
+
+
 def source_entries(row: SearchRow) -> list[graph_pb2.SourceEntry]:
     return [
         graph_pb2.SourceEntry(
@@ -307,12 +312,13 @@ def source_entries(row: SearchRow) -> list[graph_pb2.SourceEntry]:
             source_version=str(s.details.get("source_version", "")),
             locator=locator(s.details.get("locator", {})),
         )
-        for s in row.sources
+        for s in row.sources[:REFS_SHOWN]
     ]
 
 
 def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
     fields = matched_fields(row, query)
+    related = related_refs(row)
     return graph_pb2.SearchHit(
         ref=common_pb2.ObjectRef(type=OBJECT_TYPE_TO_PROTO[row.object_type], id=row.object_id),
         result_id=row.result_id,
@@ -327,8 +333,10 @@ def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
         ),
         time=time_facts(row),
         sources=source_entries(row),
-        related=related_refs(row),
+        related=related[:REFS_SHOWN],
         score=row.score,
+        sources_omitted=max(len(row.sources) - REFS_SHOWN, 0),
+        related_omitted=max(len(related) - REFS_SHOWN, 0),
     )
 
 
@@ -509,6 +517,7 @@ def context_item(
         )
         item.time.CopyFrom(time_facts(row))
         item.sources.extend(source_entries(row))
+        item.sources_omitted = max(len(row.sources) - REFS_SHOWN, 0)
     elif entry.revision is not None:  # a preference: its own revision and real update time
         item.object_revision.CopyFrom(revision(entry.revision, ""))
         item.time.CopyFrom(

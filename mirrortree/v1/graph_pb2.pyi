@@ -140,7 +140,7 @@ class SourceEntry(_message.Message):
     def __init__(self, source_reference_id: _Optional[str] = ..., source_type: _Optional[str] = ..., source_id: _Optional[str] = ..., source_version: _Optional[str] = ..., locator: _Optional[_Union[_common_pb2.SourceLocator, _Mapping]] = ...) -> None: ...
 
 class SearchHit(_message.Message):
-    __slots__ = ("ref", "result_id", "scope", "title", "kind", "matched_fields", "match_reason", "excerpt", "object_revision", "time", "sources", "related", "score")
+    __slots__ = ("ref", "result_id", "scope", "title", "kind", "matched_fields", "match_reason", "excerpt", "object_revision", "time", "sources", "related", "score", "sources_omitted", "related_omitted")
     REF_FIELD_NUMBER: _ClassVar[int]
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +154,8 @@ class SearchHit(_message.Message):
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     RELATED_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    RELATED_OMITTED_FIELD_NUMBER: _ClassVar[int]
     ref: _common_pb2.ObjectRef
     result_id: str
     scope: _common_pb2.Scope
@@ -167,7 +169,9 @@ class SearchHit(_message.Message):
     sources: _containers.RepeatedCompositeFieldContainer[SourceEntry]
     related: _containers.RepeatedCompositeFieldContainer[_common_pb2.ObjectRef]
     score: int
-    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., title: _Optional[str] = ..., kind: _Optional[str] = ..., matched_fields: _Optional[_Iterable[str]] = ..., match_reason: _Optional[str] = ..., excerpt: _Optional[_Union[Excerpt, _Mapping]] = ..., object_revision: _Optional[_Union[_common_pb2.Revision, _Mapping]] = ..., time: _Optional[_Union[_common_pb2.TimeFacts, _Mapping]] = ..., sources: _Optional[_Iterable[_Union[SourceEntry, _Mapping]]] = ..., related: _Optional[_Iterable[_Union[_common_pb2.ObjectRef, _Mapping]]] = ..., score: _Optional[int] = ...) -> None: ...
+    sources_omitted: int
+    related_omitted: int
+    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., title: _Optional[str] = ..., kind: _Optional[str] = ..., matched_fields: _Optional[_Iterable[str]] = ..., match_reason: _Optional[str] = ..., excerpt: _Optional[_Union[Excerpt, _Mapping]] = ..., object_revision: _Optional[_Union[_common_pb2.Revision, _Mapping]] = ..., time: _Optional[_Union[_common_pb2.TimeFacts, _Mapping]] = ..., sources: _Optional[_Iterable[_Union[SourceEntry, _Mapping]]] = ..., related: _Optional[_Iterable[_Union[_common_pb2.ObjectRef, _Mapping]]] = ..., score: _Optional[int] = ..., sources_omitted: _Optional[int] = ..., related_omitted: _Optional[int] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
     __slots__ = ("query", "scope", "object_types", "time_range", "time_basis", "page_size", "cursor", "options")
@@ -218,7 +222,7 @@ class ContentFragment(_message.Message):
     def __init__(self, part: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., total_length: _Optional[int] = ..., text: _Optional[str] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class ContextItem(_message.Message):
-    __slots__ = ("ref", "result_id", "scope", "object_revision", "time", "content", "sources", "label", "kind")
+    __slots__ = ("ref", "result_id", "scope", "object_revision", "time", "content", "sources", "label", "kind", "sources_omitted")
     REF_FIELD_NUMBER: _ClassVar[int]
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -228,6 +232,7 @@ class ContextItem(_message.Message):
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     LABEL_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_OMITTED_FIELD_NUMBER: _ClassVar[int]
     ref: _common_pb2.ObjectRef
     result_id: str
     scope: _common_pb2.Scope
@@ -237,7 +242,8 @@ class ContextItem(_message.Message):
     sources: _containers.RepeatedCompositeFieldContainer[SourceEntry]
     label: str
     kind: str
-    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., object_revision: _Optional[_Union[_common_pb2.Revision, _Mapping]] = ..., time: _Optional[_Union[_common_pb2.TimeFacts, _Mapping]] = ..., content: _Optional[_Union[ContentFragment, _Mapping]] = ..., sources: _Optional[_Iterable[_Union[SourceEntry, _Mapping]]] = ..., label: _Optional[str] = ..., kind: _Optional[str] = ...) -> None: ...
+    sources_omitted: int
+    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., object_revision: _Optional[_Union[_common_pb2.Revision, _Mapping]] = ..., time: _Optional[_Union[_common_pb2.TimeFacts, _Mapping]] = ..., content: _Optional[_Union[ContentFragment, _Mapping]] = ..., sources: _Optional[_Iterable[_Union[SourceEntry, _Mapping]]] = ..., label: _Optional[str] = ..., kind: _Optional[str] = ..., sources_omitted: _Optional[int] = ...) -> None: ...
 
 class ContextCollection(_message.Message):
     __slots__ = ("name", "items", "page")

@@ -641,3 +641,40 @@ async def test_a_cursor_does_not_replace_authentication(tree_stub, graph_stub):
             metadata=[("authorization", "Bearer mtb_forged")],
         )
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_a_hit_linked_to_thousands_of_objects_still_fits_a_page(tree_stub, graph_stub):
+    """A story line of thousands of events: its hit (and its context item) carries the first
+    20 related refs and says how many more there are, so a page with it stays within the
+    response limit; GetContext pages every one of them."""
+    project = unique("proj")
+    event_ids = [f"event-with-a-long-stable-identifier-{i:05}" for i in range(4_500)]
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id=event_id, kind=tree_pb2.DISCUSSION, title="Step")
+            for event_id in event_ids
+        ],
+        story_lines=[tree_pb2.StoryLineInput(id="line", title="Kappa line", event_ids=event_ids)],
+        entities=[tree_pb2.EntityInput(id="ent-kappa", label="Kappa entity")],
+    )
+    found = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="kappa", scope=project_scope(project), options=options(written)
+        )
+    )
+    hits = {hit.ref.id: hit for hit in found.hits}
+    assert set(hits) == {"line", "ent-kappa"}
+    assert [r.id for r in hits["line"].related] == event_ids[:20]
+    assert hits["line"].related_omitted == len(event_ids) - 20
+    assert hits["ent-kappa"].related_omitted == 0
+    context = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=common_pb2.ObjectRef(type=common_pb2.STORY_LINE, id="line"),
+            scope=project_scope(project),
+            options=options(written),
+        )
+    )
+    (events,) = [c for c in context.collections if c.name == "events"]
+    assert events.page.total.exact == len(event_ids)
