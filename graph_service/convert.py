@@ -9,6 +9,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from graph_service.errors import InvalidInput
+from graph_service.queries import GAPS_LISTED
 from graph_service.views import (
     COUNT_BUDGET_MS,
     COUNT_CAP,
@@ -353,11 +354,16 @@ def coverage(view: CoverageView, counts: MatchCounts | None = None) -> graph_pb2
             )
             for r in view.processed
         ],
-        excluded_source_types=sorted({t for r in view.processed for t in r.excluded_source_types}),
+        excluded_source_types=view.excluded_source_types,
+        results_not_listed=view.results_in_scope - len(view.processed),
     )
     if not view.results_in_scope:
         message.gaps.append("no review result exists in this scope; nothing is known to be covered")
-    message.gaps.extend(f"{r.result_id}: {gap}" for r in view.processed for gap in r.gaps)
+    message.gaps.extend(view.gaps[:GAPS_LISTED])
+    if len(view.gaps) > GAPS_LISTED:
+        message.gaps.append(
+            f"older results report more gaps than the {GAPS_LISTED} newest listed here"
+        )
     if counts is not None:
         # Only an event-time filter can exclude objects for an unknown time (review and record
         # times are always known), so without one the exact count is zero.

@@ -508,6 +508,8 @@ def scope_state(rows: list[asyncpg.Record]) -> ScopeState:
     first = rows[0]
     coverage = CoverageView(
         results_in_scope=first["results"],
+        gaps=tuple(first["scope_gaps"]),
+        excluded_source_types=tuple(first["scope_excluded_source_types"]),
         processed=tuple(
             CoveredResult(
                 r["result_id"],

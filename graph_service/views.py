@@ -178,7 +178,11 @@ class CoveredResult:
 @dataclass(frozen=True)
 class CoverageView:
     results_in_scope: int
-    processed: tuple[CoveredResult, ...]
+    processed: tuple[CoveredResult, ...]  # the newest results (a bounded list)
+    # Over every result in scope: the gaps they report ("result: gap", newest first; one more
+    # than queries.GAPS_LISTED says the list goes on) and the source types they excluded.
+    gaps: tuple[str, ...] = ()
+    excluded_source_types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ class CoveredInterval(_message.Message):
     def __init__(self, result_id: _Optional[str] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ...) -> None: ...
 
 class Coverage(_message.Message):
-    __slots__ = ("state", "processed", "results_in_scope", "excluded_source_types", "gaps", "unknown_time_excluded")
+    __slots__ = ("state", "processed", "results_in_scope", "excluded_source_types", "gaps", "unknown_time_excluded", "results_not_listed")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATE_UNSPECIFIED: _ClassVar[Coverage.State]
@@ -101,13 +101,15 @@ class Coverage(_message.Message):
     EXCLUDED_SOURCE_TYPES_FIELD_NUMBER: _ClassVar[int]
     GAPS_FIELD_NUMBER: _ClassVar[int]
     UNKNOWN_TIME_EXCLUDED_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_NOT_LISTED_FIELD_NUMBER: _ClassVar[int]
     state: Coverage.State
     processed: _containers.RepeatedCompositeFieldContainer[CoveredInterval]
     results_in_scope: _common_pb2.Count
     excluded_source_types: _containers.RepeatedScalarFieldContainer[str]
     gaps: _containers.RepeatedScalarFieldContainer[str]
     unknown_time_excluded: _common_pb2.Count
-    def __init__(self, state: _Optional[_Union[Coverage.State, str]] = ..., processed: _Optional[_Iterable[_Union[CoveredInterval, _Mapping]]] = ..., results_in_scope: _Optional[_Union[_common_pb2.Count, _Mapping]] = ..., excluded_source_types: _Optional[_Iterable[str]] = ..., gaps: _Optional[_Iterable[str]] = ..., unknown_time_excluded: _Optional[_Union[_common_pb2.Count, _Mapping]] = ...) -> None: ...
+    results_not_listed: int
+    def __init__(self, state: _Optional[_Union[Coverage.State, str]] = ..., processed: _Optional[_Iterable[_Union[CoveredInterval, _Mapping]]] = ..., results_in_scope: _Optional[_Union[_common_pb2.Count, _Mapping]] = ..., excluded_source_types: _Optional[_Iterable[str]] = ..., gaps: _Optional[_Iterable[str]] = ..., unknown_time_excluded: _Optional[_Union[_common_pb2.Count, _Mapping]] = ..., results_not_listed: _Optional[int] = ...) -> None: ...
 
 class Excerpt(_message.Message):
     __slots__ = ("text", "field", "start", "end", "field_length", "is_excerpt")

@@ -678,3 +678,38 @@ async def test_a_hit_linked_to_thousands_of_objects_still_fits_a_page(tree_stub,
     )
     (events,) = [c for c in context.collections if c.name == "events"]
     assert events.page.total.exact == len(event_ids)
+
+
+async def test_coverage_reports_the_gaps_of_every_result_not_only_the_newest(tree_stub, graph_stub):
+    """Coverage lists the 20 newest results and says how many more there are; the gaps and the
+    excluded source types it reports are those of every result in scope, so an old result's
+    gap never silently disappears (a long list of gaps says where it stops)."""
+    project = unique("proj")
+    await record(
+        tree_stub,
+        project,
+        review_generated_at="2026-09-01T00:00:00Z",
+        coverage_gaps=["the September export was never read"]
+        + [f"minor gap {i}" for i in range(queries.GAPS_LISTED)],
+        excluded_source_types=["email"],
+        events=[tree_pb2.EventInput(id="ev-old", kind=tree_pb2.DISCUSSION, title="Lambda old")],
+    )
+    for day in range(10, 31):
+        written = await record(
+            tree_stub,
+            project,
+            review_generated_at=f"2026-10-{day:02}T00:00:00Z",
+            events=[tree_pb2.EventInput(id=f"ev-{day}", kind=tree_pb2.DISCUSSION, title="Lambda")],
+        )
+    found = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="lambda", scope=project_scope(project), options=options(written)
+        )
+    )
+    coverage = found.coverage
+    assert coverage.results_in_scope.exact == 22
+    assert (len(coverage.processed), coverage.results_not_listed) == (20, 2)
+    assert list(coverage.excluded_source_types) == ["email"]
+    assert any(g.endswith(": the September export was never read") for g in coverage.gaps)
+    assert len(coverage.gaps) == queries.GAPS_LISTED + 1
+    assert coverage.gaps[-1].startswith("older results report more gaps")
