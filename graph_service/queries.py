@@ -69,10 +69,10 @@ LEFT JOIN LATERAL (
 SCOPE_STATE = _scope_state()
 
 # Search ranks matches in three relevance tiers: the text is in both the title (title, entity
-# label, summary title) and the body (3), in the title only (2), in the body only (1). Within a
-# tier the order is type rank, stable id, result id — exactly the order of the index
-# graph_objects_scope_order. graph_service.search reads a tier in two ways and picks by what it
-# sees, not by the planner's guess of how common a term is:
+# label, summary title) and the body (3), in the title only or a summary's text only (2), in
+# the body only (1). Within a tier the order is type rank, stable id, result id — exactly the
+# order of the index graph_objects_scope_order. graph_service.search reads a tier in two ways
+# and picks by what it sees, not by the planner's guess of how common a term is:
 #
 # - SEARCH_WALKS (SEARCH_WALKS_IN_TIME_RANGE) walks that index from the keyset for a bounded
 #   number of copies and returns the tier's matches among them plus the last copy walked. A
@@ -115,10 +115,12 @@ o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at
 """
 _KEYSET = """($7::smallint IS NULL
        OR (o.type_rank, o.object_id, o.result_id) > ($7::smallint, $8::text, $9::text))"""
+# A summary's text weighs like a title: matched alone, it ranks in tier 2.
 _TIER_MATCH = {
     3: "o.title ILIKE $3 AND o.body ILIKE $3",
-    2: "o.title ILIKE $3 AND o.body NOT ILIKE $3",
-    1: "o.body ILIKE $3 AND o.title NOT ILIKE $3",
+    2: """(o.title ILIKE $3 AND o.body NOT ILIKE $3
+           OR o.object_type = 'summary' AND o.body ILIKE $3 AND o.title NOT ILIKE $3)""",
+    1: "o.body ILIKE $3 AND o.title NOT ILIKE $3 AND o.object_type <> 'summary'",
 }
 
 # A walk reads up to $11 copies of the ordered index that pass the type and time filters and

@@ -74,6 +74,9 @@ async def test_search_finds_text_case_insensitively_with_title_hits_first(tree_s
             ),
         ],
         entities=[tree_pb2.EntityInput(id="budget", label="Budget 2027", revision="r3")],
+        summaries=[
+            tree_pb2.SummaryInput(id="s-text", title="Week 40", text="The budget was approved.")
+        ],
     )
     response = await graph_stub.Search(
         graph_pb2.SearchRequest(
@@ -81,8 +84,10 @@ async def test_search_finds_text_case_insensitively_with_title_hits_first(tree_s
         )
     )
     ids = [hit.ref.id for hit in response.hits]
-    # Title/label matches (score 2) first, ties by type rank (event before entity), then body.
-    assert ids == ["e-title", "budget", "e-body"]
+    # Title/label matches and a summary's text (score 2) first, ties by type rank (event,
+    # entity, summary), then the other bodies.
+    assert ids == ["e-title", "budget", "s-text", "e-body"]
+    assert [hit.score for hit in response.hits] == [2, 2, 2, 1]
     first = response.hits[0]
     assert first.matched_fields == ["title"]
     assert first.kind == "decision"
@@ -91,9 +96,9 @@ async def test_search_finds_text_case_insensitively_with_title_hits_first(tree_s
     assert first.time.validity.state == common_pb2.VALIDITY_UNKNOWN
     assert first.object_revision.WhichOneof("value") == "unknown"
     assert response.hits[1].object_revision.known == "r3"
-    assert response.page.returned_count == 3
+    assert response.page.returned_count == 4
     assert not response.page.has_more and response.page.complete
-    assert response.page.total.exact == 3
+    assert response.page.total.exact == 4
     assert response.basis.scope.resolution == "explicit"
     assert list(response.basis.scope.resolved.projects.project_ids) == [project]
     assert response.coverage.state == graph_pb2.Coverage.PARTIAL

@@ -58,7 +58,8 @@ def reference(types: set[str], window: tuple[datetime, datetime] | None) -> list
     def consider(kind: str, object_id: str, title: str, body: str) -> None:
         in_title, in_body = "quokka" in title.lower(), "quokka" in body.lower()
         if kind in types and (in_title or in_body):
-            tier = 3 if in_title and in_body else 2 if in_title else 1
+            weighted = in_title or (kind == "summary" and in_body)  # a summary's text too
+            tier = 3 if in_title and in_body else 2 if weighted else 1
             found.append((-tier, TYPE_RANK[kind], object_id))
 
     for i in range(EVENTS):
