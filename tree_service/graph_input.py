@@ -80,13 +80,22 @@ class _ReviewBuilder:
         self.references: list[EndReference] = []
         self.source_ids = {ref.id for ref in request.source_references}
 
-    def add(self, field: str, obj: StoryObject) -> None:
+    def add(
+        self, field: str, obj: StoryObject, *, title: str | None = None, body: str | None = None
+    ) -> None:
+        """Add one object. `title` and `body` name the request fields the object's title and
+        body come from, so that a violation names what the caller sent; None means the text
+        is derived from other fields or checked by the caller. An object whose title comes
+        from a field needs that title or its body."""
         check = self.check
         check.identifier(f"{field}.id", obj.object_id)
-        check.text(f"{field}.title", obj.title, MAX_TITLE, required=False)
-        check.text(f"{field}.body", obj.body, MAX_GRAPH_TEXT, required=False)
-        if not obj.title.strip() and not obj.body.strip():
-            check.fail(field, "needs a title, label or text")
+        if title is not None:
+            check.text(f"{field}.{title}", obj.title, MAX_TITLE, required=False)
+        if body is not None:
+            check.text(f"{field}.{body}", obj.body, MAX_GRAPH_TEXT, required=False)
+        if title is not None and not obj.title.strip() and not obj.body.strip():
+            either = f"`{title}` or `{body}`" if body is not None else f"`{title}`"
+            check.fail(f"{field}.{title}", f"must not be empty: the object needs {either}")
         key = (obj.object_type.value, obj.object_id)
         if key in self.seen:
             check.fail(f"{field}.id", f"duplicates another {obj.object_type.value} in this result")
@@ -183,6 +192,7 @@ def _source_references(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest)
                     },
                 },
             ),
+            body="fragment",
         )
 
 
@@ -206,6 +216,7 @@ def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordRevi
                     *(("contains", "entity", e) for e in line.entity_ids),
                 ),
             ),
+            title="title",
         )
     for i, event in enumerate(request.events):
         field = f"events[{i}]"
@@ -227,6 +238,8 @@ def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordRevi
                 details={"entity_ids": list(event.entity_ids), "source_reference_ids": cited},
                 links=(*(("involves", "entity", e) for e in event.entity_ids), *_cites(cited)),
             ),
+            title="title",
+            body="description",
         )
     for i, entity in enumerate(request.entities):
         field = f"entities[{i}]"
@@ -244,6 +257,8 @@ def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordRevi
                 details={"source_reference_ids": cited},
                 links=tuple(_cites(cited)),
             ),
+            title="label",
+            body="description",
         )
 
 
@@ -279,6 +294,7 @@ def _entity_changes(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) ->
                 },
                 links=(*links, *_cites(cited)),
             ),
+            body="description",
         )
 
 
@@ -404,6 +420,8 @@ def _summaries(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None
                 details={"fact_refs": facts},
                 links=tuple(("summarizes", f["type"], f["id"]) for f in facts),
             ),
+            title="title",
+            body="text",
         )
 
 

@@ -321,3 +321,84 @@ async def test_confirmed_canonicalization_becomes_a_decision_replacing_the_previ
     assert sorted(h.ref.id for h in hits.hits if h.ref.type == EVENT) == sorted(
         [old_event, new_event]
     )
+
+
+@pytest.mark.parametrize(
+    ("objects", "field"),
+    [
+        ({"entities": [tree_pb2.EntityInput(id="e", label="L" * 501)]}, "entities[0].label"),
+        (
+            {"entities": [tree_pb2.EntityInput(id="e", label="L", description="a\x00b")]},
+            "entities[0].description",
+        ),
+        ({"entities": [tree_pb2.EntityInput(id="e")]}, "entities[0].label"),
+        (
+            {
+                "events": [
+                    tree_pb2.EventInput(
+                        id="e", kind=tree_pb2.DECISION, title="t", description="D" * 100_001
+                    )
+                ]
+            },
+            "events[0].description",
+        ),
+        (
+            {"events": [tree_pb2.EventInput(id="e", kind=tree_pb2.DECISION, title="t\x00")]},
+            "events[0].title",
+        ),
+        ({"story_lines": [tree_pb2.StoryLineInput(id="l")]}, "story_lines[0].title"),
+        (
+            {"summaries": [tree_pb2.SummaryInput(id="s", title="t", text="a\x00b")]},
+            "summaries[0].text",
+        ),
+        (
+            {
+                "source_references": [
+                    tree_pb2.SourceReferenceInput(
+                        id="s", source_type="document", source_id="d", fragment="a\x00b"
+                    )
+                ]
+            },
+            "source_references[0].fragment",
+        ),
+        (
+            {
+                "source_references": EVIDENCE,
+                "leaf_facts": [
+                    tree_pb2.LeafFactInput(id="l", text="a\x00b", source_reference_ids=["src"])
+                ],
+            },
+            "leaf_facts[0].text",
+        ),
+        (
+            {
+                "source_references": EVIDENCE,
+                "leaf_facts": [tree_pb2.LeafFactInput(id="l", source_reference_ids=["src"])],
+            },
+            "leaf_facts[0].text",
+        ),
+        (
+            {
+                "events": two_decisions(),
+                "source_references": EVIDENCE,
+                "relations": [replaces(reason="a\x00b")],
+            },
+            "relations[0].reason",
+        ),
+        (
+            {
+                "entity_changes": [
+                    tree_pb2.EntityChangeInput(
+                        id="c", entity_id="x", change_type="revised", description="a\x00b"
+                    )
+                ]
+            },
+            "entity_changes[0].description",
+        ),
+    ],
+)
+async def test_a_refusal_names_the_field_the_caller_sent_once(tree_stub, objects, field):
+    fields, details = await refused(tree_stub, review(unique("names"), **objects))
+    # Exactly the field sent, once: not a stored column (`body`), not the whole element.
+    assert fields == [field]
+    assert field in details
