@@ -55,18 +55,50 @@ def type_name(value: int) -> str | None:
     return common_pb2.ObjectType.Name(value).lower()
 
 
+def confirmation(check: Checker, field: str, value: int) -> str | None:
+    """The stored name of a confirmation state; unset is None, an unknown value is refused
+    (stored as unset it would read as "no state given", which the caller did not say)."""
+    if value == common_pb2.CONFIRMATION_STATE_UNSPECIFIED:
+        return None
+    name = CONFIRMATION_NAMES.get(value)
+    if name is None:
+        check.fail(
+            field,
+            f"unknown confirmation state {value}: AUTO_GENERATED, CONFIRMED, USER_REVISED or "
+            "RETRACTED (or unset)",
+        )
+    return name
+
+
 def event_time(check: Checker, field: str, value: common_pb2.EventTime) -> EventTimeValue:
-    """An event time with its precision and basis; no start means unknown (never filled in)."""
+    """An event time with its precision and basis; no start means unknown (never filled in).
+
+    What would be dropped on the way to storage is refused instead: an unknown precision, and
+    a precision, end or `known` flag on a time whose start is not given."""
     check.text(f"{field}.basis", value.basis, 200, required=False)
+    precision = PRECISION_NAMES.get(value.precision, "")
+    if value.precision != common_pb2.TIME_PRECISION_UNSPECIFIED and not precision:
+        check.fail(
+            f"{field}.precision",
+            f"unknown precision {value.precision}: INSTANT, MINUTE, HOUR, DAY, MONTH or YEAR "
+            "(or unset)",
+        )
     if not value.start:
         if value.end:
             check.fail(f"{field}.end", "is set but start is unknown")
+        if value.known:
+            check.fail(
+                f"{field}.known",
+                "is true but start is empty: a known time needs its start (an unknown time "
+                "leaves start empty and known false)",
+            )
+        if precision:
+            check.fail(f"{field}.precision", "is set but start is unknown")
         return EventTimeValue(basis=value.basis)
     start = check.time(f"{field}.start", value.start)
     end = check.time(f"{field}.end", value.end)
     if start and end and end < start:
         check.fail(f"{field}.end", "is before start")
-    precision = PRECISION_NAMES.get(value.precision, "")
     return EventTimeValue(start, end, precision, value.basis)
 
 
@@ -233,7 +265,9 @@ def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordRevi
                 title=event.title,
                 body=event.description,
                 kind=EVENT_KINDS.get(event.kind),
-                confirmation_state=CONFIRMATION_NAMES.get(event.confirmation_state),
+                confirmation_state=confirmation(
+                    check, f"{field}.confirmation_state", event.confirmation_state
+                ),
                 event_time=event_time(check, f"{field}.event_time", event.event_time),
                 details={"entity_ids": list(event.entity_ids), "source_reference_ids": cited},
                 links=(*(("involves", "entity", e) for e in event.entity_ids), *_cites(cited)),
@@ -253,7 +287,9 @@ def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordRevi
                 title=entity.label,
                 body=entity.description,
                 object_revision=entity.revision or None,
-                confirmation_state=CONFIRMATION_NAMES.get(entity.confirmation_state),
+                confirmation_state=confirmation(
+                    check, f"{field}.confirmation_state", entity.confirmation_state
+                ),
                 details={"source_reference_ids": cited},
                 links=tuple(_cites(cited)),
             ),
@@ -283,7 +319,9 @@ def _entity_changes(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) ->
                 body=change.description,
                 kind=change.change_type,
                 object_revision=change.entity_revision or None,
-                confirmation_state=CONFIRMATION_NAMES.get(change.confirmation_state),
+                confirmation_state=confirmation(
+                    check, f"{field}.confirmation_state", change.confirmation_state
+                ),
                 event_time=event_time(check, f"{field}.applies_at", change.applies_at),
                 details={
                     "entity_id": change.entity_id,
@@ -356,7 +394,9 @@ def _relations(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None
                 title=f"{from_text} {kind or 'relates to'} {to_text}",
                 body=relation.reason,
                 kind=kind,
-                confirmation_state=CONFIRMATION_NAMES.get(relation.confirmation_state),
+                confirmation_state=confirmation(
+                    check, f"{field}.confirmation_state", relation.confirmation_state
+                ),
                 event_time=EventTimeValue(
                     effective, None, "instant" if effective else "", "effective_at"
                 )
@@ -387,7 +427,9 @@ def _leaf_facts(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> Non
                 leaf.id,
                 title="",
                 body=leaf.text,
-                confirmation_state=CONFIRMATION_NAMES.get(leaf.confirmation_state),
+                confirmation_state=confirmation(
+                    check, f"{field}.confirmation_state", leaf.confirmation_state
+                ),
                 event_time=event_time(check, f"{field}.event_time", leaf.event_time),
                 details={"about": [a for a in about if a], "source_reference_ids": cited},
                 links=(

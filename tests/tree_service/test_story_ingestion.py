@@ -402,3 +402,117 @@ async def test_a_refusal_names_the_field_the_caller_sent_once(tree_stub, objects
     # Exactly the field sent, once: not a stored column (`body`), not the whole element.
     assert fields == [field]
     assert field in details
+
+
+# A number that is no value of the enum: what a client built against another proto may send.
+NOT_A_VALUE: Any = 99
+
+
+def decision(**fields: Any) -> dict[str, Any]:
+    return {"events": [tree_pb2.EventInput(id="e", kind=tree_pb2.DECISION, title="t", **fields)]}
+
+
+@pytest.mark.parametrize(
+    ("objects", "field"),
+    [
+        (decision(confirmation_state=NOT_A_VALUE), "events[0].confirmation_state"),
+        (
+            {"entities": [tree_pb2.EntityInput(id="e", label="l", confirmation_state=NOT_A_VALUE)]},
+            "entities[0].confirmation_state",
+        ),
+        (
+            {
+                "events": two_decisions(),
+                "source_references": EVIDENCE,
+                "relations": [replaces(confirmation_state=NOT_A_VALUE)],
+            },
+            "relations[0].confirmation_state",
+        ),
+        (
+            {
+                "source_references": EVIDENCE,
+                "leaf_facts": [
+                    tree_pb2.LeafFactInput(
+                        id="l",
+                        text="x",
+                        source_reference_ids=["src"],
+                        confirmation_state=NOT_A_VALUE,
+                    )
+                ],
+            },
+            "leaf_facts[0].confirmation_state",
+        ),
+        (
+            {
+                **decision(),
+                "entity_changes": [
+                    tree_pb2.EntityChangeInput(
+                        id="c", entity_id="e", change_type="x", confirmation_state=NOT_A_VALUE
+                    )
+                ],
+            },
+            "entity_changes[0].confirmation_state",
+        ),
+        (
+            decision(
+                event_time=common_pb2.EventTime(start="2026-10-01T00:00:00Z", precision=NOT_A_VALUE)
+            ),
+            "events[0].event_time.precision",
+        ),
+        (
+            decision(event_time=common_pb2.EventTime(precision=NOT_A_VALUE)),
+            "events[0].event_time.precision",
+        ),
+        (
+            decision(event_time=common_pb2.EventTime(precision=common_pb2.DAY)),
+            "events[0].event_time.precision",
+        ),
+        (decision(event_time=common_pb2.EventTime(known=True)), "events[0].event_time.known"),
+        (
+            {
+                **decision(),
+                "entity_changes": [
+                    tree_pb2.EntityChangeInput(
+                        id="c",
+                        entity_id="e",
+                        change_type="x",
+                        applies_at=common_pb2.EventTime(known=True, basis="stated"),
+                    )
+                ],
+            },
+            "entity_changes[0].applies_at.known",
+        ),
+    ],
+)
+async def test_a_value_that_would_be_stored_as_unset_is_refused(tree_stub, objects, field):
+    fields, details = await refused(tree_stub, review(unique("enums"), **objects))
+    assert fields == [field]
+    assert field in details
+
+
+async def test_unset_states_and_unknown_times_stay_accepted(tree_stub, graph_stub):
+    project = unique("unset")
+    written = await tree_stub.RecordReview(
+        review(
+            project,
+            events=[
+                tree_pb2.EventInput(id="u", kind=tree_pb2.DECISION, title="Undated"),
+                tree_pb2.EventInput(
+                    id="k",
+                    kind=tree_pb2.DECISION,
+                    title="Dated",
+                    confirmation_state=common_pb2.CONFIRMED,
+                    event_time=common_pb2.EventTime(
+                        start="2026-10-01T00:00:00Z", precision=common_pb2.DAY, known=True
+                    ),
+                ),
+                tree_pb2.EventInput(
+                    id="b",
+                    kind=tree_pb2.DECISION,
+                    title="Basis only",
+                    event_time=common_pb2.EventTime(basis="not stated", known=False),
+                ),
+            ],
+        )
+    )
+    assert written.object_count == 3
