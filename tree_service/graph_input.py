@@ -163,17 +163,19 @@ class _ReviewBuilder:
         self.references.append(EndReference(field, name, ref.id))
         return {"type": name, "id": ref.id}
 
-    def by_id(self, field: str, object_type: str, object_id: str) -> None:
-        self.check.identifier(field, object_id)
+    def by_id(
+        self, field: str, object_type: str, object_id: str, *, id_field: str | None = None
+    ) -> None:
+        """An object named by id alone (its type is the field's); like `reference`, it must be
+        in this result or in an earlier result of the same scope. `id_field` names the id
+        when it is a part of `field` (`fact_refs[0].id`)."""
+        self.check.identifier(id_field or field, object_id)
         self.references.append(EndReference(field, object_type, object_id))
 
     def external(self) -> tuple[EndReference, ...]:
-        """The named objects that are not in this result (the store checks they exist)."""
-        unique: dict[tuple[str, str], EndReference] = {}
-        for ref in self.references:
-            if (ref.object_type, ref.object_id) not in self.seen:
-                unique.setdefault((ref.object_type, ref.object_id), ref)
-        return tuple(unique.values())
+        """Every field naming an object that is not in this result (the store checks those
+        objects exist, and names each such field when one does not)."""
+        return tuple(r for r in self.references if (r.object_type, r.object_id) not in self.seen)
 
 
 def _cites(ids: list[str]) -> list[tuple[str, str, str]]:
@@ -232,9 +234,9 @@ def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordRevi
     check = b.check
     for i, line in enumerate(request.story_lines):
         field = f"story_lines[{i}]"
-        for name in ("event_ids", "entity_ids"):
+        for name, linked_type in (("event_ids", "event"), ("entity_ids", "entity")):
             for j, linked in enumerate(getattr(line, name)):
-                check.identifier(f"{field}.{name}[{j}]", linked)
+                b.by_id(f"{field}.{name}[{j}]", linked_type, linked)
         b.add(
             field,
             StoryObject(
@@ -253,7 +255,7 @@ def _story_lines_events_entities(b: _ReviewBuilder, request: tree_pb2.RecordRevi
     for i, event in enumerate(request.events):
         field = f"events[{i}]"
         for j, linked in enumerate(event.entity_ids):
-            check.identifier(f"{field}.entity_ids[{j}]", linked)
+            b.by_id(f"{field}.entity_ids[{j}]", "entity", linked)
         if event.kind not in EVENT_KINDS:
             check.fail(f"{field}.kind", "is required: decision, discussion, change or milestone")
         cited = b.sources(f"{field}.source_reference_ids", event.source_reference_ids)
@@ -450,7 +452,7 @@ def _summaries(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None
             if name is None or name == PREFERENCE:
                 check.fail(f"{field}.fact_refs[{j}].type", f"unknown object type {fact.type}")
                 continue
-            check.identifier(f"{field}.fact_refs[{j}].id", fact.id)
+            b.by_id(f"{field}.fact_refs[{j}]", name, fact.id, id_field=f"{field}.fact_refs[{j}].id")
             facts.append({"type": name, "id": fact.id})
         b.add(
             field,

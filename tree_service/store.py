@@ -855,24 +855,25 @@ class TreeStore:
         scope (or, for preferences, among the preferences that apply to the scope). A missing
         one refuses the whole result, naming the field; found ones are returned with the
         version that was recorded, so relation ends are pinned to a version."""
-        graph_refs = [r for r in review.external_references if r.object_type != "preference"]
-        preference_refs = [r for r in review.external_references if r.object_type == "preference"]
+        # Many fields may name one object (every event of a result involving one entity):
+        # each object is looked up once.
+        wanted = {(r.object_type, r.object_id) for r in review.external_references}
+        graph_refs = sorted(key for key in wanted if key[0] != "preference")
+        preference_ids = sorted(object_id for kind, object_id in wanted if kind == "preference")
         found: dict[tuple[str, str], dict[str, Any]] = {}
         if graph_refs:
             for row in await conn.fetch(
                 queries.NEWEST_COPIES_IN_SCOPE,
                 review.scope.key,
-                [r.object_type for r in graph_refs],
-                [r.object_id for r in graph_refs],
+                [object_type for object_type, _ in graph_refs],
+                [object_id for _, object_id in graph_refs],
             ):
                 found[(row["object_type"], row["object_id"])] = {
                     "recorded_in": row["result_id"],
                     "object_revision": row["object_revision"],
                 }
-        if preference_refs:
-            for row in await conn.fetch(
-                queries.SELECT_PREFERENCES_BY_ID, [r.object_id for r in preference_refs]
-            ):
+        if preference_ids:
+            for row in await conn.fetch(queries.SELECT_PREFERENCES_BY_ID, preference_ids):
                 if review.scope.is_global or row["scope_key"] in (
                     "global",
                     *(ScopeValue.of_projects([p]).key for p in review.scope.projects),

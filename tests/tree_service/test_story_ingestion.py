@@ -516,3 +516,71 @@ async def test_unset_states_and_unknown_times_stay_accepted(tree_stub, graph_stu
         )
     )
     assert written.object_count == 3
+
+
+async def test_every_link_by_id_must_reach_an_object_of_this_or_an_earlier_result_in_scope(
+    tree_stub, graph_stub
+):
+    project, other = unique("links"), unique("links")
+    await tree_stub.RecordReview(
+        review(other, entities=[tree_pb2.EntityInput(id="secret", label="Other scope")])
+    )
+    first = await tree_stub.RecordReview(
+        review(
+            project,
+            entities=[tree_pb2.EntityInput(id="ent", label="Storage")],
+            events=two_decisions()[:1],
+        )
+    )
+    dangling = review(
+        project,
+        events=[
+            tree_pb2.EventInput(
+                id="e", kind=tree_pb2.DECISION, title="Dangling", entity_ids=["ent", "nope"]
+            )
+        ],
+        story_lines=[
+            tree_pb2.StoryLineInput(
+                id="sl", title="Dangling", event_ids=["a", "e", "gone"], entity_ids=["secret"]
+            )
+        ],
+        summaries=[
+            tree_pb2.SummaryInput(
+                id="sm",
+                title="Dangling",
+                text="x",
+                fact_refs=[ref(EVENT, "e"), ref(common_pb2.ENTITY, "secret"), ref(EVENT, "gone2")],
+            )
+        ],
+    )
+    fields, details = await refused(tree_stub, dangling)
+    assert sorted(fields) == [
+        "events[0].entity_ids[1]",
+        "story_lines[0].entity_ids[0]",
+        "story_lines[0].event_ids[2]",
+        "summaries[0].fact_refs[1]",  # each field naming a missing object, not only the first
+        "summaries[0].fact_refs[2]",
+    ]
+    assert "neither in this result nor in an earlier result" in details
+    # Nothing of the refused result was written, and the same links to objects of this
+    # result ("e") and of an earlier result of the scope ("a", "ent") are accepted.
+    dangling.result_id = unique("res")
+    dangling.idempotency_key = unique("k")
+    del dangling.events[0].entity_ids[1:]
+    del dangling.story_lines[0].event_ids[2:]
+    del dangling.story_lines[0].entity_ids[:]
+    del dangling.summaries[0].fact_refs[1:]
+    written = await tree_stub.RecordReview(dangling)
+    assert written.graph_revision > first.graph_revision
+    found = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="Dangling",
+            scope=scope_of(project),
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    assert sorted((h.ref.id, h.result_id) for h in found.hits) == [
+        ("e", written.result_id),
+        ("sl", written.result_id),
+        ("sm", written.result_id),
+    ]
