@@ -110,7 +110,9 @@ class _ReviewBuilder:
         self.objects: list[StoryObject] = []
         self.seen: set[tuple[str, str]] = set()
         self.references: list[EndReference] = []
-        self.source_ids = {ref.id for ref in request.source_references}
+        self.source_inputs: dict[str, tuple[int, tree_pb2.SourceReferenceInput]] = {}
+        for i, ref in enumerate(request.source_references):
+            self.source_inputs.setdefault(ref.id, (i, ref))
 
     def add(
         self, field: str, obj: StoryObject, *, title: str | None = None, body: str | None = None
@@ -138,7 +140,7 @@ class _ReviewBuilder:
         """Source reference ids cited by an object; each must be a reference of this result."""
         ids = list(ids)
         for i, ref_id in enumerate(ids):
-            if ref_id not in self.source_ids:
+            if ref_id not in self.source_inputs:
                 self.check.fail(
                     f"{field}[{i}]", f"names source reference {ref_id!r} not in this result"
                 )
@@ -338,6 +340,32 @@ def _entity_changes(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) ->
         )
 
 
+def _evidence(b: _ReviewBuilder, field: str, kind: str, cited: list[str]) -> None:
+    """The evidence of a relation that changes validity must show something: each reference
+    names the source it was read from and keeps the fragment that says so. A bare source type
+    with an empty fragment would mark a claim superseded on nothing a reader can check."""
+    for j, ref_id in enumerate(cited):
+        if ref_id not in b.source_inputs:
+            continue  # already refused as not in this result
+        index, ref = b.source_inputs[ref_id]
+        lacks = [
+            what
+            for what, missing in (
+                ("no source_id", not ref.source_id),
+                ("an empty fragment", not ref.fragment.strip()),
+            )
+            if missing
+        ]
+        if lacks:
+            b.check.fail(
+                f"{field}[{j}]",
+                f"evidence of a {kind} relation must name its source and quote it, but "
+                f"source reference {ref_id!r} (source_references[{index}]) has "
+                f"{' and '.join(lacks)} (without such evidence, record `contrasts` or "
+                "`revised` instead)",
+            )
+
+
 def _relations(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:
     """Relations: `revised` and `contrasts` are kept as given; `replaces` and `contradicts`
     change validity, so they need both ends, a direction, a reason and evidence."""
@@ -364,14 +392,18 @@ def _relations(b: _ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None
         check.text(f"{field}.reason", relation.reason, MAX_REASON, required=False)
         cited = b.sources(f"{field}.source_reference_ids", relation.source_reference_ids)
         if kind in EVIDENCED_RELATIONS:
-            if not relation.reason.strip():
-                check.fail(f"{field}.reason", f"is required: a {kind} relation must say why")
+            if not any(ch.isalnum() for ch in relation.reason):
+                check.fail(
+                    f"{field}.reason",
+                    f"is required: a {kind} relation must say why, in words",
+                )
             if not cited:
                 check.fail(
                     f"{field}.source_reference_ids",
                     f"a {kind} relation needs evidence: at least one source reference of this "
                     "result (without evidence, record `contrasts` or `revised` instead)",
                 )
+            _evidence(b, f"{field}.source_reference_ids", kind, cited)
         effective = check.time(f"{field}.effective_at", relation.effective_at)
         details = {
             "relation_kind": kind,

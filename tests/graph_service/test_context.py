@@ -216,7 +216,9 @@ async def test_not_found_scope_mismatch_and_missing_version_are_distinct(graph_s
 async def record_many(tree_stub, project: str, count: int) -> tree_pb2.RecordReviewResponse:
     """One entity with `count` events, changes, leaf facts and relations around it."""
     sources = [
-        tree_pb2.SourceReferenceInput(id=f"src-{i:03}", source_type="document", fragment=f"s{i}")
+        tree_pb2.SourceReferenceInput(
+            id=f"src-{i:03}", source_type="document", source_id="doc-steps", fragment=f"s{i}"
+        )
         for i in range(count)
     ]
     events = [

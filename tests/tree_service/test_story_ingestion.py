@@ -43,7 +43,11 @@ def two_decisions() -> list[tree_pb2.EventInput]:
     ]
 
 
-EVIDENCE = [tree_pb2.SourceReferenceInput(id="src", source_type="document", fragment="because")]
+EVIDENCE = [
+    tree_pb2.SourceReferenceInput(
+        id="src", source_type="document", source_id="doc-notes", fragment="because"
+    )
+]
 
 
 def replaces(**overrides: Any) -> tree_pb2.RelationInput:
@@ -584,3 +588,62 @@ async def test_every_link_by_id_must_reach_an_object_of_this_or_an_earlier_resul
         ("sl", written.result_id),
         ("sm", written.result_id),
     ]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            tree_pb2.REPLACES,
+            tree_pb2.SourceReferenceInput(id="src", source_type="x"),
+            "the load test",
+            "relations[0].source_reference_ids[0]",
+            "has no source_id and an empty fragment",
+        ),
+        (
+            tree_pb2.REPLACES,
+            tree_pb2.SourceReferenceInput(id="src", source_type="document", fragment="because"),
+            "the load test",
+            "relations[0].source_reference_ids[0]",
+            "has no source_id",
+        ),
+        (
+            tree_pb2.CONTRADICTS,
+            tree_pb2.SourceReferenceInput(
+                id="src", source_type="document", source_id="doc", fragment="  "
+            ),
+            "the load test",
+            "relations[0].source_reference_ids[0]",
+            "has an empty fragment",
+        ),
+        (tree_pb2.REPLACES, EVIDENCE[0], ".", "relations[0].reason", "in words"),
+    ],
+)
+async def test_evidence_that_changes_validity_names_its_source_and_quotes_it(
+    tree_stub, graph_stub, case
+):
+    kind, evidence, reason, field, says = case
+    project = unique("evidence")
+    request = review(
+        project,
+        events=two_decisions(),
+        source_references=[evidence],
+        relations=[replaces(kind=kind, reason=reason)],
+    )
+    fields, details = await refused(tree_stub, request)
+    assert fields == [field]
+    assert says in details
+    if field.startswith("relations[0].source_reference_ids"):
+        assert "'src' (source_references[0])" in details
+    # Nothing was written; the same evidence may still back a relation that claims less.
+    request.relations[0].kind = tree_pb2.CONTRASTS
+    written = await tree_stub.RecordReview(request)
+    response = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(EVENT, "a"),
+            scope=scope_of(project),
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    current = next(c for c in response.collections if c.name == "current").items[0]
+    assert current.time.validity.state == common_pb2.VALIDITY_UNKNOWN
