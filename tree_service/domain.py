@@ -378,6 +378,9 @@ class ReviewResult:
     excluded_source_types: tuple[str, ...]
     external_references: tuple[EndReference, ...] = ()  # ends outside this result
     coverage_gaps: tuple[str, ...] = ()
+    # The request element each object came from, (type, id) → "source_references[2]", so
+    # that a refusal the store decides names the field; empty for results built in-process.
+    fields: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,7 @@ class _ReviewBuilder:
         self.check = check
         self.objects: list[StoryObject] = []
         self.seen: set[tuple[str, str]] = set()
+        self.fields: dict[tuple[str, str], str] = {}
         self.references: list[EndReference] = []
         self.source_inputs: dict[str, tuple[int, tree_pb2.SourceReferenceInput]] = {}
         for i, ref in enumerate(request.source_references):
@@ -134,6 +135,7 @@ class _ReviewBuilder:
         if key in self.seen:
             check.fail(f"{field}.id", f"duplicates another {obj.object_type.value} in this result")
         self.seen.add(key)
+        self.fields.setdefault(key, field)
         self.objects.append(obj)
 
     def sources(self, field: str, ids: Iterable[str]) -> list[str]:
@@ -546,6 +548,7 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
         excluded_source_types=tuple(request.excluded_source_types),
         external_references=builder.external(),
         coverage_gaps=tuple(request.coverage_gaps),
+        fields=builder.fields,
     )
 
 

@@ -297,6 +297,19 @@ JOIN review_results r ON r.result_id = o.result_id
 ORDER BY o.object_type, o.object_id, r.graph_revision DESC
 """
 
+# A source reference id names one saved fragment for good within a scope: the copies of the
+# references a result records ($2 ids, $3 fragments, $4 details as JSON) that an earlier
+# result of scope $1 recorded with other content, the earliest such copy per id.
+SOURCE_REFERENCE_CONFLICTS = """
+SELECT DISTINCT ON (o.object_id) o.object_id, o.result_id, o.body, o.details
+FROM unnest($2::text[], $3::text[], $4::text[]) AS mine (object_id, body, details)
+JOIN graph_objects o
+  ON o.object_type = 'source_reference' AND o.object_id = mine.object_id AND o.scope_key = $1
+JOIN review_results r ON r.result_id = o.result_id
+WHERE o.body IS DISTINCT FROM mine.body OR o.details IS DISTINCT FROM mine.details::jsonb
+ORDER BY o.object_id, r.graph_revision
+"""
+
 OBJECT_IN_SCOPE = """
 SELECT EXISTS (
     SELECT 1 FROM graph_objects WHERE scope_key = $1 AND object_type = $2 AND object_id = $3)

@@ -45,6 +45,7 @@ from tree_service.domain import (
     NewTree,
     Node,
     NodeKind,
+    ObjectType,
     PreferenceRecord,
     QuestionEdit,
     Realm,
@@ -54,6 +55,7 @@ from tree_service.domain import (
     ReviewResult,
     SourceRecord,
     StopReason,
+    StoryObject,
     Tree,
     rule_canonical_scope,
 )
@@ -779,8 +781,13 @@ class TreeStore:
             return RecordedReview(
                 review.result_id, row["recorded_at"], row["graph_revision"], row["object_count"]
             )
+        # Everything checked against earlier results is checked under the scope's lock, so a
+        # result committing concurrently in the same scope is either seen or waits.
         await conn.execute(queries.LOCK_SCOPE_REVISIONS, review.scope.key)
-        pinned = await TreeStore._resolve_external(conn, review)
+        pinned, missing = await TreeStore._resolve_external(conn, review)
+        refused = missing + await TreeStore._source_reference_conflicts(conn, review)
+        if refused:
+            raise InvalidInput(refused)
         try:
             head = await conn.fetchrow(
                 queries.INSERT_REVIEW_RESULT,
@@ -850,11 +857,11 @@ class TreeStore:
     @staticmethod
     async def _resolve_external(
         conn: asyncpg.Connection, review: ReviewResult
-    ) -> dict[tuple[str, str], dict[str, Any]]:
+    ) -> tuple[dict[tuple[str, str], dict[str, Any]], list[FieldViolation]]:
         """Find every end this result names outside itself, in earlier results of the same
-        scope (or, for preferences, among the preferences that apply to the scope). A missing
-        one refuses the whole result, naming the field; found ones are returned with the
-        version that was recorded, so relation ends are pinned to a version."""
+        scope (or, for preferences, among the preferences that apply to the scope). Found ones
+        are returned with the version that was recorded, so relation ends are pinned to a
+        version; each field naming a missing one is a violation that refuses the result."""
         # Many fields may name one object (every event of a result involving one entity):
         # each object is looked up once.
         wanted = {(r.object_type, r.object_id) for r in review.external_references}
@@ -891,9 +898,45 @@ class TreeStore:
             for r in review.external_references
             if (r.object_type, r.object_id) not in found
         ]
-        if missing:
-            raise InvalidInput(missing)
-        return found
+        return found, missing
+
+    @staticmethod
+    async def _source_reference_conflicts(
+        conn: asyncpg.Connection, review: ReviewResult
+    ) -> list[FieldViolation]:
+        """Source reference ids that an earlier result of the same scope recorded with other
+        content. Readers resolve a reference id to one saved fragment, so a second content
+        under the same id would silently change the evidence of every earlier citation;
+        citing it again with the same content is fine."""
+        references = [o for o in review.objects if o.object_type is ObjectType.SOURCE_REFERENCE]
+        if not references:
+            return []
+        mine = {o.object_id: o for o in references}
+        rows = await conn.fetch(
+            queries.SOURCE_REFERENCE_CONFLICTS,
+            review.scope.key,
+            [o.object_id for o in references],
+            [o.body for o in references],
+            [json.dumps(o.details, ensure_ascii=False) for o in references],
+        )
+        violations = []
+        for row in rows:
+            obj = mine[row["object_id"]]
+            differs = _source_reference_differences(row["body"], json.loads(row["details"]), obj)
+            field = review.fields.get(
+                (obj.object_type.value, obj.object_id), f"source_reference {obj.object_id}"
+            )
+            violations.append(
+                FieldViolation(
+                    f"{field}.id",
+                    f"source reference {obj.object_id!r} was recorded by earlier result "
+                    f"{row['result_id']!r} of {review.scope.describe()} with another "
+                    f"{'; '.join(differs)}. A reference id keeps the content it was first "
+                    "recorded with: cite it with that same content, or record this fragment "
+                    "under a new id",
+                )
+            )
+        return violations
 
     # ---- sources and preferences --------------------------------------------------------
 
@@ -980,6 +1023,34 @@ class TreeStore:
             allowed_scopes,
         )
         return IssuedBinding(str(binding_id), token, session_id, runtime, tree["project_id"])
+
+
+def _source_reference_differences(
+    body: str, details: dict[str, Any], obj: StoryObject
+) -> list[str]:
+    """What of a source reference differs between an earlier stored copy and `obj`, in the
+    request's field names, with short values shown as (earlier, now)."""
+    new = obj.details
+    differs = []
+    if body != obj.body:
+        differs.append("fragment")
+    for name in ("source_type", "source_id", "source_version"):
+        if details.get(name) != new.get(name):
+            differs.append(f"{name} ({details.get(name)!r} there, {new.get(name)!r} here)")
+    earlier = (details.get("fragment_start"), details.get("fragment_end"))
+    now = (new.get("fragment_start"), new.get("fragment_end"))
+    if earlier != now:
+        differs.append(
+            f"fragment range ([{earlier[0]}, {earlier[1]}) there, [{now[0]}, {now[1]}) here)"
+        )
+    locator_then, locator_now = details.get("locator") or {}, new.get("locator") or {}
+    differs.extend(
+        f"locator.{name} ({locator_then.get(name)!r} there, {locator_now.get(name)!r} here)"
+        for name in sorted(set(locator_then) | set(locator_now))
+        if locator_then.get(name) != locator_now.get(name)
+    )
+    # An older copy may hold details this version no longer writes: then only "content".
+    return differs or ["content"]
 
 
 def _pin_ends(

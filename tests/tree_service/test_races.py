@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
+import asyncpg
 import grpc
 
+from mirrortree.protoscope import project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tree_pb2
+from tests.conftest import unique
 from tests.tree_service.helpers import adopt, answer, ask, canonicalize, new_tree
 
 WRITERS = 8
@@ -96,3 +99,61 @@ async def test_concurrent_edits_of_one_question_get_distinct_versions(tree_stub)
         )
     )
     assert sorted(e.node.version for e in edits) == list(range(2, 2 + WRITERS))
+
+
+async def waiting_for_scope_lock(conn: asyncpg.Connection, scope_key: str) -> int:
+    """How many transactions wait for the ingestion lock of one scope (see LOCK_SCOPE_REVISIONS:
+    an advisory lock on hashtextextended(scope key, 7), split into classid and objid)."""
+    key = await conn.fetchval("SELECT hashtextextended($1, 7)", scope_key)
+    count: int = await conn.fetchval(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+        "AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1",
+        (key >> 32) & 0xFFFFFFFF,
+        key & 0xFFFFFFFF,
+    )
+    return count
+
+
+async def test_concurrent_results_recording_one_new_reference_id_keep_one_content(
+    cluster, tree_stub
+):
+    """Results that record the same new source reference id with different content, all
+    started before any commits: exactly one stores it, the others see it and are refused."""
+    project = unique("refs")
+    blocker = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        # Hold the scope's ingestion lock until every writer has read what it could before it.
+        await blocker.execute("BEGIN")
+        await blocker.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))", f"projects:{project}"
+        )
+        writers = [
+            asyncio.ensure_future(
+                tree_stub.RecordReview(
+                    tree_pb2.RecordReviewRequest(
+                        idempotency_key=unique("k"),
+                        result_id=f"{project}-{i}",
+                        scope=project_scope([project]),
+                        phase="daily",
+                        review_generated_at="2026-10-02T01:00:00Z",
+                        source_references=[
+                            tree_pb2.SourceReferenceInput(
+                                id="s", source_type="document", source_id="d", fragment=f"v{i}"
+                            )
+                        ],
+                    )
+                )
+            )
+            for i in range(WRITERS)
+        ]
+        while await waiting_for_scope_lock(blocker, f"projects:{project}") < WRITERS:
+            assert not any(w.done() for w in writers), [w.result() for w in writers if w.done()]
+            await asyncio.sleep(0.01)
+    finally:
+        await blocker.execute("ROLLBACK")
+        await blocker.close()
+    wins, losses = await outcomes(writers)
+    assert len(wins) == 1
+    assert {f.code for f in losses} == {grpc.StatusCode.INVALID_ARGUMENT}
+    assert {v.field for f in losses for v in f.violations} == {"source_references[0].id"}
+    assert all(f"earlier result {wins[0].result_id!r}" in f.message for f in losses)

@@ -647,3 +647,87 @@ async def test_evidence_that_changes_validity_names_its_source_and_quotes_it(
     )
     current = next(c for c in response.collections if c.name == "current").items[0]
     assert current.time.validity.state == common_pb2.VALIDITY_UNKNOWN
+
+
+def cited(ref_id: str = "s", fragment: str = "ORIGINAL evidence for A", **fields: Any):
+    values: dict[str, Any] = {
+        "id": ref_id,
+        "source_type": "document",
+        "source_id": "doc-1",
+        "source_version": "1",
+        "fragment": fragment,
+        "locator": common_pb2.SourceLocator(project_id="p", known=True),
+    }
+    values.update(fields)
+    return tree_pb2.SourceReferenceInput(**values)
+
+
+@pytest.mark.parametrize(
+    ("changed", "says"),
+    [
+        ({"fragment": "completely different text"}, "another fragment"),
+        ({"source_id": "doc-2"}, "source_id ('doc-1' there, 'doc-2' here)"),
+        ({"source_type": "knowledge"}, "source_type ('document' there, 'knowledge' here)"),
+        ({"source_version": "2"}, "source_version ('1' there, '2' here)"),
+        (
+            {"fragment_start": 10, "fragment_end": 33},
+            "fragment range ([0, 0) there, [10, 33) here)",
+        ),
+        (
+            {"locator": common_pb2.SourceLocator(project_id="p", known=True, message_id="m")},
+            "locator.message_id ('' there, 'm' here)",
+        ),
+    ],
+)
+async def test_a_source_reference_id_keeps_its_first_content_in_its_scope(
+    tree_stub, graph_stub, changed, says
+):
+    project = unique("refs")
+    first = await tree_stub.RecordReview(
+        review(
+            project,
+            source_references=[cited()],
+            events=[
+                tree_pb2.EventInput(
+                    id="a", kind=tree_pb2.DECISION, title="Decide A", source_reference_ids=["s"]
+                )
+            ],
+        )
+    )
+    later = review(
+        project,
+        source_references=[cited(ref_id="other"), cited(**changed)],
+        events=[
+            tree_pb2.EventInput(
+                id="b", kind=tree_pb2.DECISION, title="Decide B", source_reference_ids=["s"]
+            )
+        ],
+    )
+    fields, details = await refused(tree_stub, later)
+    assert fields == ["source_references[1].id"]
+    assert f"earlier result {first.result_id!r}" in details and says in details
+    # Nothing of the refused result was written, and A's evidence is still what it was.
+    again = review(project, source_references=[cited()], events=[later.events[0]])
+    recited = await tree_stub.RecordReview(again)
+    options = graph_pb2.ReadOptions(min_consistency=recited.consistency)
+    source = await graph_stub.ReadSource(
+        graph_pb2.ReadSourceRequest(
+            source_reference_id="s", scope=scope_of(project), options=options
+        )
+    )
+    assert source.text == "ORIGINAL evidence for A"
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.ReadSource(
+            graph_pb2.ReadSourceRequest(
+                source_reference_id="other", scope=scope_of(project), options=options
+            )
+        )
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    # Re-sending a recorded result stays a replay, under any idempotency key.
+    again.idempotency_key = unique("k")
+    assert (await tree_stub.RecordReview(again)).graph_revision == recited.graph_revision
+    # Another scope has its own reference ids.
+    elsewhere = await tree_stub.RecordReview(
+        review(unique("refs"), source_references=[cited(**changed)])
+    )
+    assert elsewhere.object_count == 1
