@@ -728,7 +728,9 @@ class ContextReader:
             kind=row.kind or "",
             content=stored_content(row),
             row=row,
-            validity=validity_of(touches.get((row.object_type, row.object_id), [])),
+            validity=validity_of(
+                touches.get((row.object_type, row.object_id), []), row.object_revision
+            ),
         )
 
     async def _plan_preferences(
@@ -778,8 +780,13 @@ class ContextReader:
         rows: dict[RowKey, SearchRow],
         touches: dict[Ref, list[RelationTouch]],
     ) -> CollectionPage:
-        """The computed current projection of X (one item)."""
-        in_range = [t for t in touches.get(self.x_ref, []) if t.within(self.tf)]
+        """The computed current projection of X (one item): its newest description, and the
+        validity of that version."""
+        newest = rows[copies_of_x[-1].key] if copies_of_x else None
+        version = newest.object_revision if newest is not None else None
+        in_range = [
+            t for t in touches.get(self.x_ref, []) if t.within(self.tf) and t.applies_to(version)
+        ]
         validity = validity_of(in_range)
         document: dict[str, Any] = {
             "type": self.object_type,
@@ -796,7 +803,6 @@ class ContextReader:
                 if t.link.startswith("contradicts.") and validity.state == "disputed"
             ],
         }
-        newest: SearchRow | None = None
         if self.object_type == "preference":
             row = await self.conn.fetchrow(queries.PREFERENCE_BY_ID, self.object_id)
             differences = pending_differences(touches.get(self.x_ref, []))
@@ -804,8 +810,7 @@ class ContextReader:
                 preference_content(preference_row(row), differences)
             )
         else:
-            if copies_of_x:
-                newest = rows[copies_of_x[-1].key]
+            if newest is not None:
                 title_name, body_name = public_fields(newest.object_type)
                 document["description"] = {
                     title_name: newest.title,
@@ -875,7 +880,9 @@ class ContextReader:
                     "event_id": r.object_id,
                     "title": r.title,
                     "event_time": format_utc(r.event_time_start) or "unknown",
-                    "validity": validity_json(validity_of(touches.get(("event", r.object_id), []))),
+                    "validity": validity_json(
+                        validity_of(touches.get(("event", r.object_id), []), r.object_revision)
+                    ),
                 }
                 for r in shown
             ],

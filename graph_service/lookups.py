@@ -94,7 +94,10 @@ def touches_by_ref(rows: Iterable[asyncpg.Record]) -> dict[tuple[str, str], list
     found: dict[tuple[str, str], list[RelationTouch]] = {}
     for row in sorted(rows, key=lambda r: (r["object_id"], r["result_id"])):
         details = json.loads(row["details"])
+        touched_end = details.get("from" if row["link"].endswith(".from") else "to", {})
         other = details.get("to" if row["link"].endswith(".from") else "from", {})
+        pinned = touched_end.get("version", {})
+        revision = pinned.get("revision") or pinned.get("object_revision")
         found.setdefault((row["touched_type"], row["touched_id"]), []).append(
             RelationTouch(
                 row["link"],
@@ -104,6 +107,7 @@ def touches_by_ref(rows: Iterable[asyncpg.Record]) -> dict[tuple[str, str], list
                 row["event_time_end"],
                 row["review_generated_at"],
                 row["recorded_at"],
+                str(revision) if revision else None,
             )
         )
     return found

@@ -191,7 +191,9 @@ class GraphStore:
             hits = tuple(
                 dataclasses.replace(
                     object_row(r, sources, score),
-                    validity=validity_of(touches.get((r["object_type"], r["object_id"]), [])),
+                    validity=validity_of(
+                        touches.get((r["object_type"], r["object_id"]), []), r["object_revision"]
+                    ),
                 )
                 for score, r in page_rows
             )

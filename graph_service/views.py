@@ -96,21 +96,31 @@ class RelationTouch:
     effective_to: datetime | None
     review_generated_at: datetime
     recorded_at: datetime
+    # The version of the touched object the relation is about (the revision the review gave,
+    # else the one recorded when the relation was); None when not known.
+    revision: str | None = None
 
     def within(self, time_filter: TimeFilter) -> bool:
         return time_filter.admits(
             self.effective_at, self.effective_to, self.review_generated_at, self.recorded_at
         )
 
+    def applies_to(self, revision: str | None) -> bool:
+        """Whether the relation is about this version of the object: a relation about
+        revision 1 says nothing of revision 2. Unknown on either side: it may be."""
+        return self.revision is None or revision is None or self.revision == revision
 
-def validity_of(touches: list[RelationTouch]) -> ValidityView:
-    """superseded > disputed > current > unknown.
+
+def validity_of(touches: list[RelationTouch], revision: str | None = None) -> ValidityView:
+    """The validity of an object's version `revision` (None: not known) from the relations
+    touching the object that are about that version: superseded > disputed > current > unknown.
 
     - `replaces.to` (something replaced this, on evidence): superseded from its effective time;
     - a `contradicts` whose two ends no `replaces` between them settles: disputed;
     - `replaces.from` (this replaced something): current from its effective time;
     - nothing evidenced: unknown. Newer, more assertive or confirmed is never enough.
     """
+    touches = [t for t in touches if t.applies_to(revision)]
     replaced = [t for t in touches if t.link == "replaces.to"]
     if replaced:
         times = [t.effective_at for t in replaced if t.effective_at is not None]

@@ -741,3 +741,80 @@ async def test_an_object_of_many_results_and_scopes_is_read_where_it_is(tree_stu
         )
     )
     assert len(collection(read, "snapshots").items) == 1
+
+
+async def test_a_replacement_of_one_version_says_nothing_of_a_later_version(tree_stub, graph_stub):
+    """`new replaces old@1` supersedes revision 1 of `old`; a later result's revision 2 of it
+    is not superseded by that evidence (its validity is unknown), in Search, in the snapshots
+    and in the current projection, which describes revision 2."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+
+    async def review(**fields: Any) -> tree_pb2.RecordReviewResponse:
+        response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(
+            tree_pb2.RecordReviewRequest(
+                idempotency_key=unique("k"),
+                result_id=unique("res"),
+                scope=scope,
+                phase="daily",
+                review_generated_at="2026-10-02T01:00:00Z",
+                **fields,
+            )
+        )
+        return response
+
+    await review(
+        entities=[
+            tree_pb2.EntityInput(id="plan-old", label="Omega plan", revision="1"),
+            tree_pb2.EntityInput(id="plan-new", label="Omega plan B", revision="1"),
+        ],
+        source_references=[
+            tree_pb2.SourceReferenceInput(
+                id="src-switch", source_type="document", source_id="doc-plans", fragment="B wins"
+            )
+        ],
+        relations=[
+            relation_input(
+                "rel-b-replaces-old",
+                tree_pb2.REPLACES,
+                ref(ENTITY, "plan-new"),
+                ref(ENTITY, "plan-old"),
+                to_revision="1",
+                reason="the team chose plan B",
+                source_reference_ids=["src-switch"],
+            )
+        ],
+    )
+    written = await review(
+        entities=[tree_pb2.EntityInput(id="plan-old", label="Omega plan, revised", revision="2")]
+    )
+    options = graph_pb2.ReadOptions(min_consistency=written.consistency)
+    found = await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="omega plan",
+            scope=scope,
+            object_types=[common_pb2.ENTITY],
+            options=options,
+        )
+    )
+    by_version = {
+        (hit.ref.id, hit.object_revision.known): hit.time.validity.state for hit in found.hits
+    }
+    assert by_version == {
+        ("plan-old", "1"): SUPERSEDED,
+        ("plan-old", "2"): UNKNOWN,
+        ("plan-new", "1"): CURRENT,
+    }
+    response = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(ENTITY, "plan-old"), scope=scope, options=options
+        )
+    )
+    snapshots = collection(response, "snapshots").items
+    assert [(s.object_revision.known, s.time.validity.state) for s in snapshots] == [
+        ("1", SUPERSEDED),
+        ("2", UNKNOWN),
+    ]
+    current = collection(response, "current").items[0]
+    assert current.time.validity.state == UNKNOWN
+    assert content(current)["description"]["label"] == "Omega plan, revised"
