@@ -341,6 +341,7 @@ async def test_time_filters_use_the_chosen_basis_and_count_unknown_times(tree_st
         ),
         ({"query": "x", "object_types": [42]}, "object_types[0]"),
         ({"query": "x", "scope": {"projects": {"project_ids": []}}}, "scope.projects"),
+        ({"query": "x", "options": {"session_id": "not-a-session"}}, "options.session_id"),
     ],
 )
 async def test_bad_search_input_is_refused_naming_the_field(graph_stub, request_fields, field):
