@@ -507,8 +507,7 @@ class ContextReader:
             f"{self.object_type} {self.object_id!r} is not in "
             f"{self.scope.resolved.describe()}; it belongs to "
             f"{len(scopes)}{' or more' if len(scopes) >= SCOPES_LISTED else ''} other scope(s) — "
-            "ask for "
-            "that scope explicitly if you may read it",
+            "ask for that scope explicitly if you may read it",
             {"object_type": self.object_type, "object_id": self.object_id},
         )
 

@@ -34,9 +34,8 @@ SELECT project_id FROM trees WHERE id = $1
 # there are more results than that, the gaps every result reports (newest first, "result:
 # gap", GAPS_LISTED + 1 at most: one more says the list goes on) and the source types any of
 # them excluded (NULL otherwise: the listed results' own say it all) — and the time of the
-# read. A read that
-# needs more at its start adds columns to the one-row part (`extra`, uncorrelated subqueries:
-# each runs once, whatever the number of coverage rows).
+# read. A read that needs more at its start adds columns to the one-row part (`extra`,
+# uncorrelated subqueries: each runs once, whatever the number of coverage rows).
 GAPS_LISTED = 50
 
 

@@ -276,10 +276,9 @@ class GraphStore:
                 await reader.require_object()
                 specs = collections_of(mode)
                 pages: list[CollectionPage] = []
-                excluded: int | None = 0
+                # A cursor's page reports what the first page counted.
+                excluded = continuation.unknown_time_excluded if continuation else 0
                 filtered = time_filter.excludes_unknown_times
-                if continuation is not None:
-                    excluded = continuation.unknown_time_excluded
                 if continuation is None:
                     pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
                     if filtered:
