@@ -45,8 +45,9 @@ node_modules/.installed: package.json package-lock.json
 run: $(STAMP) check-protos
 	$(PY) -m mirrortree.launcher
 
+# Stops a running `make run`, the services a killed one left behind, and PostgreSQL.
 stack-stop: $(STAMP)
-	$(PY) -m mirrortree.pgcluster stop
+	$(PY) -m mirrortree.launcher stop
 
 bench: $(STAMP)
 	$(PY) -m bench.run

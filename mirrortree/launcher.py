@@ -3,13 +3,23 @@
 Starts the local PostgreSQL primary + streaming replica (mirrortree.pgcluster), tree_service
 (which migrates the primary), loads the demo data through TreeService, starts graph_service on
 the replica and the MCP gateway over Streamable HTTP, then prints the MCP endpoint, a
-development binding token and an example call. Ctrl-C (or SIGTERM) stops everything it
-started, PostgreSQL included, in reverse order.
+development binding token and an example call. Ctrl-C, SIGTERM or SIGHUP (the terminal closed)
+stops everything it started, in reverse order, at once, even during start-up; PostgreSQL is
+stopped only when this run started it. The run exits when a service or a PostgreSQL server
+goes away.
+
+Each run records its own pid and the services' pids in the data folder's `run/`, so a run that
+was killed (SIGKILL) leaves nothing behind that `python -m mirrortree.launcher stop` (`make
+stack-stop`) cannot find: it stops a live run, the services a killed run left (each checked to
+be the very process that was recorded) and PostgreSQL.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
+import json
 import os
 import secrets
 import signal
@@ -18,10 +28,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import TextIO
 
 from mirrortree import demo, pgcluster
 from mirrortree.envconfig import env_int
@@ -34,16 +45,183 @@ class LaunchError(Exception):
     """The stack could not be started; the message says what to do."""
 
 
+class Interrupted(BaseException):
+    """A stop signal arrived (Ctrl-C, SIGTERM, SIGHUP).
+
+    A BaseException so that start-up's polling loops, which treat every Exception as "not up
+    yet", cannot swallow it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+SERVICES = ("tree_service", "graph_service", "gateway")
+LAUNCHER = "launcher"
+
+
+def say(text: str, stream: TextIO | None = None) -> None:
+    """Print, ignoring a terminal that is gone (SIGHUP): stopping must go on regardless."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=stream or sys.stdout, flush=True)
+
+
+# ---- recorded processes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A process the launcher recorded in `run/<name>.pid`: enough to recognise it later
+    (its pid may have been reused by then)."""
+
+    name: str
+    pid: int
+    argv: tuple[str, ...]
+    started: str  # /proc/<pid>/stat start time (clock ticks since boot); "" where unknown
+
+    @classmethod
+    def of(cls, name: str, pid: int, argv: tuple[str, ...] | None = None) -> Recorded | None:
+        """The live process pid; argv is what it was started with, when known (a process
+        that has only just been spawned may not show its new command line yet)."""
+        identity = _identity(pid)
+        if identity is None:
+            return None
+        return cls(name, pid, identity[0] if argv is None else argv, identity[1])
+
+    def alive(self) -> bool:
+        """Whether the pid still runs the very process that was recorded."""
+        return _identity(self.pid) == (self.argv, self.started)
+
+
+def _identity(pid: int) -> tuple[tuple[str, ...], str] | None:
+    """(command line, start time) of a live process, or None."""
+    proc = Path("/proc") / str(pid)
+    if Path("/proc/self").exists():
+        try:
+            argv = (proc / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+            stat = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        if stat[0] in ("Z", "X"):
+            return None
+        return tuple(a.decode(errors="replace") for a in argv), stat[19]
+    try:  # no /proc (macOS): the command line alone
+        out = subprocess.run(
+            ["ps", "-p", str(pid), "-o", "command="],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (tuple(out.split()), "") if out else None
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """`<data>/run`: a pid file per recorded process and the lock a live run holds."""
+
+    path: Path
+
+    @property
+    def lockfile(self) -> Path:
+        return self.path / "launcher.lock"
+
+    def record(self, name: str, pid: int, argv: tuple[str, ...] | None = None) -> None:
+        entry = Recorded.of(name, pid, argv)
+        if entry is None:
+            return  # already gone; Stack.died() reports it
+        self.path.mkdir(parents=True, exist_ok=True)
+        tmp = self.path / f".{name}.pid.tmp"
+        tmp.write_text(
+            json.dumps({"pid": entry.pid, "argv": list(entry.argv), "started": entry.started})
+        )
+        tmp.replace(self.path / f"{name}.pid")
+
+    def forget(self, name: str) -> None:
+        (self.path / f"{name}.pid").unlink(missing_ok=True)
+
+    def recorded(self, name: str) -> Recorded | None:
+        try:
+            data = json.loads((self.path / f"{name}.pid").read_text())
+            return Recorded(name, int(data["pid"]), tuple(data["argv"]), str(data["started"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def alive(self, names: tuple[str, ...] = SERVICES) -> list[Recorded]:
+        """The recorded processes among names that still run."""
+        found = [self.recorded(name) for name in names]
+        return [entry for entry in found if entry is not None and entry.alive()]
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Held for a run's whole life: a second run from the same data folder is refused
+        before it touches anything (the first run's PostgreSQL above all)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        with self.lockfile.open("a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                other = self.recorded(LAUNCHER)
+                who = f" (pid {other.pid})" if other is not None and other.alive() else ""
+                raise LaunchError(
+                    f"another `make run`{who} is running from {self.path.parent}; stop it "
+                    "first (Ctrl-C in its terminal, or `make stack-stop`), or give this one its "
+                    "own MIRRORTREE_DATA_DIR and ports"
+                ) from None
+            self.record(LAUNCHER, os.getpid())
+            try:
+                yield
+            finally:
+                self.forget(LAUNCHER)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def terminate(entry: Recorded, timeout: float = 15) -> None:
+    """SIGTERM a recorded process (only if it is still that process), SIGKILL after timeout."""
+    if not entry.alive():
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(entry.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while entry.alive():
+        if time.monotonic() > deadline:
+            say(f"{entry.name} (pid {entry.pid}) did not stop in {timeout:.0f} s; killing it")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(entry.pid, signal.SIGKILL)
+            break
+        time.sleep(0.1)
+
+
+# ---- the stack -----------------------------------------------------------------------------
+
+
 @dataclass
 class Stack:
     cluster: pgcluster.ClusterConfig
     log_dir: Path
+    run_dir: RunDir | None = None
     processes: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+    # Whether this run started PostgreSQL (it was not running before): only then does it stop
+    # it. A cluster that was running belongs to whoever started it.
+    owns_postgres: bool = False
+
+    def start_postgres(self) -> pgcluster.ClusterInfo:
+        self.owns_postgres = not pgcluster.running(self.cluster)
+        return pgcluster.start(self.cluster)
+
+    def postgres_lost(self) -> str | None:
+        """The first PostgreSQL server that is no longer running, or None."""
+        up = pgcluster.running(self.cluster)
+        return next((name for name in ("primary", "replica") if name not in up), None)
 
     def spawn(self, name: str, module: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
         log = (self.log_dir / f"{name}.log").open("ab")
+        argv = (sys.executable, "-m", module)
         process = subprocess.Popen(
-            [sys.executable, "-m", module],
+            argv,
             env={**os.environ, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -51,6 +229,8 @@ class Stack:
         )
         log.close()
         self.processes.append((name, process))
+        if self.run_dir is not None:
+            self.run_dir.record(name, process.pid, argv)
         return process
 
     def died(self) -> str | None:
@@ -66,11 +246,15 @@ class Stack:
                 try:
                     process.wait(timeout=15)
                 except subprocess.TimeoutExpired:
-                    print(f"{name} did not stop in 15 s; killing it", file=sys.stderr)
+                    say(f"{name} did not stop in 15 s; killing it", sys.stderr)
                     process.kill()
                     process.wait()
+            if self.run_dir is not None:
+                self.run_dir.forget(name)
         self.processes.clear()
-        pgcluster.stop(self.cluster)
+        if self.owns_postgres:
+            pgcluster.stop(self.cluster)
+            self.owns_postgres = False
 
 
 def _port_free(port: int) -> bool:
@@ -123,16 +307,24 @@ def launch(stack: Stack) -> str:
         ("MIRRORTREE_GATEWAY_PORT", gateway_port),
     ):
         if not _port_free(port):
-            raise LaunchError(f"port {port} on 127.0.0.1 is in use; set {name} to a free port")
+            message = f"port {port} on 127.0.0.1 is in use; set {name} to a free port"
+            left = stack.run_dir.alive() if stack.run_dir is not None else []
+            if left:
+                pids = ", ".join(f"{e.name} pid {e.pid}" for e in left)
+                message += (
+                    f", or stop what an earlier `make run` left running ({pids}) with "
+                    "`make stack-stop`"
+                )
+            raise LaunchError(message)
 
-    print("starting PostgreSQL primary + streaming replica ...", flush=True)
-    info = pgcluster.start(stack.cluster)
+    say("starting PostgreSQL primary + streaming replica ...")
+    info = stack.start_postgres()
     stack.log_dir.mkdir(parents=True, exist_ok=True)
     secret = _cursor_secret(stack.cluster.data_dir)
 
     tree_target = f"127.0.0.1:{tree_port}"
     graph_target = f"127.0.0.1:{graph_port}"
-    print("starting tree_service (migrates the primary) ...", flush=True)
+    say("starting tree_service (migrates the primary) ...")
     stack.spawn(
         "tree_service",
         "tree_service",
@@ -145,10 +337,10 @@ def launch(stack: Stack) -> str:
         stack.log_dir / "tree_service.log",
     )
 
-    print("loading demo data through TreeService ...", flush=True)
+    say("loading demo data through TreeService ...")
     loaded = asyncio.run(demo.load(tree_target))
 
-    print("starting graph_service (reads the replica) and the MCP gateway ...", flush=True)
+    say("starting graph_service (reads the replica) and the MCP gateway ...")
     stack.spawn(
         "graph_service",
         "graph_service",
@@ -202,41 +394,106 @@ def launch(stack: Stack) -> str:
     )
 
 
-def main() -> int:
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run(cluster: pgcluster.ClusterConfig) -> int:
+    """`make run`: start the stack, serve until a stop signal or a failure, stop it."""
+    run_dir = RunDir(cluster.data_dir / "run")
+    stack = Stack(cluster, cluster.data_dir / "logs", run_dir)
+    stopping = False
+    started = False
+
+    def request_stop(signum: int, _: FrameType | None) -> None:
+        # Raised where the launcher is (a start-up wait, a subprocess, the idle loop) so that
+        # a stop never waits for start-up to finish; ignored once stopping has begun.
+        if not stopping:
+            raise Interrupted(signum)
+
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, request_stop)
+    try:
+        with run_dir.exclusive():
+            try:
+                banner = launch(stack)
+                started = True
+                say(banner)
+                return watch(stack)
+            finally:
+                stopping = True
+                if stack.processes or stack.owns_postgres:
+                    say("stopping ...")
+                    stack.stop()
+                    say("stopped.")
+    except Interrupted as stop:
+        if started:
+            return 0
+        say(f"start-up interrupted ({stop}); stopped what was started", sys.stderr)
+        return 128 + stop.signum
+    except (LaunchError, pgcluster.ClusterError) as exc:
+        say(f"error: {exc}", sys.stderr)
+        return 1
+
+
+def watch(stack: Stack) -> int:
+    """Wait for a stop signal (Interrupted); return 1 when a service or PostgreSQL is gone."""
+    checked = 0.0
+    while True:
+        dead = stack.died()
+        if dead:
+            say(f"{dead} exited unexpectedly; see {stack.log_dir / (dead + '.log')}", sys.stderr)
+            return 1
+        if time.monotonic() - checked > 1:
+            checked = time.monotonic()
+            lost = stack.postgres_lost()
+            if lost:
+                say(
+                    f"the PostgreSQL {lost} is no longer running; see "
+                    f"{stack.log_dir / (lost + '.log')} and run `make run` again",
+                    sys.stderr,
+                )
+                return 1
+        time.sleep(0.2)
+
+
+def stop_leftovers(cluster: pgcluster.ClusterConfig) -> int:
+    """`make stack-stop`: stop a live run, what a killed run left running, and PostgreSQL."""
+    run_dir = RunDir(cluster.data_dir / "run")
+    launcher = run_dir.recorded(LAUNCHER)
+    if launcher is not None and launcher.alive():
+        say(f"stopping the running `make run` (pid {launcher.pid}) ...")
+        terminate(launcher, timeout=90)  # it stops its own services and PostgreSQL
+    for name in reversed(SERVICES):
+        entry = run_dir.recorded(name)
+        if entry is not None and entry.alive():
+            say(f"stopping {name} (pid {entry.pid}) left by an earlier run ...")
+            terminate(entry)
+        run_dir.forget(name)
+    if launcher is not None and not launcher.alive():
+        run_dir.forget(LAUNCHER)  # a killed run's record
+    pgcluster.stop(cluster)
+    say("stopped")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m mirrortree.launcher [stop]`."""
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["stop"]):
+        say("usage: python -m mirrortree.launcher [stop]", sys.stderr)
+        return 2
     try:
         cluster = pgcluster.ClusterConfig.from_env()
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", sys.stderr)
         return 2
-    stack = Stack(cluster, cluster.data_dir / "logs")
-    stop_requested = False
-
-    def request_stop(signum: int, _: FrameType | None) -> None:
-        nonlocal stop_requested
-        stop_requested = True
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    try:
-        banner = launch(stack)
-        print(banner, flush=True)
-        while not stop_requested:
-            dead = stack.died()
-            if dead:
-                print(
-                    f"{dead} exited unexpectedly; see {stack.log_dir / (dead + '.log')}",
-                    file=sys.stderr,
-                )
-                return 1
-            time.sleep(0.2)
-        return 0
-    except (LaunchError, pgcluster.ClusterError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        print("stopping ...", flush=True)
-        stack.stop()
-        print("stopped.", flush=True)
+    if args == ["stop"]:
+        try:
+            return stop_leftovers(cluster)
+        except pgcluster.ClusterError as exc:
+            say(f"error: {exc}", sys.stderr)
+            return 1
+    return run(cluster)
 
 
 if __name__ == "__main__":

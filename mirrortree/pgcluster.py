@@ -1053,6 +1053,20 @@ def stop(cfg: ClusterConfig) -> None:
                 _stop_node(runner, node)
 
 
+def running(cfg: ClusterConfig) -> tuple[str, ...]:
+    """The servers ("primary", "replica") whose postmaster is alive; cheap enough to poll.
+
+    The launcher uses it to tell a cluster it starts from one that was already running, and
+    to notice a server that went away while the stack runs.
+    """
+    layout = _layout(cfg)
+    return tuple(
+        node.name
+        for node in (layout.primary, layout.replica)
+        if _postmaster_pid(node.datadir) is not None
+    )
+
+
 def _node_status(cfg: ClusterConfig, node: _Node, runner: _Runner | None) -> str:
     datadir = node.datadir
     if _is_empty_or_missing(datadir):
