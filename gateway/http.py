@@ -6,18 +6,32 @@ from __future__ import annotations
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.authentication import AuthenticationError
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gateway.config import Settings
-from gateway.server import BindingVerifier, GraphClient, build_server
+from gateway.server import BindingVerifier, GraphClient, GraphUnreachable, build_server
 
 MCP_PATH = "/mcp"
 
 
 async def healthz(_: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
+
+
+def authentication_failed(_: HTTPConnection, error: AuthenticationError) -> Response:
+    """The token could not be checked (not: it is invalid, which is 401 from the SDK): 503
+    with Retry-After, so clients retry with the same credential."""
+    if isinstance(error, GraphUnreachable):
+        return JSONResponse(
+            {"error": "temporarily_unavailable", "error_description": str(error)},
+            status_code=503,
+            headers={"Retry-After": "2"},
+        )
+    return JSONResponse({"error": "invalid_request", "error_description": str(error)}, 400)
 
 
 def build_http_app(settings: Settings, client: GraphClient | None = None) -> Starlette:
@@ -32,7 +46,7 @@ def build_http_app(settings: Settings, client: GraphClient | None = None) -> Sta
         "localhost:*",
         "[::1]:*",
     ]
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         host=host,
         auth=AuthSettings(issuer_url=public, resource_server_url=None),  # type: ignore[arg-type]
@@ -44,3 +58,10 @@ def build_http_app(settings: Settings, client: GraphClient | None = None) -> Sta
         ),
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
     )
+    # The SDK's authentication middleware answers a verifier's AuthenticationError through
+    # starlette's on_error hook (400 plain text by default); ours tells "cannot check now"
+    # apart. The middleware stack is built at the first request, so this takes effect.
+    for middleware in app.user_middleware:
+        if middleware.cls is AuthenticationMiddleware:  # type: ignore[comparison-overlap]
+            middleware.kwargs["on_error"] = authentication_failed
+    return app

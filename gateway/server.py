@@ -25,8 +25,11 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.authentication import AuthenticationError
 
 from gateway import tools, translate
 from gateway.config import Settings
@@ -108,6 +111,11 @@ class GraphClient:
             self._stub = None
 
 
+class GraphUnreachable(AuthenticationError):
+    """The token could not be checked because graph_service did not answer: the HTTP app turns
+    this into 503 (retry later), never 401, which would tell the client to drop a good token."""
+
+
 @dataclass
 class BindingVerifier:
     """Authenticates HTTP bearer tokens as runtime bindings via graph_service.
@@ -137,9 +145,13 @@ class BindingVerifier:
                 return None
             log.warning("binding check failed", extra={"code": error.code().name})
             # graph_service is briefly unreachable: a token it recently accepted stays
-            # accepted (every tool call is re-checked there anyway) rather than making the
-            # client throw away a good credential.
-            return cached[1] if cached and cached[0] + self.grace_s > now else None
+            # accepted (every tool call is re-checked there anyway); any other is neither
+            # accepted nor declared invalid, so the client keeps its credential and retries.
+            if cached and cached[0] + self.grace_s > now:
+                return cached[1]
+            raise GraphUnreachable(
+                "the story graph cannot check credentials right now; retry shortly"
+            ) from None
         access = AccessToken(
             token=token,
             client_id=binding.binding_id,
@@ -170,13 +182,28 @@ class AccessWatcher:
     poll_s: float
     forget_after_s: float = 600.0
     _known: dict[str, tuple[bool, float]] = field(default_factory=dict)  # token → (on, seen)
+    # Legacy (2025-11-25) sessions told `tools.listChanged: true` at initialize (stdio), by
+    # token: they have no listen stream, so a flip is sent to each session directly.
+    _sessions: dict[str, list[ServerSession]] = field(default_factory=dict)
+
+    def notify_session(self, token: str, session: ServerSession) -> None:
+        """Send this legacy session `notifications/tools/list_changed` when token's tools flip."""
+        sessions = self._sessions.setdefault(token, [])
+        if not any(s is session for s in sessions):
+            sessions.append(session)
 
     async def enabled(self, token: str) -> bool:
         """Fresh from graph_service; False for an unknown or revoked binding."""
         try:
-            binding = await self._resolve(token)
+            binding = await self.resolve(token)
         except grpc.aio.AioRpcError as error:
             if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                # Listing no tools is the answer, but an operator who set a wrong token needs
+                # to see why.
+                log.warning(
+                    "binding refused: the token is unknown or revoked; no tools are listed",
+                    extra={"token_sha256": hashlib.sha256(token.encode()).hexdigest()[:12]},
+                )
                 return False
             raise MCPError(
                 types.INTERNAL_ERROR, "the story graph is unreachable; try again shortly"
@@ -184,7 +211,7 @@ class AccessWatcher:
         await self._record(token, binding.enabled, seen=time.monotonic())
         return bool(binding.enabled)
 
-    async def _resolve(self, token: str) -> graph_pb2.ResolveBindingResponse:
+    async def resolve(self, token: str) -> graph_pb2.ResolveBindingResponse:
         response: graph_pb2.ResolveBindingResponse = await self.client.call(
             "ResolveBinding", graph_pb2.ResolveBindingRequest(token=token), token
         )
@@ -196,6 +223,11 @@ class AccessWatcher:
         if before is not None and before[0] != on:
             log.info("story-graph tools switched", extra={"enabled": on})
             await self.bus.publish(ToolsListChanged())
+            for session in list(self._sessions.get(token, [])):
+                try:
+                    await session.send_tool_list_changed()
+                except Exception:  # the connection is gone; forget it
+                    self._sessions[token].remove(session)
 
     async def run(self) -> None:
         """Poll the recently seen bindings until cancelled."""
@@ -207,7 +239,7 @@ class AccessWatcher:
                     self._known.pop(token, None)
                     continue
                 try:
-                    binding = await self._resolve(token)
+                    binding = await self.resolve(token)
                 except grpc.aio.AioRpcError:
                     continue  # unreachable or revoked: graph_service refuses calls anyway
                 await self._record(token, binding.enabled, seen)
@@ -226,8 +258,14 @@ def error_result(error: ToolError) -> types.CallToolResult:
     )
 
 
-def build_server(settings: Settings, client: GraphClient | None = None) -> Server[GraphClient]:
-    """The low-level MCP server; `settings.binding_token` serves stdio and in-memory use."""
+def build_server(
+    settings: Settings, client: GraphClient | None = None, *, legacy_list_changed: bool = False
+) -> Server[GraphClient]:
+    """The low-level MCP server; `settings.binding_token` serves stdio and in-memory use.
+
+    legacy_list_changed: the transport tells legacy clients `tools.listChanged: true` (stdio
+    does; see initialization_options), so the server must send them the notification.
+    """
     graph = client or GraphClient(settings.graph_target, settings.call_timeout_s)
     bus = InMemorySubscriptionBus()
     watcher = AccessWatcher(graph, bus, settings.access_poll_s)
@@ -253,6 +291,8 @@ def build_server(settings: Settings, client: GraphClient | None = None) -> Serve
         """The three tools when every switch is on for this binding; none otherwise."""
         token = caller_token()
         on = bool(token) and await watcher.enabled(token)
+        if token and legacy_list_changed and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            watcher.notify_session(token, ctx.session)
         return types.ListToolsResult(tools=list(tools.TOOLS) if on else [])
 
     async def call_tool(

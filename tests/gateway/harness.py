@@ -13,6 +13,7 @@ from typing import Any
 import httpx2
 import uvicorn
 from mcp import Client, StdioServerParameters
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.config import Settings
@@ -67,7 +68,13 @@ async def http_client(url: str, token: str, mode: str = "auto") -> AsyncIterator
 
 
 @contextlib.asynccontextmanager
-async def stdio_gateway(graph_port: int, token: str, mode: str = "auto") -> AsyncIterator[Client]:
+async def stdio_gateway(
+    graph_port: int,
+    token: str,
+    mode: str = "auto",
+    message_handler: MessageHandlerFnT | None = None,
+    **env: str,
+) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "gateway"],
@@ -77,9 +84,10 @@ async def stdio_gateway(graph_port: int, token: str, mode: str = "auto") -> Asyn
             "MIRRORTREE_GATEWAY_GRAPH_TARGET": f"127.0.0.1:{graph_port}",
             "MIRRORTREE_BINDING_TOKEN": token,
             "MIRRORTREE_LOG_LEVEL": "warning",
+            **env,
         },
     )
-    async with Client(params, mode=mode, cache=None) as client:
+    async with Client(params, mode=mode, cache=None, message_handler=message_handler) as client:
         yield client
 
 
