@@ -295,6 +295,14 @@ def build_server(
             watcher.notify_session(token, ctx.session)
         return types.ListToolsResult(tools=list(tools.TOOLS) if on else [])
 
+    async def own_project(token: str) -> str | None:
+        """The binding's session's current project ("" for none), or None if unknown."""
+        try:
+            binding = await watcher.resolve(token)
+        except grpc.aio.AioRpcError:
+            return None
+        return str(binding.project_id)
+
     async def call_tool(
         ctx: ServerRequestContext[GraphClient], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
@@ -316,7 +324,11 @@ def build_server(
             try:
                 response = await ctx.lifespan_context.call(method, request, token)
             except grpc.aio.AioRpcError as error:
-                raise translate.tool_error_from_rpc(rpcstatus.describe(error)) from None
+                failure = rpcstatus.describe(error)
+                next_step = ""
+                if failure.reason in ("scope_required", "scope_mismatch"):
+                    next_step = translate.scope_next_step(failure, await own_project(token))
+                raise translate.tool_error_from_rpc(failure, next_step) from None
             data = translate.to_json(response)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],

@@ -30,11 +30,7 @@ _VALIDATORS = {tool.name: Draft202012Validator(tool.input_schema) for tool in to
 NEXT_STEP = {
     "invalid_argument": "Fix the named argument and call again.",
     "as_of_unsupported": "Call again without as_of; use mode timeline to see how things evolved.",
-    "scope_required": (
-        "Ask the user which project to read, then pass scope "
-        '{"projects": ["<id>"]} (or {"global": true} if they want Global).'
-    ),
-    "scope_mismatch": "The object belongs to another scope; search in the scope you were given.",
+    # scope_required and scope_mismatch: see scope_next_step, which knows the situation.
     "stale_cursor": "The data changed while paging; repeat the search without a cursor.",
     "invalid_cursor": "Use next_cursor exactly as returned, with the same arguments.",
     "not_found": "Search again to get a current reference.",
@@ -52,7 +48,29 @@ NEXT_STEP = {
     "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",
     "consistency_timeout": "The latest writes are not readable yet; retry in a moment.",
     "replica_unavailable": "The story graph is temporarily unavailable; retry in a moment.",
+    "unavailable": (
+        "The story graph could not be reached; retry once in a moment. If it still fails, "
+        "tell the user the story graph is unavailable."
+    ),
+    "deadline_exceeded": (
+        "Retry once with a narrower call (a smaller page_size, a time_range or object_types); "
+        "if it times out again, tell the user."
+    ),
+    "internal": (
+        "Do not repeat the call in a loop: try it once more later, and tell the user if it "
+        "fails again."
+    ),
+    "permission_denied": (
+        "This connection may not read that; do not retry. Tell the user what could not be read."
+    ),
+    "resource_exhausted": "The story graph is busy; wait a few seconds, then retry once.",
 }
+
+SCOPE_REQUIRED_NEXT_STEP = (
+    "This session has no current project, so there is nothing to read by default. Tell the "
+    "user and ask them to choose a project for this session, then call again without scope. "
+    "Do not guess a scope: this connection reads another scope only if it was granted it."
+)
 
 _CODE_BY_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: "invalid_argument",
@@ -75,10 +93,11 @@ class ToolError(Exception):
     code: str
     message: str
     fields: tuple[dict[str, str], ...] = ()
+    next_step: str = ""  # when the situation, not the code alone, decides what to do
 
     def as_json(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
-        next_step = NEXT_STEP.get(self.code)
+        next_step = self.next_step or NEXT_STEP.get(self.code)
         if next_step:
             error["next_step"] = next_step
         if self.fields:
@@ -221,7 +240,41 @@ def _lower_enums(message: Message, data: dict[str, Any]) -> None:
                 _lower_enums(children, value)
 
 
-def tool_error_from_rpc(failure: RpcFailure) -> ToolError:
+def scope_next_step(failure: RpcFailure, own_project: str | None) -> str:
+    """What to do after scope_required or scope_mismatch, which depends on the situation.
+
+    own_project: the binding's session's current project ("" for none; None when it could not
+    be looked up).
+    """
+    if failure.reason == "scope_required":
+        return SCOPE_REQUIRED_NEXT_STEP
+    if "object_id" in failure.metadata or "source_reference_id" in failure.metadata:
+        what = "source reference" if "source_reference_id" in failure.metadata else "object"
+        return (
+            f"That {what} exists, but not in the scope that was read. Use refs from "
+            "story_graph_search results of the scope you read; ask for the other scope "
+            "explicitly only if the user says this connection was granted it."
+        )
+    requested = failure.metadata.get("requested_scope", "that scope")
+    if own_project:
+        return (
+            f"This connection reads only its session's project ({own_project}) and scopes its "
+            f"binding was granted, and {requested} is neither. Call again without scope (and "
+            "without a cursor from that scope) to read its project; do not try other scopes."
+        )
+    if own_project == "":
+        return (
+            f"This connection was not granted {requested}, and its session has no current "
+            "project to read instead. Tell the user and ask them to choose a project for this "
+            "session; do not try other scopes."
+        )
+    return (
+        "This connection reads only its session's current project and scopes its binding was "
+        "granted. Call again without scope; do not try other scopes."
+    )
+
+
+def tool_error_from_rpc(failure: RpcFailure, next_step: str = "") -> ToolError:
     """Map a failed gRPC call to a tool error; internal failures say nothing internal."""
     if failure.code in (
         grpc.StatusCode.INTERNAL,
@@ -240,4 +293,4 @@ def tool_error_from_rpc(failure: RpcFailure) -> ToolError:
         message = "The story graph service is unreachable; retry in a moment."
     else:
         message = failure.message
-    return ToolError(code, message, fields)
+    return ToolError(code, message, fields, next_step)

@@ -1,0 +1,116 @@
+"""What a model is told when a call fails: every code has a next step that fits the situation
+(never a loop between scope_required and scope_mismatch), and arguments the schema lets
+through but that cannot work are refused by name before any call."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from gateway import translate
+from mirrortree.protoscope import project_scope
+from mirrortree.rpcstatus import RpcFailure
+from mirrortree.v1 import graph_pb2, tree_pb2
+from tests.conftest import create_tree, free_port, unique
+from tests.gateway.harness import in_memory, tool_error
+from tests.gateway.test_tools import bound_project
+
+
+async def project_less_binding(tree_stub, graph_stub) -> str:
+    """A binding (no granted scopes) on a session without a current project."""
+    session = (await create_tree(tree_stub)).tree
+    binding = await tree_stub.CreateBinding(
+        tree_pb2.CreateBindingRequest(
+            idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
+        )
+    )
+    await graph_stub.Search(  # wait until the replica knows the binding
+        graph_pb2.SearchRequest(
+            query="x",
+            scope=project_scope(["p"]),
+            options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
+        )
+    )
+    return str(binding.token)
+
+
+async def test_a_session_without_a_project_is_said_plainly_and_never_sent_in_a_loop(
+    tree_stub, graph_stub, graph_service
+):
+    token = await project_less_binding(tree_stub, graph_stub)
+    async with in_memory(graph_service.port, token) as client:
+        default = tool_error(await client.call_tool("story_graph_search", {"query": "x"}))
+        explicit = tool_error(
+            await client.call_tool(
+                "story_graph_search", {"query": "x", "scope": {"projects": [unique("p")]}}
+            )
+        )
+    assert default["code"] == "scope_required"
+    assert "no current project" in default["next_step"]
+    assert "choose a project for this session" in default["next_step"]
+    assert '"projects"' not in default["next_step"]  # not an invitation to pass a scope
+    assert explicit["code"] == "scope_mismatch"
+    assert "no current project" in explicit["next_step"]
+    assert "do not try other scopes" in explicit["next_step"]
+    assert "belongs to another scope" not in explicit["next_step"]
+
+
+async def test_a_foreign_scope_or_object_gets_a_next_step_for_that_situation(
+    tree_stub, graph_stub, graph_service
+):
+    token, project = await bound_project(tree_stub, graph_stub, "Situations")
+    elsewhere, event_id = unique("elsewhere"), unique("ev")
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=project_scope([elsewhere]),
+            phase="daily",
+            review_generated_at="2026-10-02T01:00:00Z",
+            events=[tree_pb2.EventInput(id=event_id, kind=tree_pb2.DECISION, title="Far")],
+        )
+    )
+    await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="x",
+            scope=project_scope([elsewhere]),
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    async with in_memory(graph_service.port, token) as client:
+        foreign = tool_error(
+            await client.call_tool(
+                "story_graph_search", {"query": "x", "scope": {"projects": [elsewhere]}}
+            )
+        )
+        far = tool_error(
+            await client.call_tool(
+                "story_graph_get_context", {"object_ref": {"type": "event", "id": event_id}}
+            )
+        )
+    assert foreign["code"] == "scope_mismatch"
+    assert project in foreign["next_step"] and "without scope" in foreign["next_step"]
+    assert far["code"] == "scope_mismatch"
+    assert far["next_step"].startswith("That object exists, but not in the scope that was read")
+
+
+# The codes the gateway itself derives from a bare gRPC status (graph_service sends
+# not_implemented, out_of_range and failed_precondition only with a reason of its own).
+@pytest.mark.parametrize(
+    "code",
+    ["unavailable", "deadline_exceeded", "internal", "permission_denied", "resource_exhausted"],
+)
+def test_every_code_the_gateway_makes_from_a_status_has_a_next_step(code):
+    assert translate.ToolError(code, "m").as_json()["error"]["next_step"]
+
+
+async def test_an_unreachable_story_graph_is_a_tool_error_with_a_next_step():
+    async with in_memory(free_port(), "mtb_whatever") as client:
+        error = tool_error(await client.call_tool("story_graph_search", {"query": "x"}))
+    assert error["code"] == "unavailable"
+    assert "retry" in error["next_step"]
+
+
+def test_grpc_status_codes_map_to_codes_with_next_steps():
+    error = translate.tool_error_from_rpc(RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED, "busy"))
+    assert error.as_json()["error"]["next_step"]
