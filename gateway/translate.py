@@ -131,11 +131,56 @@ def check_arguments(tool_name: str, arguments: dict[str, Any]) -> None:
             f"invalid {fields[0]['field']}: {fields[0]['description']}",
             fields,
         )
+    _check_text(arguments, "")
+    if tool_name == tools.READ_SOURCE:
+        _check_read_source(arguments)
     # JSON Schema counts 5.0 as an integer; protobuf does not. Pass such numbers on as ints.
     properties: dict[str, Any] = tools.TOOLS_BY_NAME[tool_name].input_schema["properties"]
     for name, value in list(arguments.items()):
         if properties.get(name, {}).get("type") == "integer" and isinstance(value, float):
             arguments[name] = int(value)
+
+
+def _check_text(value: Any, path: str) -> None:
+    """Refuse strings that are not Unicode text (a lone UTF-16 surrogate such as "\\ud800"),
+    naming the argument: protobuf would refuse them later without saying which one."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            field = path or "arguments"
+            raise ToolError(
+                "invalid_argument",
+                f"invalid {field}: contains a lone surrogate ({value[exc.start]!a} at "
+                f"position {exc.start}), which is not Unicode text; remove or replace it",
+                ({"field": field, "description": "contains a lone surrogate"},),
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_text(item, f"{path}[{index}]")
+
+
+def _check_read_source(arguments: dict[str, Any]) -> None:
+    """Combinations the schema cannot express, refused with the schema's own words."""
+    kind = arguments.get("read_kind", "snapshot")
+    if arguments.get("source_version") and kind != "version":
+        raise ToolError(
+            "invalid_argument",
+            f'invalid source_version: it is only used with read_kind "version" (read_kind is '
+            f'"{kind}"); pass read_kind "version" to read that version, or drop source_version',
+            ({"field": "source_version", "description": 'only used with read_kind "version"'},),
+        )
+    if arguments.get("cursor") and "offset" in arguments:
+        raise ToolError(
+            "invalid_argument",
+            "invalid offset: a cursor already says where the next page starts, so offset "
+            "cannot be given with it; pass the cursor alone to continue, or offset alone "
+            "(without cursor) to start somewhere else",
+            ({"field": "offset", "description": "not accepted together with cursor"},),
+        )
 
 
 def _scope(value: dict[str, Any] | None) -> common_pb2.Scope:

@@ -111,6 +111,41 @@ async def test_an_unreachable_story_graph_is_a_tool_error_with_a_next_step():
     assert "retry" in error["next_step"]
 
 
+async def test_a_lone_surrogate_is_refused_naming_the_field(graph_service):
+    async with in_memory(graph_service.port, "mtb_unused") as client:
+        error = tool_error(
+            await client.call_tool(
+                "story_graph_get_context", {"object_ref": {"type": "event", "id": "a\ud800"}}
+            )
+        )
+    assert error["code"] == "invalid_argument"
+    assert error["fields"][0]["field"] == "object_ref.id"
+    assert "surrogate" in error["message"] and "whole numbers" not in error["message"]
+
+
+async def test_source_version_without_read_kind_version_names_the_schema_value(graph_service):
+    async with in_memory(graph_service.port, "mtb_unused") as client:
+        error = tool_error(
+            await client.call_tool(
+                "story_graph_read_source", {"source_reference_id": "s", "source_version": "1"}
+            )
+        )
+    assert error["fields"][0]["field"] == "source_version"
+    assert 'read_kind "version"' in error["message"] and "VERSION" not in error["message"]
+
+
+async def test_read_source_refuses_a_cursor_with_an_offset(graph_service):
+    async with in_memory(graph_service.port, "mtb_unused") as client:
+        error = tool_error(
+            await client.call_tool(
+                "story_graph_read_source",
+                {"source_reference_id": "s", "cursor": "abc", "offset": 0},
+            )
+        )
+    assert error["code"] == "invalid_argument"
+    assert error["fields"][0]["field"] == "offset"
+
+
 def test_grpc_status_codes_map_to_codes_with_next_steps():
     error = translate.tool_error_from_rpc(RpcFailure(grpc.StatusCode.RESOURCE_EXHAUSTED, "busy"))
     assert error.as_json()["error"]["next_step"]
