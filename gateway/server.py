@@ -337,6 +337,10 @@ def build_server(
         except ToolError as error:
             outcome = error.code
             return error_result(error)
+        except BaseException as error:
+            # The SDK answers -32603 (or the call was cancelled); the log says which.
+            outcome = "cancelled" if isinstance(error, asyncio.CancelledError) else "internal_error"
+            raise
         finally:
             log.info(
                 "tool call",

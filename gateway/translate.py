@@ -275,7 +275,7 @@ def _lower_enums(message: Message, data: dict[str, Any]) -> None:
         value = data[field.name]
         repeated = field.is_repeated
         if field.type == FieldDescriptor.TYPE_ENUM:
-            data[field.name] = [v.lower() for v in value] if repeated else value.lower()
+            data[field.name] = [_enum_name(v) for v in value] if repeated else _enum_name(value)
         elif field.type == FieldDescriptor.TYPE_MESSAGE:
             children = getattr(message, field.name)
             if repeated:
@@ -283,6 +283,12 @@ def _lower_enums(message: Message, data: dict[str, Any]) -> None:
                     _lower_enums(child, child_data)
             elif isinstance(value, dict):
                 _lower_enums(children, value)
+
+
+def _enum_name(value: str | int) -> str:
+    """A known enum value is its name in lower case. A value this gateway does not know (the
+    service is newer) comes out of MessageToDict as a number; it becomes "unknown(<n>)"."""
+    return value.lower() if isinstance(value, str) else f"unknown({value})"
 
 
 def scope_next_step(failure: RpcFailure, own_project: str | None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import anyio
 import asyncpg
 import pytest
@@ -69,3 +71,44 @@ async def test_a_cancelled_call_leaves_the_gateway_serving(
     assert [h["ref"]["id"] for h in result.structured_content["hits"]] == ["d1"]
     # The gRPC call itself was cancelled (and with it the replica query), not left running.
     assert (metrics.get_sample_value("mirrortree_rpc_total", labels) or 0) == cancelled_before + 1
+
+
+class ToolCallLog(logging.Handler):
+    """Collects the gateway's "tool call" records and signals the first one."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+        self.logged = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage() == "tool call":
+            self.records.append(record)
+            self.logged.set()
+
+
+async def test_the_log_says_a_cancelled_call_was_cancelled(
+    cluster, tree_stub, graph_stub, graph_service
+):
+    token, _ = await bound_project(tree_stub, graph_stub, "Logged truthfully")
+    handler = ToolCallLog()
+    gateway_log = logging.getLogger("gateway")
+    level = gateway_log.level
+    gateway_log.addHandler(handler)
+    gateway_log.setLevel(logging.INFO)
+    try:
+        async with in_memory(graph_service.port, token) as client:
+            holder = await block_replica_reads(cluster.primary_dsn)
+            try:
+                with anyio.move_on_after(1.0):
+                    await client.call_tool("story_graph_search", {"query": "truthfully"})
+                with anyio.fail_after(5):
+                    await handler.logged.wait()
+            finally:
+                await holder.execute("ROLLBACK")
+                await holder.close()
+    finally:
+        gateway_log.removeHandler(handler)
+        gateway_log.setLevel(level)
+    [logged] = handler.records
+    assert logged.outcome == "cancelled"  # type: ignore[attr-defined]

@@ -4,6 +4,8 @@ through but that cannot work are refused by name before any call."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 import pytest
 
@@ -144,6 +146,17 @@ async def test_read_source_refuses_a_cursor_with_an_offset(graph_service):
         )
     assert error["code"] == "invalid_argument"
     assert error["fields"][0]["field"] == "offset"
+
+
+def test_an_enum_value_the_gateway_does_not_know_is_rendered_not_a_crash():
+    # What a newer graph_service may send: values this gateway's generated code lacks.
+    response = graph_pb2.ReadSourceResponse(available_read_kinds=[graph_pb2.SNAPSHOT])
+    unknown: Any = 7
+    response.available_read_kinds.append(unknown)
+    response.availability = 9  # type: ignore[assignment]
+    data = translate.to_json(response)
+    assert data["availability"] == "unknown(9)"
+    assert data["available_read_kinds"] == ["snapshot", "unknown(7)"]
 
 
 def test_grpc_status_codes_map_to_codes_with_next_steps():
