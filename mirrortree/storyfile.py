@@ -92,7 +92,7 @@ class ElementRefused(StoryFileError):
     exit_code = EXIT_REFUSED
 
     def __init__(self, element: Element, failure: RpcFailure) -> None:
-        text = f"{element.label}: {failure.message or failure.code.name}"
+        text = f"{element.label}: {_refusal(element, failure)}"
         text += f" ({failure.code.name}{', ' + failure.reason if failure.reason else ''})"
         # The status message names only the first bad field; show every one the server listed.
         if len(failure.violations) > 1:
@@ -100,6 +100,22 @@ class ElementRefused(StoryFileError):
         super().__init__(text)
         self.element = element
         self.failure = failure
+
+
+def _refusal(element: Element, failure: RpcFailure) -> str:
+    """The server's sentence, except where it speaks of what a story file does not have."""
+    if failure.reason != "idempotency_key_reused":
+        return failure.message or failure.code.name
+    # Story files carry no keys (the loader makes them); what was refused is a change.
+    if element.kind.name == "reviews":
+        return (
+            f"review result {element.element_id!r} was recorded before with other content, and "
+            "a recorded result cannot be changed; give the changed result a new resultId"
+        )
+    return (
+        f"{element.kind.id_field} {element.element_id!r} was loaded before with other content "
+        "under the same key, so this element cannot be applied as written"
+    )
 
 
 @dataclass(frozen=True)

@@ -373,6 +373,22 @@ async def test_a_refused_element_exits_1_naming_it_and_nothing_after_it_is_sent(
     assert await source_revision(tree_stub, tag) == "2"
 
 
+async def test_a_review_changed_after_loading_is_refused_asking_for_a_new_result_id(
+    tree_service, tmp_path
+):
+    tag = unique("t")
+    data = story(tag)
+    target = f"127.0.0.1:{tree_service.port}"
+    await storyfile.load_file(write(tmp_path, data), target, progress=False)
+    data["reviews"][0]["events"][0]["title"] = "Pick SQLite, retitled"
+    with pytest.raises(storyfile.ElementRefused) as caught:
+        await storyfile.load_file(write(tmp_path, data), target, progress=False)
+    message = str(caught.value)
+    assert f'reviews[0] (result_id "{tag}-r1")' in message
+    assert "cannot be changed" in message and "new resultId" in message
+    assert "idempotency key" not in message and "new key" not in message
+
+
 async def test_an_unreachable_target_fails_on_the_first_element(tmp_path):
     path = write(tmp_path, story(unique("t")))
     with pytest.raises(storyfile.ElementRefused) as caught:
