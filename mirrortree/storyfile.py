@@ -24,6 +24,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -216,7 +217,8 @@ def read_story(path: str | os.PathLike[str]) -> Story:
     """Read and validate one story file; InvalidStoryFile names every problem found."""
     origin = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark, as some editors write, is not part of the JSON.
+        text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise InvalidStoryFile([f"{origin}: cannot read the file: {reason}"]) from None
@@ -234,6 +236,10 @@ def parse_story_text(text: str, *, origin: str = "") -> Story:
         ) from None
     except _DuplicateKey as exc:
         raise InvalidStoryFile([f"{where}invalid JSON: {exc}"]) from None
+    except RecursionError:
+        raise InvalidStoryFile(
+            [f"{where}invalid JSON: arrays and objects are nested too deeply to read"]
+        ) from None
     return parse_story(data, origin=origin)
 
 
@@ -281,6 +287,7 @@ def parse_story(data: object, *, origin: str = "") -> Story:
             request.idempotency_key = idempotency_key(request)  # type: ignore[attr-defined]
             elements.append(Element(kind, index, request, origin))
     problems.extend(where + p for p in _fragment_problems(elements))
+    problems.extend(where + p for p in _review_problems(elements))
     if problems:
         raise InvalidStoryFile(problems)
     return Story(tuple(elements))
@@ -304,12 +311,46 @@ def _parse_element(kind: _Kind, item: object, path: str) -> tuple[Message | None
     ]
     if keyed:
         return None, keyed
+    doubled = _spelled_twice(kind.request.DESCRIPTOR, item, path)
+    if doubled:
+        return None, doubled
     request = kind.request()
     try:
         json_format.ParseDict(item, request)
     except json_format.ParseError as exc:
         return None, [f"{path}: {exc}"]
+    except RecursionError:
+        return None, [f"{path}: nested too deeply to read"]
     return request, []
+
+
+def _spelled_twice(descriptor: Any, value: object, path: str) -> list[str]:
+    """Fields written both as `sourceId` and `source_id` in one object, at any depth.
+
+    json_format accepts either spelling and silently keeps one of the two values; in an input
+    file, two values for one field are a mistake to point at, not a choice to make.
+    """
+    if not isinstance(value, dict):
+        return []
+    problems = []
+    for field in descriptor.fields:
+        present = [name for name in dict.fromkeys((field.json_name, field.name)) if name in value]
+        if len(present) > 1:
+            problems.append(
+                f"{path}.{present[0]} and {path}.{present[1]}: one field written both ways; "
+                "keep one of them"
+            )
+        message = field.message_type
+        if message is None or message.GetOptions().map_entry:
+            continue
+        for name in present:
+            child = value[name]
+            if field.is_repeated and isinstance(child, list):
+                for i, item in enumerate(child):
+                    problems += _spelled_twice(message, item, f"{path}.{name}[{i}]")
+            else:
+                problems += _spelled_twice(message, child, f"{path}.{name}")
+    return problems
 
 
 def _type(value: object) -> str:
@@ -357,6 +398,45 @@ def _fragment_problems(elements: Sequence[Element]) -> list[str]:
                     f"(code points) of {label}, revision {ref.source_version}"
                     f"{hint}"
                 )
+    return problems
+
+
+def _review_problems(elements: Sequence[Element]) -> list[str]:
+    """What TreeService would refuse in a review, found before anything is sent: a
+    reviewGeneratedAt without a time zone, and an object citing a source reference that is not
+    in the same result. (Loading stops at the first refused element, so a file whose first
+    elements were already sent would otherwise be left half loaded.)"""
+    problems: list[str] = []
+    for element in elements:
+        review = element.request
+        if not isinstance(review, tree_pb2.RecordReviewRequest):
+            continue
+        path = f"{element.kind.name}[{element.index}]"
+        when = review.review_generated_at
+        try:
+            naive = bool(when) and datetime.fromisoformat(when).tzinfo is None
+        except ValueError:
+            naive = False  # not a timestamp at all: TreeService names it
+        if naive:
+            problems.append(
+                f"{path}.reviewGeneratedAt: {when!r} has no time zone; add 'Z' or an offset "
+                "such as +08:00"
+            )
+        cited = {ref.id for ref in review.source_references}
+        for field in review.DESCRIPTOR.fields:
+            if field.message_type is None or not field.is_repeated:
+                continue
+            cites = field.message_type.fields_by_name.get("source_reference_ids")
+            if cites is None:
+                continue
+            for i, obj in enumerate(getattr(review, field.name)):
+                for j, ref_id in enumerate(getattr(obj, cites.name)):
+                    if ref_id not in cited:
+                        problems.append(
+                            f"{path}.{field.json_name}[{i}].{cites.json_name}[{j}]: names "
+                            f"source reference {ref_id!r}, which is not in this result's "
+                            "sourceReferences"
+                        )
     return problems
 
 

@@ -315,8 +315,37 @@ def bad_fragment(data: dict[str, Any]) -> str:
     return "reviews[1].sourceReferences[0].fragment: is not the text at"
 
 
+def bad_spelled_twice(data: dict[str, Any]) -> str:
+    reference = data["reviews"][1]["sourceReferences"][0]
+    reference["source_id"] = reference["sourceId"] + "-other"
+    return (
+        "reviews[1].sourceReferences[0].sourceId and reviews[1].sourceReferences[0].source_id: "
+        "one field written both ways"
+    )
+
+
+def bad_naive_time(data: dict[str, Any]) -> str:
+    data["reviews"][1]["reviewGeneratedAt"] = "2026-10-02T01:00:00"
+    return "reviews[1].reviewGeneratedAt: '2026-10-02T01:00:00' has no time zone"
+
+
+def bad_uncited_reference(data: dict[str, Any]) -> str:
+    data["reviews"][1]["events"][0]["sourceReferenceIds"] = ["nowhere"]
+    return "reviews[1].events[0].sourceReferenceIds[0]: names source reference 'nowhere'"
+
+
 @pytest.mark.parametrize(
-    "spoil", [bad_unknown_field, bad_idempotency_key, bad_format, bad_fragment, None]
+    "spoil",
+    [
+        bad_unknown_field,
+        bad_idempotency_key,
+        bad_format,
+        bad_fragment,
+        bad_spelled_twice,
+        bad_naive_time,
+        bad_uncited_reference,
+        None,
+    ],
 )
 async def test_an_invalid_file_exits_2_naming_the_problem_and_sends_nothing(
     spoil, tree_service, tree_stub, graph_stub, tmp_path
@@ -387,6 +416,21 @@ async def test_a_review_changed_after_loading_is_refused_asking_for_a_new_result
     assert f'reviews[0] (result_id "{tag}-r1")' in message
     assert "cannot be changed" in message and "new resultId" in message
     assert "idempotency key" not in message and "new key" not in message
+
+
+async def test_deeply_nested_json_is_an_invalid_file_not_a_crash(tmp_path):
+    path = write(tmp_path, '{"format": "mirrortree.story/1", "x": ' + "[" * 100_000)
+    code, out, err = await run_cli(str(path), "--target", "127.0.0.1:1")
+    assert code == 2, err
+    assert out == ""
+    assert err.startswith(f"error: {path}: invalid JSON: ")
+    assert "nested too deeply" in err and "Traceback" not in err
+
+
+def test_a_file_starting_with_a_byte_order_mark_reads(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(story(unique("t"))).encode())
+    assert len(storyfile.read_story(path).elements) == 5
 
 
 async def test_an_unreachable_target_fails_on_the_first_element(tmp_path):
