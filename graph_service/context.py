@@ -44,6 +44,7 @@ from graph_service.lookups import (
     touches_by_ref,
 )
 from graph_service.views import (
+    UNKNOWN_VALIDITY,
     CollectionPage,
     ContextEntry,
     PreferenceRow,
@@ -184,17 +185,27 @@ class Neighbourhood:
         return list(heapq.merge(*[p for p in parts if p], key=stored_order))
 
     def decisions(self, limit: int) -> list[Member]:
-        """Related decision events (the newest-recorded copy of each) by stable id, at most
-        `limit`."""
+        """Related decision events (the newest copy of each: of the latest review, then the
+        latest recorded) by stable id, at most `limit`."""
         if self._decisions is None:  # once per neighbourhood: a hub has a thousand events
             newest: dict[str, tuple[Any, ...]] = {}
             for _, fields in self._groups.get(("member", "event"), ()):
                 if fields[KIND] == "decision":
                     seen = newest.get(fields[OBJECT_ID])
-                    if seen is None or fields[RECORDED_AT] > seen[RECORDED_AT]:
+                    if seen is None or (fields[REVIEW_GENERATED_AT], fields[RECORDED_AT]) > (
+                        seen[REVIEW_GENERATED_AT],
+                        seen[RECORDED_AT],
+                    ):
                         newest[fields[OBJECT_ID]] = fields
             self._decisions = tuple(newest[i] for i in sorted(newest))
         return [Member._make(fields) for fields in self._decisions[:limit]]
+
+
+def newest_copy(copies: list[Member]) -> Member | None:
+    """The copy that describes an object now: the one of the most recently generated review,
+    then the most recently recorded. Not simply the last recorded: a backfill recorded today
+    about last month is not newer than what last week's review said."""
+    return max(copies, key=lambda m: (m.review_generated_at, m.graph_revision), default=None)
 
 
 def evidence_order(fields: tuple[Any, ...]) -> EvidenceOrder:
@@ -581,10 +592,11 @@ class ContextReader:
                 planned.append(spec)  # "current": built once the copies are read
         wants_current = "current" in specs
         copies_of_x = self._copies_of_x(members) if wants_current else []
+        newest = newest_copy(copies_of_x)
         # One more than shown: whether the list is complete.
         decisions = members.decisions(DECISIONS_SHOWN + 1) if wants_current else []
         keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
-        keys.update(m.key for m in [*copies_of_x[-1:], *decisions[:DECISIONS_SHOWN]])
+        keys.update(m.key for m in [*([newest] if newest else []), *decisions[:DECISIONS_SHOWN]])
         # Whose validity the pages show: every copy's object, X, the preferences.
         refs: set[Ref] = {(k[1], k[2]) for k in keys}
         if wants_current:
@@ -603,7 +615,9 @@ class ContextReader:
                     CollectionPage("preferences", entries, p.has_more, p.total, p.position)
                 )
             else:
-                pages.append(await self._current(copies_of_x, decisions, rows, touches))
+                pages.append(
+                    await self._current(newest, len(copies_of_x), decisions, rows, touches)
+                )
         return pages
 
     def _plan_linked(
@@ -774,19 +788,23 @@ class ContextReader:
 
     async def _current(
         self,
-        copies_of_x: list[Member],
+        newest_member: Member | None,
+        copies: int,
         decisions: list[Member],
         rows: dict[RowKey, SearchRow],
         touches: dict[Ref, list[RelationTouch]],
     ) -> CollectionPage:
         """The computed current projection of X (one item): its newest description, and the
         validity of that version."""
-        newest = rows[copies_of_x[-1].key] if copies_of_x else None
+        newest = rows[newest_member.key] if newest_member is not None else None
         version = newest.object_revision if newest is not None else None
         in_range = [
             t for t in touches.get(self.x_ref, []) if t.within(self.tf) and t.applies_to(version)
         ]
-        validity = validity_of(in_range)
+        # A preference stands as the user confirmed it: a conflicting graph fact is a pending
+        # difference (in its document), never a dispute of its validity.
+        preference = self.object_type == "preference"
+        validity = UNKNOWN_VALIDITY if preference else validity_of(in_range)
         document: dict[str, Any] = {
             "type": self.object_type,
             "id": self.object_id,
@@ -802,7 +820,7 @@ class ContextReader:
                 if t.link.startswith("contradicts.") and validity.state == "disputed"
             ],
         }
-        if self.object_type == "preference":
+        if preference:
             row = await self.conn.fetchrow(queries.PREFERENCE_BY_ID, self.object_id)
             differences = pending_differences(touches.get(self.x_ref, []))
             document["preference"] = json.loads(
@@ -817,8 +835,10 @@ class ContextReader:
                     "recorded_by_result": newest.result_id,
                     "recorded_at": format_utc(newest.recorded_at),
                     "note": (
-                        f"the newest of {len(copies_of_x)} stored description(s); older ones "
-                        "stay in `snapshots` and are not hidden by this one"
+                        f"the newest of {copies} stored description(s) — by when its review "
+                        "was generated, not when it was recorded: a late-recorded backfill "
+                        "does not replace it; older ones stay in `snapshots` and are not "
+                        "hidden by this one"
                     ),
                 }
             if newest is not None and newest.object_type == "event":

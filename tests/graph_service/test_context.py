@@ -168,9 +168,13 @@ async def test_preference_is_background_with_a_pending_difference(graph_stub, st
     own = await context(
         graph_stub, story, ref(common_pb2.PREFERENCE, story.ids["pref-boring-tech"])
     )
-    projection = content(collection(own, "current").items[0])
+    current = collection(own, "current").items[0]
+    projection = content(current)
     assert projection["preference"]["text"] == body["text"]
     assert projection["preference"]["pending_differences"]
+    # A pending difference is not a dispute: the preference's validity says the same in both.
+    assert current.time.validity.state == pref.time.validity.state == UNKNOWN
+    assert projection["validity"]["state"] == "unknown" and not projection["open_conflicts"]
 
 
 async def test_not_found_scope_mismatch_and_missing_version_are_distinct(graph_stub, story):
@@ -818,3 +822,43 @@ async def test_a_replacement_of_one_version_says_nothing_of_a_later_version(tree
     current = collection(response, "current").items[0]
     assert current.time.validity.state == UNKNOWN
     assert content(current)["description"]["label"] == "Omega plan, revised"
+
+
+async def test_a_late_recorded_backfill_does_not_become_the_current_description(
+    tree_stub, graph_stub
+):
+    """The current projection describes an object as its most recent review does: a backfill
+    about last month, recorded after this month's review, stays a snapshot."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    written = None
+    for generated, revision, text in (
+        ("2026-10-01T00:00:00Z", "2", "PostgreSQL (revision 2)"),
+        ("2026-09-01T00:00:00Z", "1", "SQLite (revision 1)"),
+    ):
+        written = await tree_stub.RecordReview(
+            tree_pb2.RecordReviewRequest(
+                idempotency_key=unique("k"),
+                result_id=unique("res"),
+                scope=scope,
+                phase="daily",
+                review_generated_at=generated,
+                entities=[
+                    tree_pb2.EntityInput(
+                        id="ent-db", label="Database", description=text, revision=revision
+                    )
+                ],
+            )
+        )
+    assert written is not None
+    response = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(ENTITY, "ent-db"),
+            scope=scope,
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    description = content(collection(response, "current").items[0])["description"]
+    assert description["description"] == "PostgreSQL (revision 2)"
+    # Snapshots stay in recording order: the backfill is the second one recorded.
+    assert [s.object_revision.known for s in collection(response, "snapshots").items] == ["2", "1"]
