@@ -412,7 +412,8 @@ class Opening:
     the scope's state: everything that depends only on X and the scope, not on X's
     neighbourhood."""
 
-    preference_fingerprint: tuple[int, int]  # how many preferences apply, their revisions' sum
+    # How many preferences apply, and a digest of their ids and revisions.
+    preference_fingerprint: tuple[int, str]
     in_scope: bool  # whether X exists in the scope read
     object_scopes: tuple[str, ...]  # where X exists at all (20 scopes at most)
     history_gaps: tuple[str, ...]
@@ -435,9 +436,9 @@ class Opening:
 
     @classmethod
     def of(cls, row: asyncpg.Record, read_first_preferences: bool) -> Opening:
-        count, revisions = row["preference_fingerprint"]
+        count, digest = row["preference_fingerprint"]
         return cls(
-            preference_fingerprint=(int(count), int(revisions)),
+            preference_fingerprint=(int(count), str(digest)),
             in_scope=row["in_scope"],
             object_scopes=tuple(row["object_scopes"]),
             history_gaps=tuple(row["history_gaps"]),
@@ -763,8 +764,8 @@ class ContextReader:
 
     def preferences_version(self) -> str:
         """A fingerprint of the applicable preferences (a cursor goes stale when it changes)."""
-        count, revisions = self.opening.preference_fingerprint
-        return f"{count}.{revisions}"
+        count, digest = self.opening.preference_fingerprint
+        return f"{count}.{digest[:16]}"
 
     async def one_entry(self, name: str, key: list[str]) -> ContextEntry | None:
         """The item a content cursor continues (None when it is gone: the cursor is stale)."""

@@ -453,8 +453,9 @@ LIMIT $3
 # state (one round trip instead of six): $3 object type, $4 object id, $5 the preference scopes
 # that apply, $6 how many preferences to read from the first (0: none), $7 whether to read
 # completion evidence.
-#   preference_fingerprint  (count, sum of revisions) of the applicable preferences: any create
-#                           or update changes it
+#   preference_fingerprint  (count, digest of every id and revision) of the applicable
+#                           preferences: any create, update, or a preference leaving the scope
+#                           while another arrives changes it
 #   in_scope                whether X exists in the scope read
 #   object_scopes           where X exists at all, 20 scopes at most (not_found vs
 #                           scope_mismatch)
@@ -464,7 +465,7 @@ LIMIT $3
 #   first_preferences       the first preferences that apply, by id (preference_row's columns)
 CONTEXT_OPENING = _scope_state(
     """,
-    (SELECT ROW(count(*), coalesce(sum(revision), 0)::bigint)
+    (SELECT ROW(count(*), md5(coalesce(string_agg(id || ':' || revision, ',' ORDER BY id), '')))
      FROM preferences WHERE scope_key = any($5::text[])) AS preference_fingerprint,
     EXISTS(SELECT 1 FROM graph_objects
            WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS in_scope,

@@ -265,13 +265,17 @@ class GraphStore:
                     cache=self._neighbourhoods,
                 )
                 preferences = reader.preferences_version()
-                if (expected_revision is not None and revision != expected_revision) or (
-                    expected_preferences is not None and preferences != expected_preferences
-                ):
+                if expected_revision is not None and revision != expected_revision:
                     raise StaleCursor(
                         "the story graph in this scope changed since the first page; read the "
                         "context again without a cursor",
                         {"cursor_revision": str(expected_revision), "current": str(revision)},
+                    )
+                if expected_preferences is not None and preferences != expected_preferences:
+                    raise StaleCursor(
+                        "the preferences that apply in this scope changed since the first page; "
+                        "read the context again without a cursor",
+                        {"changed": "preferences"},
                     )
                 await reader.require_object()
                 specs = collections_of(mode)

@@ -862,3 +862,59 @@ async def test_a_late_recorded_backfill_does_not_become_the_current_description(
     assert description["description"] == "PostgreSQL (revision 2)"
     # Snapshots stay in recording order: the backfill is the second one recorded.
     assert [s.object_revision.known for s in collection(response, "snapshots").items] == ["2", "1"]
+
+
+async def test_a_preference_leaving_while_another_arrives_makes_the_cursor_stale(
+    tree_stub, graph_stub
+):
+    """Paging the preferences must not mix two lists: one preference moving to another project
+    while a new one arrives leaves their number and revisions' sum as they were, and the
+    cursor still goes stale, saying it was the preferences that changed."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    ids = {name: unique(f"pref-{name}") for name in "abc"}
+
+    async def prefer(name: str, where: str, revision: int = 0) -> tree_pb2.SetPreferenceResponse:
+        response: tree_pb2.SetPreferenceResponse = await tree_stub.SetPreference(
+            tree_pb2.SetPreferenceRequest(
+                idempotency_key=unique("k"),
+                preference_id=ids[name],
+                scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[where])),
+                subject="style",
+                text=f"preference {name}",
+                confirmed_by="user",
+                expected_revision=revision,
+            )
+        )
+        return response
+
+    await prefer("a", project)
+    await prefer("b", project)
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=scope,
+            phase="daily",
+            review_generated_at="2026-10-02T00:00:00Z",
+            entities=[tree_pb2.EntityInput(id="ent", label="Entity")],
+        )
+    )
+    request = graph_pb2.GetContextRequest(
+        object_ref=ref(ENTITY, "ent"),
+        scope=scope,
+        page_size=1,
+        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+    )
+    first = collection(await graph_stub.GetContext(request), "preferences")
+    assert first.page.total.exact == 2 and first.page.has_more
+    await prefer("a", unique("elsewhere"), revision=1)
+    arrived = await prefer("c", project)
+    follow = graph_pb2.GetContextRequest()
+    follow.CopyFrom(request)
+    follow.cursor = first.page.next_cursor
+    follow.options.min_consistency.CopyFrom(arrived.consistency)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(follow)
+    assert describe(caught.value).reason == "stale_cursor"
+    assert "preferences" in caught.value.details()
