@@ -9,6 +9,8 @@ has none) holding:
 - for version n > 1, an evidenced `replaces` relation from this event to version n-1's event.
 
 Ids derive from the version id, so the projection of one version is always the same objects.
+Every id (result and objects) starts with `PREFIX`, which reviews may not record (main-line
+versions are immutable: a review may refer to these objects, never rewrite them).
 """
 
 from __future__ import annotations
@@ -31,19 +33,20 @@ SCOPE_LABELS = {
     CanonicalScope.REHEARSAL: "rehearsal-record",
 }
 SUMMARY_CHARS = 400
+PREFIX = "mainline-"
 
 
 def result_id(version_id: str) -> str:
-    return f"mainline-{version_id}"
+    return f"{PREFIX}{version_id}"
 
 
 def event_id(version_id: str) -> str:
-    return f"mainline-version-{version_id}"
+    return f"{PREFIX}version-{version_id}"
 
 
 def line_entity_id(version: MainLineVersion) -> str:
     world = f"-{version.world}" if version.world else ""
-    return f"mainline-{version.tree_id}-{version.scope.value}{world}"
+    return f"{PREFIX}{version.tree_id}-{version.scope.value}{world}"
 
 
 def projection(
@@ -60,7 +63,7 @@ def projection(
     refs = [
         StoryObject(
             ObjectType.SOURCE_REFERENCE,
-            f"mainline-{version.id}-{node.id}",
+            f"{PREFIX}{version.id}-{node.id}",
             title=f"message {node.id}",
             body=node.text,
             object_revision=str(node.version if node.kind is NodeKind.QUESTION else 1),
@@ -128,7 +131,7 @@ def projection(
         objects.append(
             StoryObject(
                 ObjectType.RELATION,
-                f"mainline-replaces-{version.id}",
+                f"{PREFIX}replaces-{version.id}",
                 title=f"event {event.object_id} replaces event {old}",
                 body=(
                     f"The user confirmed version {version.version} of this main line, which "

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.vocabulary import CONFIRMATION_NAMES, PRECISION_NAMES
+from tree_service import canon_projection
 from tree_service.convert import Checker
 from tree_service.domain import (
     MAX_GRAPH_OBJECTS,
@@ -28,7 +29,8 @@ from tree_service.domain import (
 )
 
 MAX_REASON = 4_000
-RESERVED_RESULT_PREFIX = "mainline-"
+# Result and object ids of main-line projections (W3); a review may refer to them only.
+RESERVED_PREFIX = canon_projection.PREFIX
 MAX_GAP = 2_000
 
 EVENT_KINDS = {
@@ -124,6 +126,14 @@ class _ReviewBuilder:
         from a field needs that title or its body."""
         check = self.check
         check.identifier(f"{field}.id", obj.object_id)
+        if obj.object_id.startswith(RESERVED_PREFIX):
+            # Recording one would give a user-confirmed main-line object a new description.
+            check.fail(
+                f"{field}.id",
+                f"ids starting with {RESERVED_PREFIX!r} are reserved for the projections of "
+                "confirmed main-line versions: a review may refer to those objects but not "
+                "record one",
+            )
         if title is not None:
             check.text(f"{field}.{title}", obj.title, MAX_TITLE, required=False)
         if body is not None:
@@ -508,10 +518,10 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
     check = Checker()
     check.idempotency_key(request.idempotency_key)
     check.identifier("result_id", request.result_id)
-    if request.result_id.startswith(RESERVED_RESULT_PREFIX):
+    if request.result_id.startswith(RESERVED_PREFIX):
         check.fail(
             "result_id",
-            f"ids starting with {RESERVED_RESULT_PREFIX!r} are reserved for the projections "
+            f"ids starting with {RESERVED_PREFIX!r} are reserved for the projections "
             "of confirmed main-line versions",
         )
     scope = check.scope("scope", request.scope, required=True)

@@ -195,6 +195,196 @@ async def test_result_ids_of_main_line_projections_are_reserved(tree_stub):
     assert fields == ["result_id"]
 
 
+async def confirmed_main_line(
+    tree_stub, project: str, world: str = ""
+) -> tuple[tree_pb2.Tree, tree_pb2.CanonicalizeResponse]:
+    """A tree of `project` whose one question and answer the user confirmed as main line v1
+    (of the real-experience line, or of `world`'s canon)."""
+    realm: dict[str, Any] = {"realm": tree_pb2.WORLD, "world": world} if world else {}
+    tree = (await create_tree(tree_stub, project, title="Pick a database")).tree
+    question = (
+        await tree_stub.AskQuestion(
+            tree_pb2.AskQuestionRequest(
+                idempotency_key=unique("k"), tree_id=tree.id, text="Which DB?", **realm
+            )
+        )
+    ).node
+    answer = (
+        await tree_stub.AddAnswer(
+            tree_pb2.AddAnswerRequest(
+                idempotency_key=unique("k"), question_id=question.id, text="SQLite"
+            )
+        )
+    ).node
+    confirmed: tree_pb2.CanonicalizeResponse = await tree_stub.Canonicalize(
+        tree_pb2.CanonicalizeRequest(
+            idempotency_key=unique("k"),
+            tree_id=tree.id,
+            leaf_node_id=answer.id,
+            confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="u1"),
+        )
+    )
+    return tree, confirmed
+
+
+def current_item(response: graph_pb2.GetContextResponse) -> dict[str, Any]:
+    item = next(c for c in response.collections if c.name == "current").items[0]
+    content: dict[str, Any] = json.loads(item.content.text)
+    return content
+
+
+# One object of each type a review records, under the id `reserved` (main-line ids look like
+# `mainline-version-<version>` and `mainline-<tree>-real_experience`).
+RESERVED_OBJECTS: dict[str, Any] = {
+    "source_references": lambda reserved: tree_pb2.SourceReferenceInput(
+        id=reserved, source_type="document", source_id="doc", fragment="MongoDB"
+    ),
+    "story_lines": lambda reserved: tree_pb2.StoryLineInput(id=reserved, title="Database"),
+    "events": lambda reserved: tree_pb2.EventInput(
+        id=reserved,
+        kind=tree_pb2.DECISION,
+        title="Confirmed real-experience main line v1: use MongoDB",
+        description="The user confirmed MongoDB",
+        confirmation_state=common_pb2.CONFIRMED,
+    ),
+    "entities": lambda reserved: tree_pb2.EntityInput(
+        id=reserved,
+        label="real-experience main line",
+        description="Version 7. Last node: MongoDB",
+        revision="7",
+        confirmation_state=common_pb2.CONFIRMED,
+    ),
+    "entity_changes": lambda reserved: tree_pb2.EntityChangeInput(
+        id=reserved, entity_id="db", change_type="revised", description="to MongoDB"
+    ),
+    "relations": lambda reserved: relation_input(
+        reserved, tree_pb2.CONTRASTS, ref(EVENT, "use-sqlite"), ref(EVENT, "use-sqlite-too")
+    ),
+    "leaf_facts": lambda reserved: tree_pb2.LeafFactInput(
+        id=reserved, text="MongoDB it is", source_reference_ids=["src"]
+    ),
+    "summaries": lambda reserved: tree_pb2.SummaryInput(id=reserved, title="DB", text="MongoDB"),
+}
+
+
+@pytest.mark.parametrize("field", list(RESERVED_OBJECTS))
+async def test_a_review_cannot_record_an_object_under_a_main_line_id(tree_stub, graph_stub, field):
+    project = unique("immutable")
+    tree, confirmed = await confirmed_main_line(tree_stub, project)
+    main_event = f"mainline-version-{confirmed.version.id}"
+    reserved = {
+        "events": main_event,
+        "entities": f"mainline-{tree.id}-real_experience",
+        "source_references": f"mainline-{confirmed.version.id}-{confirmed.version.node_ids[0]}",
+        "relations": f"mainline-replaces-{confirmed.version.id}",
+    }.get(field, f"mainline-{confirmed.version.id}-{field}")
+    ordinary: dict[str, Any] = {
+        "source_references": list(EVIDENCE),
+        "events": [
+            tree_pb2.EventInput(id="use-sqlite", kind=tree_pb2.DECISION, title="Use SQLite"),
+            tree_pb2.EventInput(id="use-sqlite-too", kind=tree_pb2.DECISION, title="SQLite"),
+        ],
+        "entities": [tree_pb2.EntityInput(id="db", label="database")],
+    }
+    index = len(ordinary.get(field, []))
+    ordinary.setdefault(field, []).append(RESERVED_OBJECTS[field](reserved))
+
+    fields, message = await refused(tree_stub, review(project, **ordinary))
+
+    assert fields == [f"{field}[{index}].id"]
+    assert "'mainline-' are reserved" in message
+    # Nothing of the result was written, and the confirmed decision reads as it was projected.
+    later = await tree_stub.RecordReview(
+        review(project, events=[tree_pb2.EventInput(id="x", kind=tree_pb2.CHANGE, title="x")])
+    )
+    options = graph_pb2.ReadOptions(min_consistency=later.consistency)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(
+                object_ref=ref(EVENT, "use-sqlite"), scope=scope_of(project), options=options
+            )
+        )
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    decision = current_item(
+        await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(
+                object_ref=ref(EVENT, main_event), scope=scope_of(project), options=options
+            )
+        )
+    )
+    assert "MongoDB" not in json.dumps(decision)
+    assert decision["description"]["recorded_by_result"] == f"mainline-{confirmed.version.id}"
+
+
+async def test_a_review_may_refer_to_main_line_objects_and_replace_the_decision(
+    tree_stub, graph_stub
+):
+    project = unique("refers")
+    tree, confirmed = await confirmed_main_line(tree_stub, project)
+    main_event = f"mainline-version-{confirmed.version.id}"
+    main_line = f"mainline-{tree.id}-real_experience"
+    written = await tree_stub.RecordReview(
+        review(
+            project,
+            source_references=EVIDENCE,
+            story_lines=[
+                tree_pb2.StoryLineInput(
+                    id="line", title="Database", event_ids=[main_event], entity_ids=[main_line]
+                )
+            ],
+            events=[
+                tree_pb2.EventInput(
+                    id="use-postgres",
+                    kind=tree_pb2.DECISION,
+                    title="Use PostgreSQL",
+                    entity_ids=[main_line],
+                )
+            ],
+            entity_changes=[
+                tree_pb2.EntityChangeInput(
+                    id="moved", entity_id=main_line, event_id=main_event, change_type="revised"
+                )
+            ],
+            relations=[
+                relation_input(
+                    "pg-replaces-sqlite",
+                    tree_pb2.REPLACES,
+                    ref(EVENT, "use-postgres"),
+                    ref(EVENT, main_event),
+                    reason="the load test",
+                    source_reference_ids=["src"],
+                )
+            ],
+            leaf_facts=[
+                tree_pb2.LeafFactInput(
+                    id="fact",
+                    text="SQLite was confirmed first",
+                    about=[ref(EVENT, main_event), ref(common_pb2.ENTITY, main_line)],
+                    source_reference_ids=["src"],
+                )
+            ],
+            summaries=[
+                tree_pb2.SummaryInput(
+                    id="sum", title="DB", text="moved on", fact_refs=[ref(EVENT, main_event)]
+                )
+            ],
+        )
+    )
+    assert written.object_count == 7
+    response = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(EVENT, main_event),
+            scope=scope_of(project),
+            mode=graph_pb2.TIMELINE,
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    timeline = next(c for c in response.collections if c.name == "timeline").items
+    (decision,) = [i for i in timeline if i.ref.id == main_event]
+    # The review's evidenced `replaces` supersedes the confirmed decision it points at.
+    assert decision.time.validity.state == common_pb2.VALIDITY_SUPERSEDED
+
+
 async def test_sources_take_revisions_and_refuse_stale_writes(tree_stub):
     source_id = unique("doc")
 
