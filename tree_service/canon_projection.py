@@ -8,14 +8,19 @@ has none) holding:
 - the main line itself as an entity, at the version's number as its revision;
 - for version n > 1, an evidenced `replaces` relation from this event to version n-1's event.
 
-Ids derive from the version id, so the projection of one version is always the same objects.
+Ids derive from the version id (the entity's from the tree, scope and world), so the projection
+of one version is always the same objects. Apart from the entity's, each id is a short prefix
+and at most two UUIDs, far within the id limit.
 Every id (result and objects) starts with `PREFIX`, which reviews may not record (main-line
 versions are immutable: a review may refer to these objects, never rewrite them).
 """
 
 from __future__ import annotations
 
+import hashlib
+
 from mirrortree.scopes import ScopeValue
+from mirrortree.validation import MAX_ID
 from tree_service.domain import (
     CanonicalScope,
     EventTimeValue,
@@ -45,8 +50,17 @@ def event_id(version_id: str) -> str:
 
 
 def line_entity_id(version: MainLineVersion) -> str:
-    world = f"-{version.world}" if version.world else ""
-    return f"{PREFIX}{version.tree_id}-{version.scope.value}{world}"
+    """The main line's entity: one per (tree, scope, world), within the id limit readers
+    enforce. The id names the world when it fits (the ids main lines have always had); a
+    longer world name is replaced by its SHA-256, after `@` where a named id has `-`, so a
+    digest id never equals the id of a world actually named like a digest."""
+    line = f"{PREFIX}{version.tree_id}-{version.scope.value}"
+    if not version.world:
+        return line
+    named = f"{line}-{version.world}"
+    if len(named) <= MAX_ID:
+        return named
+    return f"{line}@sha256:{hashlib.sha256(version.world.encode()).hexdigest()}"
 
 
 def projection(

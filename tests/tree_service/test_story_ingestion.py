@@ -4,6 +4,7 @@ nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -383,6 +384,56 @@ async def test_a_review_may_refer_to_main_line_objects_and_replace_the_decision(
     (decision,) = [i for i in timeline if i.ref.id == main_event]
     # The review's evidenced `replaces` supersedes the confirmed decision it points at.
     assert decision.time.validity.state == common_pb2.VALIDITY_SUPERSEDED
+
+
+@pytest.mark.parametrize(
+    ("world", "line_suffix"),
+    [
+        ("Arden", "world_canon-Arden"),  # an id that fits names its world, as it always has
+        ("w" * 200, "world_canon@sha256:" + hashlib.sha256(b"w" * 200).hexdigest()),
+    ],
+)
+async def test_a_world_main_line_entity_id_stays_within_the_id_limit(
+    tree_stub, graph_stub, world, line_suffix
+):
+    project = unique("worlds")
+    tree, first = await confirmed_main_line(tree_stub, project, world=world)
+    line = f"mainline-{tree.id}-{line_suffix}"
+    assert len(line) <= 200
+    question_id = first.version.node_ids[0]
+    answer = (
+        await tree_stub.AddAnswer(
+            tree_pb2.AddAnswerRequest(
+                idempotency_key=unique("k"), question_id=question_id, text="PostgreSQL"
+            )
+        )
+    ).node
+    second = await tree_stub.Canonicalize(
+        tree_pb2.CanonicalizeRequest(
+            idempotency_key=unique("k"),
+            tree_id=tree.id,
+            leaf_node_id=answer.id,
+            expected_version=1,
+            confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="u1"),
+        )
+    )
+    options = graph_pb2.ReadOptions(min_consistency=second.consistency)
+    # Both versions describe one entity, readable by the id Search returns.
+    entity = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(common_pb2.ENTITY, line), scope=scope_of(project), options=options
+        )
+    )
+    snapshots = next(c for c in entity.collections if c.name == "snapshots").items
+    assert len(snapshots) == 2
+    assert current_item(entity)["description"]["recorded_by_result"] == (
+        f"mainline-{second.version.id}"
+    )
+    hits = await graph_stub.Search(
+        graph_pb2.SearchRequest(query="main line", scope=scope_of(project), options=options)
+    )
+    assert {h.ref.id for h in hits.hits if h.ref.type == common_pb2.ENTITY} == {line}
+    assert all(len(h.ref.id) <= 200 for h in hits.hits)
 
 
 async def test_sources_take_revisions_and_refuse_stale_writes(tree_stub):
