@@ -272,7 +272,8 @@ class TreeServiceServicer:
         """Ingests one review result atomically and idempotently by result_id. `recorded_at` is set
         by the server. Codes: OK, INVALID_ARGUMENT (names the offending request field, e.g.
         `entities[0].label`; also a source reference id an earlier result of the scope recorded
-        with other content), ALREADY_EXISTS (result_id already recorded with different content).
+        with other content, and a result id or object id starting with the reserved `mainline-`),
+        ALREADY_EXISTS (result_id already recorded with different content).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,9 +1,11 @@
-"""The three queries write nothing: proven on the primary's write-ahead log and table
-statistics, not assumed. (They also call no model: graph_service has no model client at all.)
+"""The three queries write nothing: proven on the primary's write-ahead log, not assumed.
+(They also call no model: graph_service has no model client at all.)
 
 Every page of every query runs against the replica, in READ ONLY transactions; this test
 checks the consequence that matters: between the first and the last call, no WAL record
-touches a story-graph or tree table, and no table's insert/update/delete counters move.
+touches a story-graph or tree table (every one of them is logged, so any insert, update or
+delete would show). Table statistics are not the proof: a backend reports its counters up to
+10 s after its writes, so an earlier test's writes can surface during these reads.
 """
 
 from __future__ import annotations
@@ -26,15 +28,6 @@ TABLES = (
     "bindings",
     "idempotency_keys",
 )
-
-
-async def write_counters(conn: asyncpg.Connection) -> dict[str, tuple[int, int, int]]:
-    rows = await conn.fetch(
-        "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables "
-        "WHERE relname = any($1::text[])",
-        list(TABLES),
-    )
-    return {r["relname"]: (r["n_tup_ins"], r["n_tup_upd"], r["n_tup_del"]) for r in rows}
 
 
 async def wal_touching(
@@ -72,8 +65,6 @@ async def test_search_context_and_source_reads_write_nothing(
         await graph_stub.Search(
             graph_pb2.SearchRequest(query="decision", scope=story.scope, options=story.options())
         )
-        await conn.execute("SELECT pg_stat_clear_snapshot()")
-        counters = await write_counters(conn)
         start = await conn.fetchval("SELECT pg_current_wal_lsn()")
 
         for query in ("decision", "SQLite", "zzz-no-match"):
@@ -96,8 +87,6 @@ async def test_search_context_and_source_reads_write_nothing(
 
         end = await conn.fetchval("SELECT pg_current_wal_lsn()")
         assert await wal_touching(conn, filenodes, start, end) == []
-        await conn.execute("SELECT pg_stat_clear_snapshot()")
-        assert await write_counters(conn) == counters
 
         # Control: the same check does see a write (so the assertion above can fail).
         await tree_stub.RecordSource(
