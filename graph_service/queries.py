@@ -45,16 +45,18 @@ def _scope_state(extra: str = "") -> str:
 SELECT s.*, clock_timestamp() AS read_at, c.*
 FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
              coalesce(sum(object_count), 0)::bigint AS copies,
-             -- Read only when the newest results listed below are not all of them.
+             -- Read only when the newest results listed below are not all of them, through
+             -- the index of the results that report any (review_results_reporting_gaps).
              CASE WHEN count(*) > $2 THEN ARRAY(
                  SELECT g.result_id || ': ' || gap
                  FROM review_results g, unnest(g.coverage_gaps) WITH ORDINALITY AS u (gap, i)
-                 WHERE g.scope_key = $1
+                 WHERE g.scope_key = $1 AND g.coverage_gaps <> '{{}}'
                  ORDER BY g.review_generated_at DESC, g.result_id, u.i
                  LIMIT {GAPS_LISTED + 1}) END AS scope_gaps,
              CASE WHEN count(*) > $2 THEN ARRAY(
                  SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
-                 WHERE x.scope_key = $1 ORDER BY t) END AS scope_excluded_source_types"""
+                 WHERE x.scope_key = $1 AND x.excluded_source_types <> '{{}}'
+                 ORDER BY t) END AS scope_excluded_source_types"""
         + extra
         + """
       FROM review_results WHERE scope_key = $1) s
