@@ -63,6 +63,7 @@ NEIGHBOURS = ("story_line", "entity", "summary")
 DECISIONS_SHOWN = 20
 VERSIONS_LISTED = 50  # the results named when a read asks for one that holds no copy
 SCOPES_LISTED = 20  # the scopes of X that queries.CONTEXT_OPENING lists, at most
+GAPS_SHOWN = 20  # the distinct gaps of X's results a read lists (CONTEXT_OPENING reads one more)
 # Not datetime.min: asyncpg sends that as -infinity.
 UNKNOWN_TIME_STAND_IN = datetime(1, 1, 2, tzinfo=UTC)
 
@@ -524,9 +525,14 @@ class ContextReader:
         )
 
     def history_gaps(self) -> tuple[str, ...]:
-        return tuple(
-            f"a result holding this object reports: {g}" for g in self.opening.history_gaps
-        )
+        gaps = self.opening.history_gaps
+        listed = tuple(f"a result holding this object reports: {g}" for g in gaps[:GAPS_SHOWN])
+        if len(gaps) > GAPS_SHOWN:
+            return (
+                *listed,
+                f"the results holding this object report more gaps than these {GAPS_SHOWN}",
+            )
+        return listed
 
     # ---- the neighbourhood --------------------------------------------------------------
 

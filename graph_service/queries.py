@@ -461,7 +461,8 @@ LIMIT $3
 #   in_scope                whether X exists in the scope read
 #   object_scopes           where X exists at all, 20 scopes at most (not_found vs
 #                           scope_mismatch)
-#   history_gaps            the gaps the results holding X report
+#   history_gaps            the gaps the results holding X report (21 at most: one more than
+#                           are listed says the list goes on)
 #   completion              (entity change id, result id) of the changes that record X being
 #                           carried out ("completed"): the only evidence a decision was executed
 #   first_preferences       the first preferences that apply, by id (preference_row's columns)
@@ -476,7 +477,7 @@ CONTEXT_OPENING = _scope_state(
     ARRAY(SELECT DISTINCT unnest(r.coverage_gaps) AS gap
           FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
           WHERE o.scope_key = $1 AND o.object_type = $3 AND o.object_id = $4
-          ORDER BY gap LIMIT 20) AS history_gaps,
+          ORDER BY gap LIMIT 21) AS history_gaps,
     ARRAY(SELECT ROW(o.object_id, o.result_id)
           FROM graph_links l
           JOIN graph_objects o

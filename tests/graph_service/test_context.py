@@ -918,3 +918,33 @@ async def test_a_preference_leaving_while_another_arrives_makes_the_cursor_stale
         await graph_stub.GetContext(follow)
     assert describe(caught.value).reason == "stale_cursor"
     assert "preferences" in caught.value.details()
+
+
+async def test_an_objects_history_gaps_say_when_there_are_more(tree_stub, graph_stub):
+    """The gaps reported by the results holding an object are listed up to a bound, and past
+    it the list says there are more instead of ending as if complete."""
+    project = unique("proj")
+    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    for i in range(context_reads.GAPS_SHOWN + 1):
+        written = await tree_stub.RecordReview(
+            tree_pb2.RecordReviewRequest(
+                idempotency_key=unique("k"),
+                result_id=unique("res"),
+                scope=scope,
+                phase="daily",
+                review_generated_at="2026-10-02T00:00:00Z",
+                coverage_gaps=[f"chat export {i:02} was not read"],
+                entities=[tree_pb2.EntityInput(id="ent-gappy", label="Gappy")],
+            )
+        )
+    response = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=ref(ENTITY, "ent-gappy"),
+            scope=scope,
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    gaps = list(response.history_gaps)
+    assert len(gaps) == context_reads.GAPS_SHOWN + 1
+    assert gaps[0].endswith("chat export 00 was not read")
+    assert gaps[-1].startswith("the results holding this object report more gaps")
