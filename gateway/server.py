@@ -295,13 +295,12 @@ def build_server(
             watcher.notify_session(token, ctx.session)
         return types.ListToolsResult(tools=list(tools.TOOLS) if on else [])
 
-    async def own_project(token: str) -> str | None:
-        """The binding's session's current project ("" for none), or None if unknown."""
+    async def binding_of(token: str) -> graph_pb2.ResolveBindingResponse | None:
+        """The binding behind a token (its project and granted scopes), or None if unknown."""
         try:
-            binding = await watcher.resolve(token)
+            return await watcher.resolve(token)
         except grpc.aio.AioRpcError:
             return None
-        return str(binding.project_id)
 
     async def call_tool(
         ctx: ServerRequestContext[GraphClient], params: types.CallToolRequestParams
@@ -327,7 +326,7 @@ def build_server(
                 failure = rpcstatus.describe(error)
                 next_step = ""
                 if failure.reason in ("scope_required", "scope_mismatch"):
-                    next_step = translate.scope_next_step(failure, await own_project(token))
+                    next_step = translate.scope_next_step(failure, await binding_of(token))
                 raise translate.tool_error_from_rpc(failure, next_step) from None
             data = translate.to_json(response)
             return types.CallToolResult(

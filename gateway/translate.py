@@ -291,33 +291,48 @@ def _enum_name(value: str | int) -> str:
     return value.lower() if isinstance(value, str) else f"unknown({value})"
 
 
-def scope_next_step(failure: RpcFailure, own_project: str | None) -> str:
+def scope_argument(scope: common_pb2.Scope) -> str:
+    """A scope as the tools' `scope` argument (JSON)."""
+    if scope.WhichOneof("kind") == "global":
+        return json.dumps({"global": True})
+    return json.dumps({"projects": list(scope.projects.project_ids)})
+
+
+def scope_next_step(failure: RpcFailure, binding: graph_pb2.ResolveBindingResponse | None) -> str:
     """What to do after scope_required or scope_mismatch, which depends on the situation.
 
-    own_project: the binding's session's current project ("" for none; None when it could not
-    be looked up).
+    binding: the caller's binding (its session's current project, empty for none, and the
+    scopes it was granted); None when it could not be looked up.
     """
     if failure.reason == "scope_required":
         return SCOPE_REQUIRED_NEXT_STEP
+    own_project = str(binding.project_id) if binding is not None else None
+    granted = [scope_argument(s) for s in binding.allowed_scopes] if binding is not None else []
+    also = (
+        f" It was also granted {', '.join(granted)}: pass one of them as scope only if the "
+        "user asked for it."
+        if granted
+        else ""
+    )
     if "object_id" in failure.metadata or "source_reference_id" in failure.metadata:
         what = "source reference" if "source_reference_id" in failure.metadata else "object"
         return (
             f"That {what} exists, but not in the scope that was read. Use refs from "
-            "story_graph_search results of the scope you read; ask for the other scope "
-            "explicitly only if the user says this connection was granted it."
+            "story_graph_search results of the scope you read."
+            + (also or " This connection was granted no other scope.")
         )
     requested = failure.metadata.get("requested_scope", "that scope")
     if own_project:
         return (
             f"This connection reads only its session's project ({own_project}) and scopes its "
             f"binding was granted, and {requested} is neither. Call again without scope (and "
-            "without a cursor from that scope) to read its project; do not try other scopes."
+            "without a cursor from that scope) to read its project; do not try other scopes." + also
         )
     if own_project == "":
         return (
             f"This connection was not granted {requested}, and its session has no current "
             "project to read instead. Tell the user and ask them to choose a project for this "
-            "session; do not try other scopes."
+            "session; do not try other scopes." + also
         )
     return (
         "This connection reads only its session's current project and scopes its binding was "

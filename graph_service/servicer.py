@@ -38,6 +38,7 @@ from graph_service.views import (
 )
 from mirrortree import rpcstatus
 from mirrortree.lsn import parse_lsn
+from mirrortree.protoscope import scope_to_proto
 from mirrortree.scopes import ScopeValue
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
@@ -504,6 +505,9 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 project_id=caller.project_id or "",
                 enabled=not why,
                 disabled_reason=why,
+                allowed_scopes=[
+                    scope_to_proto(ScopeValue.from_key(key)) for key in caller.allowed_scopes
+                ],
             )
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]

@@ -370,17 +370,19 @@ class ResolveBindingRequest(_message.Message):
     def __init__(self, token: _Optional[str] = ...) -> None: ...
 
 class ResolveBindingResponse(_message.Message):
-    __slots__ = ("binding_id", "session_id", "runtime", "project_id", "enabled", "disabled_reason")
+    __slots__ = ("binding_id", "session_id", "runtime", "project_id", "enabled", "disabled_reason", "allowed_scopes")
     BINDING_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RUNTIME_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     ENABLED_FIELD_NUMBER: _ClassVar[int]
     DISABLED_REASON_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_SCOPES_FIELD_NUMBER: _ClassVar[int]
     binding_id: str
     session_id: str
     runtime: str
     project_id: str
     enabled: bool
     disabled_reason: str
-    def __init__(self, binding_id: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ..., project_id: _Optional[str] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ...) -> None: ...
+    allowed_scopes: _containers.RepeatedCompositeFieldContainer[_common_pb2.Scope]
+    def __init__(self, binding_id: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ..., project_id: _Optional[str] = ..., enabled: _Optional[bool] = ..., disabled_reason: _Optional[str] = ..., allowed_scopes: _Optional[_Iterable[_Union[_common_pb2.Scope, _Mapping]]] = ...) -> None: ...

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -261,6 +262,9 @@ async def test_a_binding_reads_granted_scopes_only_when_asked(tree_stub, graph_s
     assert [h["ref"]["id"] for h in asked.structured_content["hits"]] == ["g1"]
     assert tool_error(foreign)["code"] == "scope_mismatch"
     assert tool_error(everything)["code"] == "scope_mismatch"
+    # The next step names what this connection may ask for.
+    grant = json.dumps({"projects": [granted]})
+    assert f"It was also granted {grant}" in tool_error(foreign)["next_step"]
 
 
 async def test_stdio_discovery_follows_the_switch(
