@@ -84,6 +84,7 @@ class Member(NamedTuple):
     kind: str | None
     event_time_start: datetime | None
     event_time_end: datetime | None
+    event_time_precision: str | None
     review_generated_at: datetime
     recorded_at: datetime
     graph_revision: int  # the revision that recorded it (copies of X only)
@@ -98,7 +99,11 @@ class Member(NamedTuple):
 
     def admitted_by(self, time_filter: TimeFilter) -> bool:
         return time_filter.admits(
-            self.event_time_start, self.event_time_end, self.review_generated_at, self.recorded_at
+            self.event_time_start,
+            self.event_time_end,
+            self.review_generated_at,
+            self.recorded_at,
+            self.event_time_precision,
         )
 
 
@@ -239,6 +244,7 @@ def citation(source_id: str, citing: tuple[Any, ...]) -> Stored:
         source_id,
         result_id,
         0,
+        None,
         None,
         None,
         None,

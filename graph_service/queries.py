@@ -74,6 +74,7 @@ LEFT JOIN LATERAL (
 
 SCOPE_STATE = _scope_state()
 
+
 # Search ranks matches in three relevance tiers: the text is in both the title (title, entity
 # label, summary title) and the body (3), in the title only or a summary's text only (2), in
 # the body only (1). Within a tier the order is type rank, stable id, result id — exactly the
@@ -93,17 +94,18 @@ SCOPE_STATE = _scope_state()
 # walks only: $11 how many copies to walk, $12/$13 the lowest and highest type rank asked for
 # (an index condition, so a walk for one type skips the others without reading them).
 #
-# An event's time is the closed interval [start, coalesce(end, start)]; a range matches the
-# events whose interval intersects it (graph_objects_event_time indexes that interval). An
-# unknown event time matches no range.
-TIME_FILTER = """
+# An event's time is the closed interval from its start to the latest instant it may lie at
+# (event_time_until: its end, or start, plus its precision's period — a day, a month); a range
+# matches the events whose interval intersects it (graph_objects_event_time indexes that
+# interval). An unknown event time matches no range.
+def _time_filter(event_time: str) -> str:
+    return (
+        """
     (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
      OR (CASE $6::text
-          WHEN 'event_time' THEN
-              o.event_time_start IS NOT NULL
-              AND tstzrange(o.event_time_start, coalesce(o.event_time_end, o.event_time_start),
-                            '[]')
-                  && tstzrange($4::timestamptz, $5::timestamptz, '[]')
+          WHEN 'event_time' THEN"""
+        + event_time
+        + """
           WHEN 'review_generated_at' THEN
               ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
               AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
@@ -112,6 +114,28 @@ TIME_FILTER = """
               AND ($5::timestamptz IS NULL OR o.recorded_at <= $5)
         END))
 """
+    )
+
+
+_EVENT_TIME_UNTIL = "event_time_until(o.event_time_start, o.event_time_end, o.event_time_precision)"
+# As ranges, so that the event-time index can serve the filter (scans and counts).
+TIME_FILTER = _time_filter(
+    f"""
+              o.event_time_start IS NOT NULL
+              AND tstzrange(o.event_time_start, {_EVENT_TIME_UNTIL}, '[]')
+                  && tstzrange($4::timestamptz, $5::timestamptz, '[]')"""
+)
+# The same rule on the values of one index entry, for walks: the widened end is computed only
+# for an event that ends before the range by its instants alone (a month is a dozen
+# timestamp operations, and a walk checks a thousand entries).
+_WALK_TIME_RULE = _time_filter(
+    f"""
+              o.event_time_start IS NOT NULL
+              AND ($5::timestamptz IS NULL OR o.event_time_start <= $5)
+              AND ($4::timestamptz IS NULL
+                   OR coalesce(o.event_time_end, o.event_time_start) >= $4
+                   OR {_EVENT_TIME_UNTIL} >= $4)"""
+)
 
 # Every column of a stored object copy, as the readers map them (lookups.object_row).
 _OBJECT_COLUMNS = """
@@ -177,7 +201,7 @@ ORDER BY m.type_rank, m.object_id, m.result_id
 # plans a long walk within a time range as reading the whole range's copies and sorting them
 # (measured at 1M objects, a walk of 1,280 within one month: 43-84 ms, against 17-27 ms along
 # the ordered index). Wrapped in coalesce, the filter only checks the entries walked.
-_WALK_TIME_FILTER = "coalesce(" + TIME_FILTER + ", false)"
+_WALK_TIME_FILTER = "coalesce(" + _WALK_TIME_RULE + ", false)"
 
 
 def _search_walk(walked_columns: str, matched: str) -> str:
@@ -398,7 +422,7 @@ WITH nb AS (
 # then read whole (OBJECT_COPIES).
 _MEMBER_COLUMNS = """
 o.object_type, o.object_id, o.result_id, o.type_rank, o.kind, o.event_time_start,
-o.event_time_end, o.review_generated_at, o.recorded_at
+o.event_time_end, o.event_time_precision, o.review_generated_at, o.recorded_at
 """
 CONTEXT_NEIGHBOURHOOD = (
     _RELATED

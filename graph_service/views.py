@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import calendar
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mirrortree.scopes import ScopeValue
@@ -32,6 +33,29 @@ class ResolvedScope:
     resolution: str  # "explicit" | "session_current_project" | "cursor"
 
 
+PRECISION_PERIODS = {
+    "minute": timedelta(minutes=1),
+    "hour": timedelta(hours=1),
+    "day": timedelta(days=1),
+}
+
+
+def event_time_until(start: datetime, end: datetime | None, precision: str | None) -> datetime:
+    """The latest instant an event may lie at: its end (or start) plus its precision's period,
+    less a microsecond — the SQL function event_time_until (migration 0012), which counts
+    periods in UTC and, like PostgreSQL, ends a month on the last day of a shorter one."""
+    base = end or start
+    if precision in PRECISION_PERIODS:
+        return base + PRECISION_PERIODS[precision] - timedelta(microseconds=1)
+    if precision in ("month", "year"):
+        utc = base.astimezone(UTC)
+        months = utc.year * 12 + utc.month - 1 + (1 if precision == "month" else 12)
+        year, month = divmod(months, 12)
+        day = min(utc.day, calendar.monthrange(year, month + 1)[1])
+        return utc.replace(year=year, month=month + 1, day=day) - timedelta(microseconds=1)
+    return base
+
+
 @dataclass(frozen=True)
 class TimeFilter:
     start: datetime | None
@@ -53,17 +77,20 @@ class TimeFilter:
         event_end: datetime | None,
         review_generated_at: datetime,
         recorded_at: datetime,
+        event_precision: str | None = None,
     ) -> bool:
         """Whether an object with these times passes the filter: the rule of the SQL time
-        filter (queries.TIME_FILTER), for objects already read. An interval event passes when
-        it intersects the closed range; an unknown event time never does."""
+        filter (queries.TIME_FILTER), for objects already read. An event passes when its
+        interval, widened by its precision (event_time_until), intersects the closed range;
+        an unknown event time never does."""
         if not self.active:
             return True
         if self.basis == "event_time":
             if event_start is None:
                 return False
             return (self.end is None or event_start <= self.end) and (
-                self.start is None or (event_end or event_start) >= self.start
+                self.start is None
+                or event_time_until(event_start, event_end, event_precision) >= self.start
             )
         moment = review_generated_at if self.basis == "review_generated_at" else recorded_at
         return (self.start is None or moment >= self.start) and (

@@ -719,3 +719,60 @@ async def test_coverage_reports_the_gaps_of_every_result_not_only_the_newest(tre
     assert any(g.endswith(": the September export was never read") for g in coverage.gaps)
     assert len(coverage.gaps) == queries.GAPS_LISTED + 1
     assert coverage.gaps[-1].startswith("older results report more gaps")
+
+
+async def test_an_events_precision_widens_it_to_its_period(tree_stub, graph_stub):
+    """An event dated "January 2026" (start 2026-01-01, precision month) may lie anywhere in
+    January: a range inside mid-January meets it, in Search and GetContext alike, and a range
+    from February on does not."""
+    project = unique("proj")
+
+    def event(
+        event_id: str, start: str, precision: common_pb2.TimePrecision
+    ) -> tree_pb2.EventInput:
+        return tree_pb2.EventInput(
+            id=event_id,
+            kind=tree_pb2.MILESTONE,
+            title=f"Omicron {event_id}",
+            entity_ids=["ent-omicron"],
+            event_time=common_pb2.EventTime(start=start, precision=precision),
+        )
+
+    written = await record(
+        tree_stub,
+        project,
+        entities=[tree_pb2.EntityInput(id="ent-omicron", label="Omicron entity")],
+        events=[
+            event("in-january", "2026-01-01T00:00:00Z", common_pb2.MONTH),
+            event("on-the-15th", "2026-01-15T00:00:00Z", common_pb2.DAY),
+            event("at-noon", "2026-01-15T12:00:00Z", common_pb2.INSTANT),
+        ],
+    )
+
+    async def matching(range_: common_pb2.TimeRange) -> tuple[set[str], set[str]]:
+        found = await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="omicron",
+                scope=project_scope(project),
+                object_types=[common_pb2.EVENT],
+                time_range=range_,
+                options=options(written),
+            )
+        )
+        context = await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(
+                object_ref=common_pb2.ObjectRef(type=common_pb2.ENTITY, id="ent-omicron"),
+                scope=project_scope(project),
+                time_range=range_,
+                options=options(written),
+            )
+        )
+        (events,) = [c for c in context.collections if c.name == "events"]
+        return {h.ref.id for h in found.hits}, {i.ref.id for i in events.items}
+
+    morning = time_range("2026-01-15T10:00:00Z", "2026-01-15T11:00:00Z")
+    assert await matching(morning) == ({"in-january", "on-the-15th"},) * 2
+    february = time_range("2026-02-01T00:00:00Z")
+    assert await matching(february) == (set(), set())
+    last_instant = time_range("2026-01-31T23:59:59Z", "2026-01-31T23:59:59Z")
+    assert await matching(last_instant) == ({"in-january"},) * 2
