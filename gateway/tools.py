@@ -56,8 +56,10 @@ TIME_RANGE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": (
         "Closed interval [from, to]; ISO 8601 with a zone (e.g. 2026-10-01T00:00:00+08:00). "
-        "Interval events match when they intersect it. Objects whose time is unknown never "
-        "match and are counted in coverage.unknown_time_excluded."
+        "Interval events match when they intersect it; an event dated with a coarse precision "
+        "(a day, a month) may lie anywhere in that period and matches a range that meets it. "
+        "Objects whose time is unknown never match and are counted in "
+        "coverage.unknown_time_excluded."
     ),
     "properties": {
         "from": {"type": "string", "format": "date-time"},
