@@ -284,7 +284,16 @@ def chunk(message: tree_pb2.StreamAnswerRequest.Chunk, expected_seq: int) -> Non
             "chunk.seq",
             f"is {message.seq}; the next chunk is {expected_seq} (1-based, without gaps)",
         )
-    check.text("chunk.text", message.text, MAX_CHUNK)
+    # Not Checker.text: whitespace is content inside a stream ("\n\n" between paragraphs),
+    # so any non-empty text is a chunk.
+    if not message.text:
+        check.fail("chunk.text", "must not be empty")
+    elif len(message.text) > MAX_CHUNK:
+        check.fail(
+            "chunk.text", f"is {len(message.text)} characters long; the limit is {MAX_CHUNK}"
+        )
+    elif "\x00" in message.text:
+        check.fail("chunk.text", "contains a NUL character")
     check.done()
 
 

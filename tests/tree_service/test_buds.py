@@ -274,3 +274,25 @@ async def test_a_bud_whose_stream_was_lost_is_frozen_by_the_sweep(cluster, tree_
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await stream.send(chunk(2, "too late"))
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_a_whitespace_only_chunk_is_content_and_keeps_the_bud_streaming(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    await stream.send(chunk(1, "First paragraph."))
+    assert (await stream.send(chunk(2, "\n\n"))).ack.seq == 2
+    await stream.send(chunk(3, "Second."))
+    sealed = (await stream.send(Req(complete=Req.Complete()))).sealed
+    assert (sealed.text, sealed.acknowledged_chunks) == ("First paragraph.\n\nSecond.", 3)
+    assert (await node(tree_stub, opened.id)).answer_state == tree_pb2.SEALED
+
+
+async def test_an_empty_chunk_is_still_refused(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    await stream.send(open_message(question.id))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(chunk(1, ""))
+    assert describe(caught.value).violations[0].field == "chunk.text"
+
