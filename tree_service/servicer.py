@@ -622,6 +622,12 @@ class BudStream:
     async def _complete(
         self, complete: tree_pb2.StreamAnswerRequest.Complete
     ) -> tree_pb2.StreamAnswerResponse:
+        if self._acked == 0:
+            # Every acknowledged chunk is non-empty, so none acknowledged means no text: a
+            # sealed empty answer could be adopted and canonicalized as if it said something.
+            raise InvalidInput.one(
+                "complete", "needs at least one acknowledged chunk; an empty answer is not sealed"
+            )
         made = convert.bud_complete(complete)
         assert self._bud is not None
         node, lsn = await self._servicer.store.end_bud(self._bud, AnswerState.SEALED, None, made)

@@ -296,3 +296,16 @@ async def test_an_empty_chunk_is_still_refused(tree_stub):
         await stream.send(chunk(1, ""))
     assert describe(caught.value).violations[0].field == "chunk.text"
 
+
+async def test_a_bud_without_acknowledged_text_cannot_be_sealed(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(Req(complete=Req.Complete()))
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in failure.violations] == ["complete"]
+    ended = await node(tree_stub, opened.id)
+    assert ended.answer_state != tree_pb2.SEALED and ended.text == ""
+
