@@ -492,6 +492,7 @@ class TreeStore:
         """A candidate answer (complete, or a bud opened for streaming) under a question."""
         question = await self._load(conn, answer.question_id, "question_id")
         self._expect_kind(question, "question_id", NodeKind.QUESTION)
+        realm = answer.realm
         if answer.extends_answer_id is not None:
             extended = await self._load(conn, answer.extends_answer_id, "extends_answer_id")
             if extended.parent_id != question.id or extended.kind is not NodeKind.ANSWER:
@@ -506,13 +507,25 @@ class TreeStore:
                     "frozen (interrupted) answer is continued",
                     {"field": "extends_answer_id"},
                 )
+            # An extension continues the extended answer's text, so it stays in that answer's
+            # realm and world (not the question's); another explicit realm is refused.
+            inherited = RealmChoice(extended.realm, extended.world)
+            if realm.realm is None:
+                realm = inherited
+            elif (realm.realm, realm.world) != (extended.realm, extended.world):
+                raise PreconditionFailed(
+                    f"extends_answer_id {extended.id!r} is in realm {extended.realm.value}"
+                    f"{'/' + extended.world if extended.world else ''}; its extension must "
+                    "stay there (leave open.realm unset to inherit it)",
+                    {"field": "open.realm"},
+                )
         node, revision = await self._append(
             conn,
             tree_id=question.tree_id,
             parent=question,
             kind=NodeKind.ANSWER,
             text=answer.text,
-            realm=answer.realm,
+            realm=realm,
             answer_state=answer.state,
             extends_answer_id=answer.extends_answer_id,
             generated=answer.generated,

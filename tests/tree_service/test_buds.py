@@ -309,3 +309,36 @@ async def test_a_bud_without_acknowledged_text_cannot_be_sealed(tree_stub):
     ended = await node(tree_stub, opened.id)
     assert ended.answer_state != tree_pb2.SEALED and ended.text == ""
 
+
+async def test_an_extension_inherits_the_realm_and_world_of_the_answer_it_extends(tree_stub):
+    question = await question_in_new_tree(tree_stub)  # the question is REAL
+    stream = Stream(tree_stub)
+    first = open_message(question.id)
+    first.open.realm, first.open.world = tree_pb2.WORLD, "narnia"
+    frozen_id = (await stream.send(first)).opened.id
+    await stream.send(chunk(1, "In Narnia, "))
+    await stream.finish()
+    more = Stream(tree_stub)
+    extension = (await more.send(open_message(question.id, extends=frozen_id))).opened
+    assert (extension.realm, extension.world) == (tree_pb2.WORLD, "narnia")
+
+
+async def test_an_extension_in_another_realm_is_refused(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    first = open_message(question.id)
+    first.open.realm, first.open.world = tree_pb2.WORLD, "narnia"
+    frozen_id = (await stream.send(first)).opened.id
+    await stream.send(chunk(1, "In Narnia, "))
+    await stream.finish()
+    before = (await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=question.tree_id))).nodes
+    more = Stream(tree_stub)
+    elsewhere = open_message(question.id, extends=frozen_id)
+    elsewhere.open.realm = tree_pb2.REAL
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await more.send(elsewhere)
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert failure.metadata["field"] == "open.realm"
+    after = (await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=question.tree_id))).nodes
+    assert len(after) == len(before)
