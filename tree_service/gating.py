@@ -10,6 +10,8 @@ it was read at, so a stale autosave can never turn a session back on (or off).
 from __future__ import annotations
 
 import json
+import math
+import re
 import uuid
 from typing import Any
 
@@ -23,6 +25,49 @@ from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 CAPABILITY_ID = "story-graph"
 SESSION_SWITCH = "story_graph_enabled"
 MAX_CONTEXT_STATE = 1_000_000  # characters of JSON
+MAX_CONTEXT_DEPTH = 100  # nested arrays/objects; PostgreSQL's jsonb parser has a stack limit
+_UNSTORABLE_CHAR = re.compile("[\x00\ud800-\udfff]")
+
+
+class _NotStorable(ValueError):
+    """JSON that Python reads but PostgreSQL's jsonb refuses."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotStorable(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotStorable(f"{name} is not a JSON number")
+
+
+def _parse_context_state(text: str) -> Any:
+    """The JSON value, if PostgreSQL's jsonb can store it too; else _NotStorable.
+
+    Python reads NaN, Infinity, numbers beyond a double, "\\u0000" and lone surrogates, none
+    of which jsonb accepts, and very deep nesting fails either parser with no useful message.
+    """
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise _NotStorable(f"nests deeper than {MAX_CONTEXT_DEPTH} levels") from None
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:  # without recursion, so the depth check itself cannot overflow
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_CONTEXT_DEPTH:
+                raise _NotStorable(f"nests deeper than {MAX_CONTEXT_DEPTH} levels")
+            if isinstance(item, dict):
+                pending.extend((key, depth + 1) for key in item)
+                pending.extend((child, depth + 1) for child in item.values())
+            else:
+                pending.extend((child, depth + 1) for child in item)
+        elif isinstance(item, str) and _UNSTORABLE_CHAR.search(item):
+            raise _NotStorable("holds a NUL character or a lone UTF-16 surrogate in a string")
+    return value
 
 
 def _session_uuid(check: Checker, value: str) -> uuid.UUID | None:
@@ -75,9 +120,11 @@ def save_request(request: tree_pb2.SaveSessionContextRequest) -> tuple[uuid.UUID
     session = _session_uuid(check, request.session_id)
     state: Any = None
     try:
-        state = json.loads(request.context_state or "{}")
+        state = _parse_context_state(request.context_state or "{}")
     except json.JSONDecodeError as exc:
         check.fail("context_state", f"is not JSON: {exc}")
+    except ValueError as exc:  # _NotStorable, or e.g. an integer of too many digits
+        check.fail("context_state", f"cannot be stored: {exc}")
     if state is not None and not isinstance(state, dict):
         check.fail("context_state", "must be a JSON object")
     elif isinstance(state, dict) and not isinstance(state.get(SESSION_SWITCH, True), bool):
