@@ -238,7 +238,7 @@ SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::tex
                                  ORDER BY c.kind, c.detail)
                  FROM canon_candidates c WHERE c.version_id = v.id), '[]') AS candidates
 FROM main_line_versions v
-WHERE v.tree_id = $1 AND ($2::text IS NULL OR (v.scope = $2 AND v.world = $3))
+WHERE v.tree_id = $1 AND ($2::text IS NULL OR v.scope = $2) AND ($3::text = '' OR v.world = $3)
 ORDER BY v.created_at DESC, v.version DESC
 """
 

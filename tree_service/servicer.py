@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 from mirrortree import rpcstatus
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
 from tree_service import convert, gating, graph_input
-from tree_service.domain import AnswerState, Generated, Node, StopReason
+from tree_service.domain import AnswerState, CanonicalScope, Generated, Node, StopReason
 from tree_service.errors import (
     Contention,
     IdempotencyKeyReused,
@@ -311,6 +311,13 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             check.identifier("world", request.world, required=False)
             check.done()
             scope = convert.scope_filter(request.scope)
+            if request.world:
+                # Only world canon has worlds: a world alone means that scope, and a world
+                # with another scope could only ever match nothing.
+                if scope is None:
+                    scope = CanonicalScope.WORLD_CANON
+                elif scope is not CanonicalScope.WORLD_CANON:
+                    raise InvalidInput.one("world", "is only allowed with scope WORLD_CANON")
             versions = await self._store.list_main_line_versions(
                 request.tree_id, scope, request.world
             )

@@ -192,3 +192,33 @@ async def test_confirmation_names_the_user(tree_stub):
     tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
     version = await canonicalize(tree_stub, tree.id, leaf=a.id)
     assert version.confirmed_by == confirmation().user_id
+
+
+async def test_main_line_versions_filter_by_scope_and_world(tree_stub):
+    tree = await new_tree(tree_stub)
+    for world in ("narnia", "oz"):
+        question = await ask(tree_stub, tree.id, "q", realm=tree_pb2.WORLD, world=world)
+        await canonicalize(tree_stub, tree.id, leaf=(await answer(tree_stub, question.id)).id)
+    real = await ask(tree_stub, tree.id, "q", realm=tree_pb2.REAL)
+    await canonicalize(tree_stub, tree.id, leaf=(await answer(tree_stub, real.id)).id)
+
+    async def listed(
+        scope: tree_pb2.CanonicalScope = tree_pb2.CANONICAL_SCOPE_UNSPECIFIED, world: str = ""
+    ) -> list[tuple[int, str]]:
+        response = await tree_stub.ListMainLineVersions(
+            tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id, scope=scope, world=world)
+        )
+        return sorted((v.scope, v.world) for v in response.versions)
+
+    assert await listed(tree_pb2.WORLD_CANON) == [
+        (tree_pb2.WORLD_CANON, "narnia"),
+        (tree_pb2.WORLD_CANON, "oz"),
+    ]
+    assert await listed(world="oz") == [(tree_pb2.WORLD_CANON, "oz")]
+    assert await listed(tree_pb2.WORLD_CANON, "narnia") == [(tree_pb2.WORLD_CANON, "narnia")]
+    assert len(await listed()) == 3
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await listed(tree_pb2.REAL_EXPERIENCE, "narnia")
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in failure.violations] == ["world"]
