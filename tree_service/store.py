@@ -432,6 +432,10 @@ class TreeStore:
         continues from."""
         parent = None
         if question.parent_id is not None:
+            # An unknown tree is NOT_FOUND before the parent is compared with it.
+            tree_uuid = _uuid(question.tree_id, "tree_id")
+            if await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
+                raise NotFound("tree", question.tree_id)
             parent = await self._load(conn, question.parent_id, "parent_id")
             self._expect_kind(parent, "parent_id", NodeKind.ANSWER, NodeKind.CONTINUATION)
             self._same_tree(parent, question.tree_id, "parent_id")
@@ -555,9 +559,11 @@ class TreeStore:
         self, conn: asyncpg.Connection, question_id: str, answer_id: str, expected: int
     ) -> Node:
         """Set the question's working entry; optimistic on the question's revision."""
+        question = await self._load(conn, question_id, "question_id")
+        self._expect_kind(question, "question_id", NodeKind.QUESTION)
         answer = await self._load(conn, answer_id, "answer_id")
         self._expect_kind(answer, "answer_id", NodeKind.ANSWER)
-        if answer.parent_id != str(_uuid(question_id, "question_id")):
+        if answer.parent_id != question.id:
             raise PreconditionFailed(
                 f"answer_id {answer_id!r} answers another question", {"field": "answer_id"}
             )

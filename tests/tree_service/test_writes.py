@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import grpc
 import pytest
@@ -289,3 +290,38 @@ async def test_a_bad_review_names_the_offending_element_and_records_nothing(
     failure = describe(caught.value)
     assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
     assert field in [v.field for v in failure.violations]
+
+
+async def test_unknown_question_or_tree_is_not_found_even_beside_existing_nodes(tree_stub):
+    tree = (await create_tree(tree_stub)).tree
+    question = await tree_stub.AskQuestion(
+        tree_pb2.AskQuestionRequest(idempotency_key=unique("k"), tree_id=tree.id, text="q")
+    )
+    existing = await tree_stub.AddAnswer(
+        tree_pb2.AddAnswerRequest(
+            idempotency_key=unique("k"), question_id=question.node.id, text="a"
+        )
+    )
+    missing = str(uuid.uuid4())
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.AdoptAnswer(
+            tree_pb2.AdoptAnswerRequest(
+                idempotency_key=unique("k"),
+                question_id=missing,
+                answer_id=existing.node.id,
+                expected_revision=1,
+            )
+        )
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.AskQuestion(
+            tree_pb2.AskQuestionRequest(
+                idempotency_key=unique("k"),
+                tree_id=missing,
+                parent_id=existing.node.id,
+                text="q",
+            )
+        )
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    after = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=question.node.id))).node
+    assert after.adopted_answer_id == ""
