@@ -120,6 +120,16 @@ OFFSET $2 LIMIT $3
 """
 )
 
+# Which of the ids $2 lie on the path root → $1 (the node itself included).
+ON_PATH_TO = """
+WITH RECURSIVE up (id) AS (
+    SELECT id FROM nodes WHERE id = $1
+    UNION ALL
+    SELECT p.parent_id FROM up JOIN nodes p ON p.id = up.id WHERE p.parent_id IS NOT NULL
+)
+SELECT id::text FROM up WHERE id = any($2::uuid[])
+"""
+
 ADOPT_ANSWER = (
     """
 UPDATE nodes AS n SET adopted_answer_id = $2, revision = revision + 1

@@ -605,6 +605,21 @@ class TreeStore:
                     found[str(uuid.UUID(node_id))], request.tree_id, f"nodes.node_ids[{i}]"
                 )
             nodes = sorted(found.values(), key=lambda n: n.ordinal)
+            # A main line is one line of the conversation: every selected node must be an
+            # ancestor of the last one (gaps allowed), never a competing sibling branch. A
+            # parent is always older, so the last in tree order is the deepest.
+            leaf = nodes[-1]
+            on_path = {
+                r["id"] for r in await conn.fetch(queries.ON_PATH_TO, uuid.UUID(leaf.id), ids)
+            }
+            for i, node_id in enumerate(request.node_ids):
+                if str(uuid.UUID(node_id)) not in on_path:
+                    raise InvalidInput.one(
+                        f"nodes.node_ids[{i}]",
+                        f"is not on the path from the root to {leaf.id!r}; selected nodes "
+                        "must lie on one path (each an ancestor of the next), not on "
+                        "competing branches",
+                    )
         for node in nodes:
             if node.answer_state in (AnswerState.STREAMING, AnswerState.FROZEN):
                 raise PreconditionFailed(

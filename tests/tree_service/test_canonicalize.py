@@ -222,3 +222,25 @@ async def test_main_line_versions_filter_by_scope_and_world(tree_stub):
     failure = describe(caught.value)
     assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
     assert [v.field for v in failure.violations] == ["world"]
+
+
+async def test_selected_nodes_on_competing_branches_are_refused(tree_stub):
+    tree, question, yes = await path_in(tree_stub, tree_pb2.REAL)
+    no = await answer(tree_stub, question.id, "no")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, nodes=[question.id, yes.id, no.id])
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in failure.violations] == ["nodes.node_ids[1]"]
+    listed = await tree_stub.ListMainLineVersions(
+        tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id)
+    )
+    assert list(listed.versions) == []
+
+
+async def test_selected_nodes_may_skip_nodes_of_their_path(tree_stub):
+    tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
+    follow_up = await ask(tree_stub, tree.id, "and?", parent_id=a.id)
+    last = await answer(tree_stub, follow_up.id, "so.")
+    version = await canonicalize(tree_stub, tree.id, nodes=[last.id, question.id])
+    assert list(version.node_ids) == [question.id, last.id]
