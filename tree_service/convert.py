@@ -42,7 +42,7 @@ from tree_service.domain import (
 from tree_service.errors import InvalidInput
 
 MAX_IDEMPOTENCY_KEY = 128
-MAX_ANSWER = 1_000_000  # code points; a streamed answer is bounded by its chunks instead
+MAX_ANSWER = 1_000_000  # code points, also of all of a streamed answer's chunks together
 MAX_CHUNK = 16_000
 MAX_LIST = 100  # attachments, citations, evidence items, tool-trace entries, parameters
 MAX_SHORT = 2_000  # names, notes, summaries of one tool step, parameter values
@@ -276,8 +276,10 @@ def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
     )
 
 
-def chunk(message: tree_pb2.StreamAnswerRequest.Chunk, expected_seq: int) -> None:
-    """A chunk must be the next in sequence (or a re-send of an acknowledged one)."""
+def chunk(message: tree_pb2.StreamAnswerRequest.Chunk, expected_seq: int, length: int) -> None:
+    """A chunk must be the next in sequence (or a re-send of an acknowledged one), and the
+    bud's text (`length` code points so far) may not outgrow an answer's limit: a sealed or
+    frozen answer is then read whole in one response."""
     check = Checker()
     if message.seq < 1 or message.seq > expected_seq:
         check.fail(
@@ -294,6 +296,12 @@ def chunk(message: tree_pb2.StreamAnswerRequest.Chunk, expected_seq: int) -> Non
         )
     elif "\x00" in message.text:
         check.fail("chunk.text", "contains a NUL character")
+    elif message.seq == expected_seq and length + len(message.text) > MAX_ANSWER:
+        check.fail(
+            "chunk.text",
+            f"would make the answer {length + len(message.text)} characters long; the limit "
+            f"is {MAX_ANSWER} (continue in a new answer that extends this one)",
+        )
     check.done()
 
 

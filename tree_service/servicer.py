@@ -519,6 +519,7 @@ class BudStream:
         self._context = context
         self._bud: str | None = None
         self._acked = 0
+        self._length = 0  # code points of the acknowledged chunks
         self._ended = False
         self._lease: asyncio.Task[None] | None = None
 
@@ -617,10 +618,12 @@ class BudStream:
     async def _chunk(
         self, chunk: tree_pb2.StreamAnswerRequest.Chunk
     ) -> tree_pb2.StreamAnswerResponse:
-        convert.chunk(chunk, self._acked + 1)
+        convert.chunk(chunk, self._acked + 1, self._length)
         assert self._bud is not None
         lsn = await self._servicer.chunks.submit(self._bud, chunk.seq, chunk.text)
-        self._acked = max(self._acked, chunk.seq)
+        if chunk.seq > self._acked:  # a re-send is stored once, so counted once
+            self._acked = chunk.seq
+            self._length += len(chunk.text)
         return tree_pb2.StreamAnswerResponse(
             ack=tree_pb2.StreamAnswerResponse.Ack(seq=chunk.seq),
             consistency=common_pb2.ConsistencyToken(lsn=lsn),
