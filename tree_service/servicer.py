@@ -47,6 +47,24 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 500
 DEFAULT_PATH_PAGE = 100
 MAX_PATH_PAGE = 1000
+# A page of nodes stops early once it holds this many bytes, so that it stays under gRPC's
+# 4 MiB default receive limit for clients and far under the 8 MiB send limit; a page always
+# holds at least one node, and one node (an answer of at most 1,000,000 code points with its
+# generated content) fits in a response on its own.
+MAX_PAGE_BYTES = 4 * 1024 * 1024 - 4096  # room for the response's other fields
+
+
+def byte_page(nodes: list[Node]) -> list[tree_pb2.Node]:
+    """The longest prefix of `nodes` within MAX_PAGE_BYTES (never empty if `nodes` is not)."""
+    page: list[tree_pb2.Node] = []
+    size = 0
+    for node in nodes:
+        message = convert.node_to_proto(node)
+        size += message.ByteSize() + 8  # the field's tag and length prefix
+        if page and size > MAX_PAGE_BYTES:
+            break
+        page.append(message)
+    return page
 
 
 def request_hash(method: str, request: Message) -> bytes:
@@ -293,9 +311,10 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             offset = convert.page_token(check, request.page_token)
             check.done()
             nodes, length = await self._store.get_path(request.node_id, offset, limit)
-            following = offset + len(nodes)
+            page = byte_page(nodes)
+            following = offset + len(page)
             return tree_pb2.GetPathResponse(
-                nodes=[convert.node_to_proto(n) for n in nodes],
+                nodes=page,
                 next_page_token=str(following) if following < length else "",
                 path_length=length,
             )
@@ -337,10 +356,10 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             after = convert.page_token(check, request.page_token)
             check.done()
             nodes = await self._store.list_nodes(request.tree_id, after, limit + 1)
-            page = nodes[:limit]
-            more = len(nodes) > limit
+            page = byte_page(nodes[:limit])
+            more = len(nodes) > len(page)
             return tree_pb2.ListNodesResponse(
-                nodes=[convert.node_to_proto(n) for n in page],
+                nodes=page,
                 next_page_token=str(page[-1].ordinal) if more else "",
             )
         except TreeServiceError as error:
