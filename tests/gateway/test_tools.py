@@ -13,7 +13,8 @@ from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import create_tree, unique
 from tests.gateway.harness import http_client, http_gateway, in_memory, stdio_gateway, tool_error
-from tests.graph_service.test_search import entries, options, record, slow_index_scans
+from tests.graph_service.story import options, record
+from tests.graph_service.test_search import entries, slow_index_scans
 
 TOOL_NAMES = ["story_graph_search", "story_graph_get_context", "story_graph_read_source"]
 

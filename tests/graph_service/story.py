@@ -1,5 +1,6 @@
 """The acceptance story (the demo dataset) re-keyed for one test: its own project, sources and
-preference, so tests never share state on the session cluster."""
+preference, so tests never share state on the session cluster; and the helpers the story-graph
+tests write and read with (record a review result, read after it)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,39 @@ def relation_input(
     if old is not None:
         relation.to.CopyFrom(old)
     return relation
+
+
+def project_scope(*projects: str) -> common_pb2.Scope:
+    return common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=list(projects)))
+
+
+async def record(
+    tree_stub,
+    project: str,
+    *,
+    sources=(),
+    scope: common_pb2.Scope | None = None,
+    **fields: Any,
+) -> tree_pb2.RecordReviewResponse:
+    """One review result in the project (or `scope`): `sources` are its source references,
+    `fields` any other RecordReviewRequest fields (events, entities, relations, ...)."""
+    request = tree_pb2.RecordReviewRequest(
+        idempotency_key=unique("k"),
+        result_id=unique("res"),
+        scope=scope or project_scope(project),
+        phase="daily",
+        covered={"from": "2026-10-01T00:00:00Z", "to": "2026-10-02T00:00:00Z"},
+        review_generated_at="2026-10-02T01:00:00Z",
+        source_references=list(sources),
+    )
+    for name, value in fields.items():
+        if isinstance(value, str):
+            setattr(request, name, value)
+        else:
+            getattr(request, name).extend(value)
+    response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(request)
+    return response
+
+
+def options(written: tree_pb2.RecordReviewResponse, session_id: str = "") -> graph_pb2.ReadOptions:
+    return graph_pb2.ReadOptions(min_consistency=written.consistency, session_id=session_id)

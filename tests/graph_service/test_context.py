@@ -13,7 +13,15 @@ from graph_service import context as context_reads
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
-from tests.graph_service.story import LoadedStory, load_acceptance_story, ref, relation_input
+from tests.graph_service.story import (
+    LoadedStory,
+    load_acceptance_story,
+    options,
+    project_scope,
+    record,
+    ref,
+    relation_input,
+)
 
 EVENT, ENTITY = common_pb2.EVENT, common_pb2.ENTITY
 SUPERSEDED, CURRENT = common_pb2.VALIDITY_SUPERSEDED, common_pb2.VALIDITY_CURRENT
@@ -569,7 +577,7 @@ async def test_a_retraction_withdraws_the_relation_recorded_before_it(tree_stub,
     validity is unknown again, in Search and GetContext alike. A result after the retraction
     may record the relation again, and then it counts."""
     project = unique("proj")
-    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    scope = project_scope(project)
 
     def evidence(source_id: str) -> tree_pb2.SourceReferenceInput:
         return tree_pb2.SourceReferenceInput(
@@ -589,33 +597,28 @@ async def test_a_retraction_withdraws_the_relation_recorded_before_it(tree_stub,
 
     async def states() -> dict[str, tuple[Any, Any]]:
         """Each event's validity as (Search, GetContext) read it."""
-        options = graph_pb2.ReadOptions(min_consistency=written.consistency)
+        after = options(written)
         found = await graph_stub.Search(
-            graph_pb2.SearchRequest(query="Decide", scope=scope, options=options)
+            graph_pb2.SearchRequest(query="Decide", scope=scope, options=after)
         )
         read = {}
         for hit in found.hits:
             response = await graph_stub.GetContext(
-                graph_pb2.GetContextRequest(object_ref=hit.ref, scope=scope, options=options)
+                graph_pb2.GetContextRequest(object_ref=hit.ref, scope=scope, options=after)
             )
             current = collection(response, "current").items[0]
             read[hit.ref.id] = (hit.time.validity.state, current.time.validity.state)
         return read
 
-    written = await tree_stub.RecordReview(
-        tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=scope,
-            phase="daily",
-            review_generated_at="2026-10-02T01:00:00Z",
-            events=[
-                tree_pb2.EventInput(id="ev-a", kind=tree_pb2.DECISION, title="Decide A"),
-                tree_pb2.EventInput(id="ev-b", kind=tree_pb2.DECISION, title="Decide B"),
-            ],
-            source_references=[evidence("src-switch")],
-            relations=[b_replaces_a("src-switch")],
-        )
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id="ev-a", kind=tree_pb2.DECISION, title="Decide A"),
+            tree_pb2.EventInput(id="ev-b", kind=tree_pb2.DECISION, title="Decide B"),
+        ],
+        sources=[evidence("src-switch")],
+        relations=[b_replaces_a("src-switch")],
     )
     assert await states() == {"ev-a": (SUPERSEDED,) * 2, "ev-b": (CURRENT,) * 2}
 
@@ -623,16 +626,12 @@ async def test_a_retraction_withdraws_the_relation_recorded_before_it(tree_stub,
         ("src-misread", common_pb2.RETRACTED, {"ev-a": (UNKNOWN,) * 2, "ev-b": (UNKNOWN,) * 2}),
         ("src-again", 0, {"ev-a": (SUPERSEDED,) * 2, "ev-b": (CURRENT,) * 2}),
     ):
-        written = await tree_stub.RecordReview(
-            tree_pb2.RecordReviewRequest(
-                idempotency_key=unique("k"),
-                result_id=unique("res"),
-                scope=scope,
-                phase="daily",
-                review_generated_at="2026-10-03T01:00:00Z",
-                source_references=[evidence(source_id)],
-                relations=[b_replaces_a(source_id, state)],
-            )
+        written = await record(
+            tree_stub,
+            project,
+            review_generated_at="2026-10-03T01:00:00Z",
+            sources=[evidence(source_id)],
+            relations=[b_replaces_a(source_id, state)],
         )
         assert await states() == expected, source_id
 
@@ -642,17 +641,12 @@ async def test_unknown_time_exclusions_are_counted_on_every_page(tree_stub, grap
     read, cursor pages included (never a 0 standing in for it), and the timeline counts the
     object's own undated copies, which it would otherwise list."""
     project = unique("proj")
-    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    scope = project_scope(project)
     await record_many(tree_stub, project, 9)
-    written = await tree_stub.RecordReview(
-        tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=scope,
-            phase="daily",
-            review_generated_at="2026-10-02T00:00:00Z",
-            events=[tree_pb2.EventInput(id="ev-alone", kind=tree_pb2.DISCUSSION, title="Alone")],
-        )
+    written = await record(
+        tree_stub,
+        project,
+        events=[tree_pb2.EventInput(id="ev-alone", kind=tree_pb2.DISCUSSION, title="Alone")],
     )
     october_first = common_pb2.TimeRange(
         **{"from": "2026-10-01T00:00:00Z", "to": "2026-10-02T00:00:00Z"}
@@ -663,7 +657,7 @@ async def test_unknown_time_exclusions_are_counted_on_every_page(tree_stub, grap
         time_range=october_first,
         page_size=2,
         content_page_size=100,
-        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        options=options(written),
     )
     first = await graph_stub.GetContext(request)
     excluded = first.coverage.unknown_time_excluded
@@ -690,31 +684,26 @@ async def test_an_object_of_many_results_and_scopes_is_read_where_it_is(tree_stu
     recorded in many scopes is read in each of them (the lists the errors name are bounded; the
     answers are not)."""
     project = unique("proj")
-    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    scope = project_scope(project)
 
-    async def entity_in(target: common_pb2.Scope, result_id: str) -> tree_pb2.RecordReviewResponse:
-        response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(
-            tree_pb2.RecordReviewRequest(
-                idempotency_key=unique("k"),
-                result_id=result_id,
-                scope=target,
-                phase="daily",
-                review_generated_at="2026-10-02T00:00:00Z",
-                entities=[tree_pb2.EntityInput(id="ent-shared", label="Shared")],
-            )
+    async def entity_in(in_project: str, result_id: str) -> tree_pb2.RecordReviewResponse:
+        return await record(
+            tree_stub,
+            in_project,
+            result_id=result_id,
+            entities=[tree_pb2.EntityInput(id="ent-shared", label="Shared")],
         )
-        return response
 
     results = [unique("res") for _ in range(context_reads.VERSIONS_LISTED + 2)]
     for result_id in results:
-        written = await entity_in(scope, result_id)
-    options = graph_pb2.ReadOptions(min_consistency=written.consistency)
+        written = await entity_in(project, result_id)
+    after = options(written)
     newest = await graph_stub.GetContext(
         graph_pb2.GetContextRequest(
             object_ref=ref(ENTITY, "ent-shared"),
             scope=scope,
             result_id=results[-1],
-            options=options,
+            options=after,
         )
     )
     assert [i.result_id for i in collection(newest, "snapshots").items] == [results[-1]]
@@ -724,7 +713,7 @@ async def test_an_object_of_many_results_and_scopes_is_read_where_it_is(tree_stu
                 object_ref=ref(ENTITY, "ent-shared"),
                 scope=scope,
                 result_id="res-none",
-                options=options,
+                options=after,
             )
         )
     assert describe(caught.value).reason == "historical_version_unavailable"
@@ -732,16 +721,14 @@ async def test_an_object_of_many_results_and_scopes_is_read_where_it_is(tree_stu
 
     elsewhere = [unique("other") for _ in range(context_reads.SCOPES_LISTED + 1)]
     for other in elsewhere:
-        await entity_in(
-            common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[other])), unique("res")
-        )
-    last = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[unique("zz-last")]))
+        await entity_in(other, unique("res"))
+    last = unique("zz-last")
     written = await entity_in(last, unique("res"))
     read = await graph_stub.GetContext(
         graph_pb2.GetContextRequest(
             object_ref=ref(ENTITY, "ent-shared"),
-            scope=last,
-            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+            scope=project_scope(last),
+            options=options(written),
         )
     )
     assert len(collection(read, "snapshots").items) == 1
@@ -752,27 +739,16 @@ async def test_a_replacement_of_one_version_says_nothing_of_a_later_version(tree
     is not superseded by that evidence (its validity is unknown), in Search, in the snapshots
     and in the current projection, which describes revision 2."""
     project = unique("proj")
-    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    scope = project_scope(project)
 
-    async def review(**fields: Any) -> tree_pb2.RecordReviewResponse:
-        response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(
-            tree_pb2.RecordReviewRequest(
-                idempotency_key=unique("k"),
-                result_id=unique("res"),
-                scope=scope,
-                phase="daily",
-                review_generated_at="2026-10-02T01:00:00Z",
-                **fields,
-            )
-        )
-        return response
-
-    await review(
+    await record(
+        tree_stub,
+        project,
         entities=[
             tree_pb2.EntityInput(id="plan-old", label="Omega plan", revision="1"),
             tree_pb2.EntityInput(id="plan-new", label="Omega plan B", revision="1"),
         ],
-        source_references=[
+        sources=[
             tree_pb2.SourceReferenceInput(
                 id="src-switch", source_type="document", source_id="doc-plans", fragment="B wins"
             )
@@ -789,16 +765,18 @@ async def test_a_replacement_of_one_version_says_nothing_of_a_later_version(tree
             )
         ],
     )
-    written = await review(
-        entities=[tree_pb2.EntityInput(id="plan-old", label="Omega plan, revised", revision="2")]
+    written = await record(
+        tree_stub,
+        project,
+        entities=[tree_pb2.EntityInput(id="plan-old", label="Omega plan, revised", revision="2")],
     )
-    options = graph_pb2.ReadOptions(min_consistency=written.consistency)
+    after = options(written)
     found = await graph_stub.Search(
         graph_pb2.SearchRequest(
             query="omega plan",
             scope=scope,
             object_types=[common_pb2.ENTITY],
-            options=options,
+            options=after,
         )
     )
     by_version = {
@@ -810,9 +788,7 @@ async def test_a_replacement_of_one_version_says_nothing_of_a_later_version(tree
         ("plan-new", "1"): CURRENT,
     }
     response = await graph_stub.GetContext(
-        graph_pb2.GetContextRequest(
-            object_ref=ref(ENTITY, "plan-old"), scope=scope, options=options
-        )
+        graph_pb2.GetContextRequest(object_ref=ref(ENTITY, "plan-old"), scope=scope, options=after)
     )
     snapshots = collection(response, "snapshots").items
     assert [(s.object_revision.known, s.time.validity.state) for s in snapshots] == [
@@ -830,32 +806,28 @@ async def test_a_late_recorded_backfill_does_not_become_the_current_description(
     """The current projection describes an object as its most recent review does: a backfill
     about last month, recorded after this month's review, stays a snapshot."""
     project = unique("proj")
-    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    scope = project_scope(project)
     written = None
     for generated, revision, text in (
         ("2026-10-01T00:00:00Z", "2", "PostgreSQL (revision 2)"),
         ("2026-09-01T00:00:00Z", "1", "SQLite (revision 1)"),
     ):
-        written = await tree_stub.RecordReview(
-            tree_pb2.RecordReviewRequest(
-                idempotency_key=unique("k"),
-                result_id=unique("res"),
-                scope=scope,
-                phase="daily",
-                review_generated_at=generated,
-                entities=[
-                    tree_pb2.EntityInput(
-                        id="ent-db", label="Database", description=text, revision=revision
-                    )
-                ],
-            )
+        written = await record(
+            tree_stub,
+            project,
+            review_generated_at=generated,
+            entities=[
+                tree_pb2.EntityInput(
+                    id="ent-db", label="Database", description=text, revision=revision
+                )
+            ],
         )
     assert written is not None
     response = await graph_stub.GetContext(
         graph_pb2.GetContextRequest(
             object_ref=ref(ENTITY, "ent-db"),
             scope=scope,
-            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+            options=options(written),
         )
     )
     description = content(collection(response, "current").items[0])["description"]
@@ -871,7 +843,7 @@ async def test_a_preference_leaving_while_another_arrives_makes_the_cursor_stale
     while a new one arrives leaves their number and revisions' sum as they were, and the
     cursor still goes stale, saying it was the preferences that changed."""
     project = unique("proj")
-    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    scope = project_scope(project)
     ids = {name: unique(f"pref-{name}") for name in "abc"}
 
     async def prefer(name: str, where: str, revision: int = 0) -> tree_pb2.SetPreferenceResponse:
@@ -879,7 +851,7 @@ async def test_a_preference_leaving_while_another_arrives_makes_the_cursor_stale
             tree_pb2.SetPreferenceRequest(
                 idempotency_key=unique("k"),
                 preference_id=ids[name],
-                scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[where])),
+                scope=project_scope(where),
                 subject="style",
                 text=f"preference {name}",
                 confirmed_by="user",
@@ -890,21 +862,14 @@ async def test_a_preference_leaving_while_another_arrives_makes_the_cursor_stale
 
     await prefer("a", project)
     await prefer("b", project)
-    written = await tree_stub.RecordReview(
-        tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=scope,
-            phase="daily",
-            review_generated_at="2026-10-02T00:00:00Z",
-            entities=[tree_pb2.EntityInput(id="ent", label="Entity")],
-        )
+    written = await record(
+        tree_stub, project, entities=[tree_pb2.EntityInput(id="ent", label="Entity")]
     )
     request = graph_pb2.GetContextRequest(
         object_ref=ref(ENTITY, "ent"),
         scope=scope,
         page_size=1,
-        options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        options=options(written),
     )
     first = collection(await graph_stub.GetContext(request), "preferences")
     assert first.page.has_more  # (global preferences other tests made apply here too)
@@ -924,24 +889,19 @@ async def test_an_objects_history_gaps_say_when_there_are_more(tree_stub, graph_
     """The gaps reported by the results holding an object are listed up to a bound, and past
     it the list says there are more instead of ending as if complete."""
     project = unique("proj")
-    scope = common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
+    scope = project_scope(project)
     for i in range(context_reads.GAPS_SHOWN + 1):
-        written = await tree_stub.RecordReview(
-            tree_pb2.RecordReviewRequest(
-                idempotency_key=unique("k"),
-                result_id=unique("res"),
-                scope=scope,
-                phase="daily",
-                review_generated_at="2026-10-02T00:00:00Z",
-                coverage_gaps=[f"chat export {i:02} was not read"],
-                entities=[tree_pb2.EntityInput(id="ent-gappy", label="Gappy")],
-            )
+        written = await record(
+            tree_stub,
+            project,
+            coverage_gaps=[f"chat export {i:02} was not read"],
+            entities=[tree_pb2.EntityInput(id="ent-gappy", label="Gappy")],
         )
     response = await graph_stub.GetContext(
         graph_pb2.GetContextRequest(
             object_ref=ref(ENTITY, "ent-gappy"),
             scope=scope,
-            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+            options=options(written),
         )
     )
     gaps = list(response.history_gaps)

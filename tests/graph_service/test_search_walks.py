@@ -18,7 +18,7 @@ import pytest_asyncio
 from mirrortree.protoscope import time_range
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
-from tests.graph_service.test_search import options, project_scope, record
+from tests.graph_service.story import options, project_scope, record
 
 EVENTS = 2_400
 SUMMARIES = 300
