@@ -13,27 +13,9 @@ from gateway import translate
 from mirrortree.protoscope import project_scope
 from mirrortree.rpcstatus import RpcFailure
 from mirrortree.v1 import graph_pb2, tree_pb2
-from tests.conftest import create_tree, free_port, unique
+from tests.conftest import free_port, unique
 from tests.gateway.harness import in_memory, tool_error
-from tests.gateway.test_tools import bound_project
-
-
-async def project_less_binding(tree_stub, graph_stub) -> str:
-    """A binding (no granted scopes) on a session without a current project."""
-    session = (await create_tree(tree_stub)).tree
-    binding = await tree_stub.CreateBinding(
-        tree_pb2.CreateBindingRequest(
-            idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
-        )
-    )
-    await graph_stub.Search(  # wait until the replica knows the binding
-        graph_pb2.SearchRequest(
-            query="x",
-            scope=project_scope(["p"]),
-            options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
-        )
-    )
-    return str(binding.token)
+from tests.gateway.test_tools import bound_project, project_less_binding
 
 
 async def test_a_session_without_a_project_is_said_plainly_and_never_sent_in_a_loop(

@@ -19,6 +19,24 @@ from tests.graph_service.test_search import entries, slow_index_scans
 TOOL_NAMES = ["story_graph_search", "story_graph_get_context", "story_graph_read_source"]
 
 
+async def project_less_binding(tree_stub, graph_stub) -> str:
+    """A binding (no granted scopes) on a session without a current project."""
+    session = (await create_tree(tree_stub)).tree
+    binding = await tree_stub.CreateBinding(
+        tree_pb2.CreateBindingRequest(
+            idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
+        )
+    )
+    await graph_stub.Search(  # wait until the replica knows the binding
+        graph_pb2.SearchRequest(
+            query="x",
+            scope=project_scope(["p"]),
+            options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
+        )
+    )
+    return str(binding.token)
+
+
 async def bound_project(tree_stub, graph_stub, title: str) -> tuple[str, str]:
     """A session in a fresh project with one decision event; returns (token, project)."""
     project = unique("proj")
@@ -101,20 +119,8 @@ async def test_arguments_that_break_the_schema_are_refused_before_any_call(graph
 async def test_graph_errors_become_tool_errors_with_the_machine_code(
     tree_stub, graph_stub, graph_service
 ):
-    session = (await create_tree(tree_stub)).tree  # no current project
-    binding = await tree_stub.CreateBinding(
-        tree_pb2.CreateBindingRequest(
-            idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
-        )
-    )
-    await graph_stub.Search(  # wait until the replica knows the binding
-        graph_pb2.SearchRequest(
-            query="x",
-            scope=project_scope(["p"]),
-            options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
-        )
-    )
-    async with in_memory(graph_service.port, binding.token) as client:
+    token = await project_less_binding(tree_stub, graph_stub)
+    async with in_memory(graph_service.port, token) as client:
         missing_scope = await client.call_tool("story_graph_search", {"query": "x"})
         wider_scope = await client.call_tool(
             "story_graph_read_source", {"source_reference_id": "s1", "scope": {"global": True}}
