@@ -10,7 +10,7 @@ from mirrortree.protoscope import project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
-from tests.graph_service.story import load_acceptance_story
+from tests.graph_service.story import load_acceptance_story, record
 from tests.tree_service.helpers import ask, new_tree
 
 
@@ -288,31 +288,26 @@ async def test_a_snapshot_says_whether_its_source_can_still_be_read(tree_stub, g
         return response
 
     await source(project_id=project, title="Notes", text=text)
-    written = await tree_stub.RecordReview(
-        tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=project_scope([project]),
-            phase="daily",
-            review_generated_at="2026-10-02T01:00:00Z",
-            source_references=[
-                tree_pb2.SourceReferenceInput(
-                    id=f"{source_id}-ref",
-                    source_type="document",
-                    source_id=source_id,
-                    source_version="1",
-                    fragment="we chose PostgreSQL",
-                    fragment_start=7,
-                    fragment_end=26,
-                ),
-                tree_pb2.SourceReferenceInput(
-                    id=f"{source_id}-unknown",
-                    source_type="document",
-                    source_id=unique("never-recorded"),
-                    fragment="a document nobody recorded",
-                ),
-            ],
-        )
+    written = await record(
+        tree_stub,
+        project,
+        sources=[
+            tree_pb2.SourceReferenceInput(
+                id=f"{source_id}-ref",
+                source_type="document",
+                source_id=source_id,
+                source_version="1",
+                fragment="we chose PostgreSQL",
+                fragment_start=7,
+                fragment_end=26,
+            ),
+            tree_pb2.SourceReferenceInput(
+                id=f"{source_id}-unknown",
+                source_type="document",
+                source_id=unique("never-recorded"),
+                fragment="a document nobody recorded",
+            ),
+        ],
     )
 
     async def snapshot(token, reference: str = f"{source_id}-ref") -> graph_pb2.ReadSourceResponse:
