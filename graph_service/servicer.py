@@ -101,14 +101,6 @@ def consistency_lsn(options: graph_pb2.ReadOptions) -> str:
     return lsn
 
 
-def is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
-
-
 def context_continuation(state: CursorState) -> ContextContinuation:
     """Positions are ["collection", prefs, name, *keyset] or
     ["content", prefs, name, offset, content digest, type, id, result id]."""
@@ -142,15 +134,17 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
         if token is not None:
             return await self._store.resolve_binding(token)
         if options.session_id:
-            if not is_uuid(options.session_id):
+            try:
+                session = uuid.UUID(options.session_id)
+            except ValueError:
                 raise InvalidInput(
                     [
                         rpcstatus.FieldViolation(
                             "options.session_id", "is not a session id (a UUID from CreateTree)"
                         )
                     ]
-                )
-            exists, project = await self._store.session_project(options.session_id, lsn)
+                ) from None
+            exists, project = await self._store.session_project(session, lsn)
             if not exists:
                 raise NotFound(
                     f"session {options.session_id!r} does not exist",

@@ -115,15 +115,11 @@ class GraphStore:
 
         return await self._router.run(read)
 
-    async def session_project(self, session_id: str, min_lsn: str) -> tuple[bool, str | None]:
+    async def session_project(self, session_id: uuid.UUID, min_lsn: str) -> tuple[bool, str | None]:
         """(session exists, its current project)."""
-        try:
-            session_uuid = uuid.UUID(session_id)
-        except ValueError:
-            return False, None
 
         async def read(conn: asyncpg.Connection) -> tuple[bool, str | None]:
-            row = await conn.fetchrow(queries.SESSION_PROJECT, session_uuid)
+            row = await conn.fetchrow(queries.SESSION_PROJECT, session_id)
             return (row is not None, row["project_id"] if row else None)
 
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
