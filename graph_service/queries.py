@@ -30,12 +30,11 @@ SELECT project_id FROM trees WHERE id = $1
 
 # What every read reports about its scope, in one statement at the start of its transaction:
 # the read revision (the newest graph revision in the scope), how many results and object
-# copies the scope holds, the newest results with their coverage ($2 at most) — and when
-# there are more results than that, the gaps every result reports (newest first, "result:
-# gap", GAPS_LISTED + 1 at most: one more says the list goes on) and the source types any of
-# them excluded (NULL otherwise: the listed results' own say it all) — and the time of the
-# read. A read that needs more at its start adds columns to the one-row part (`extra`,
-# uncorrelated subqueries: each runs once, whatever the number of coverage rows).
+# copies the scope holds, the newest results with their coverage ($2 at most), the gaps every
+# result reports (newest first, "result: gap", GAPS_LISTED + 1 at most: one more says the list
+# goes on) and the source types any of them excluded, and the time of the read. A read that
+# needs more at its start adds columns to the one-row part (`extra`, uncorrelated subqueries:
+# each runs once, whatever the number of coverage rows).
 GAPS_LISTED = 50
 
 
@@ -45,24 +44,20 @@ def _scope_state(extra: str = "") -> str:
 SELECT s.*, clock_timestamp() AS read_at, c.*
 FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
              coalesce(sum(object_count), 0)::bigint AS copies,
-             -- Read only when the newest results listed below are not all of them, through
-             -- the index of the results that report any (review_results_reporting_gaps).
-             CASE WHEN count(*) > $2 THEN ARRAY(
-                 SELECT g.result_id || ': ' || gap
-                 FROM review_results g, unnest(g.coverage_gaps) WITH ORDINALITY AS u (gap, i)
-                 WHERE g.scope_key = $1 AND g.coverage_gaps <> '{{}}'
-                 ORDER BY g.review_generated_at DESC, g.result_id, u.i
-                 LIMIT {GAPS_LISTED + 1}) END AS scope_gaps,
-             CASE WHEN count(*) > $2 THEN ARRAY(
-                 SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
-                 WHERE x.scope_key = $1 AND x.excluded_source_types <> '{{}}'
-                 ORDER BY t) END AS scope_excluded_source_types"""
+             -- Through the index of the results that report any (review_results_reporting_gaps).
+             ARRAY(SELECT g.result_id || ': ' || gap
+                   FROM review_results g, unnest(g.coverage_gaps) WITH ORDINALITY AS u (gap, i)
+                   WHERE g.scope_key = $1 AND g.coverage_gaps <> '{{}}'
+                   ORDER BY g.review_generated_at DESC, g.result_id, u.i
+                   LIMIT {GAPS_LISTED + 1}) AS scope_gaps,
+             ARRAY(SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
+                   WHERE x.scope_key = $1 AND x.excluded_source_types <> '{{}}'
+                   ORDER BY t) AS scope_excluded_source_types"""
         + extra
         + """
       FROM review_results WHERE scope_key = $1) s
 LEFT JOIN LATERAL (
-    SELECT result_id, phase, covered_from, covered_to, review_generated_at,
-           excluded_source_types, coverage_gaps
+    SELECT result_id, phase, covered_from, covered_to, review_generated_at
     FROM review_results
     WHERE scope_key = $1
     ORDER BY review_generated_at DESC, result_id

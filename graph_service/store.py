@@ -507,27 +507,20 @@ def scope_state(rows: list[asyncpg.Record]) -> ScopeState:
     """The scope's read revision, its coverage, the time of the read and its size, from the
     rows of SCOPE_STATE (or of a statement that extends it: queries._scope_state)."""
     first = rows[0]
-    processed = tuple(
-        CoveredResult(
-            r["result_id"],
-            r["phase"],
-            r["covered_from"],
-            r["covered_to"],
-            r["review_generated_at"],
-            tuple(r["excluded_source_types"]),
-            tuple(r["coverage_gaps"]),
-        )
-        for r in rows
-        if r["result_id"] is not None
-    )
-    gaps, excluded = first["scope_gaps"], first["scope_excluded_source_types"]
-    if gaps is None:  # every result is listed: their own gaps and exclusions are all there is
-        gaps = [f"{r.result_id}: {gap}" for r in processed for gap in r.gaps]
-        excluded = sorted({t for r in processed for t in r.excluded_source_types})
     coverage = CoverageView(
         results_in_scope=first["results"],
-        processed=processed,
-        gaps=tuple(gaps),
-        excluded_source_types=tuple(excluded),
+        processed=tuple(
+            CoveredResult(
+                r["result_id"],
+                r["phase"],
+                r["covered_from"],
+                r["covered_to"],
+                r["review_generated_at"],
+            )
+            for r in rows
+            if r["result_id"] is not None
+        ),
+        gaps=tuple(first["scope_gaps"]),
+        excluded_source_types=tuple(first["scope_excluded_source_types"]),
     )
     return ScopeState(first["revision"], coverage, first["read_at"], first["copies"])

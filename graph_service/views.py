@@ -208,8 +208,6 @@ class CoveredResult:
     covered_from: datetime | None
     covered_to: datetime | None
     review_generated_at: datetime
-    excluded_source_types: tuple[str, ...]
-    gaps: tuple[str, ...] = ()  # what the review says it did not process
 
 
 @dataclass(frozen=True)
@@ -218,8 +216,8 @@ class CoverageView:
     processed: tuple[CoveredResult, ...]  # the newest results (a bounded list)
     # Over every result in scope: the gaps they report ("result: gap", newest first; one more
     # than queries.GAPS_LISTED says the list goes on) and the source types they excluded.
-    gaps: tuple[str, ...] = ()
-    excluded_source_types: tuple[str, ...] = ()
+    gaps: tuple[str, ...]
+    excluded_source_types: tuple[str, ...]
 
 
 @dataclass(frozen=True)
