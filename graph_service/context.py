@@ -43,6 +43,7 @@ from graph_service.lookups import (
     sources_by_key,
     touches_by_ref,
 )
+from graph_service.queries import HISTORY_GAPS_LISTED, SCOPES_LISTED
 from graph_service.views import (
     UNKNOWN_VALIDITY,
     CollectionPage,
@@ -62,8 +63,6 @@ EVIDENCE = ("event", "entity_change", "relation", "leaf_fact")
 NEIGHBOURS = ("story_line", "entity", "summary")
 DECISIONS_SHOWN = 20
 VERSIONS_LISTED = 50  # the results named when a read asks for one that holds no copy
-SCOPES_LISTED = 20  # the scopes of X that queries.CONTEXT_OPENING lists, at most
-GAPS_SHOWN = 20  # the distinct gaps of X's results a read lists (CONTEXT_OPENING reads one more)
 # Not datetime.min: asyncpg sends that as -infinity.
 UNKNOWN_TIME_STAND_IN = datetime(1, 1, 2, tzinfo=UTC)
 
@@ -531,13 +530,10 @@ class ContextReader:
         )
 
     def history_gaps(self) -> tuple[str, ...]:
-        gaps = self.opening.history_gaps
-        listed = tuple(f"a result holding this object reports: {g}" for g in gaps[:GAPS_SHOWN])
-        if len(gaps) > GAPS_SHOWN:
-            return (
-                *listed,
-                f"the results holding this object report more gaps than these {GAPS_SHOWN}",
-            )
+        gaps, bound = self.opening.history_gaps, HISTORY_GAPS_LISTED
+        listed = tuple(f"a result holding this object reports: {g}" for g in gaps[:bound])
+        if len(gaps) > bound:
+            return (*listed, f"the results holding this object report more gaps than these {bound}")
         return listed
 
     # ---- the neighbourhood --------------------------------------------------------------

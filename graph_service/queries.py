@@ -478,25 +478,27 @@ LIMIT $3
 #                           preferences: any create, update, or a preference leaving the scope
 #                           while another arrives changes it
 #   in_scope                whether X exists in the scope read
-#   object_scopes           where X exists at all, 20 scopes at most (not_found vs
+#   object_scopes           where X exists at all, SCOPES_LISTED at most (not_found vs
 #                           scope_mismatch)
-#   history_gaps            the gaps the results holding X report (21 at most: one more than
-#                           are listed says the list goes on)
+#   history_gaps            the gaps the results holding X report (HISTORY_GAPS_LISTED + 1 at
+#                           most: one more than are listed says the list goes on)
 #   completion              (entity change id, result id) of the changes that record X being
 #                           carried out ("completed"): the only evidence a decision was executed
 #   first_preferences       the first preferences that apply, by id (preference_row's columns)
+SCOPES_LISTED = 20
+HISTORY_GAPS_LISTED = 20
 CONTEXT_OPENING = _scope_state(
-    """,
+    f""",
     (SELECT ROW(count(*), md5(coalesce(string_agg(id || ':' || revision, ',' ORDER BY id), '')))
      FROM preferences WHERE scope_key = any($5::text[])) AS preference_fingerprint,
     EXISTS(SELECT 1 FROM graph_objects
            WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS in_scope,
     ARRAY(SELECT DISTINCT scope_key FROM graph_objects
-          WHERE object_type = $3 AND object_id = $4 LIMIT 20) AS object_scopes,
+          WHERE object_type = $3 AND object_id = $4 LIMIT {SCOPES_LISTED}) AS object_scopes,
     ARRAY(SELECT DISTINCT unnest(r.coverage_gaps) AS gap
           FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
           WHERE o.scope_key = $1 AND o.object_type = $3 AND o.object_id = $4
-          ORDER BY gap LIMIT 21) AS history_gaps,
+          ORDER BY gap LIMIT {HISTORY_GAPS_LISTED + 1}) AS history_gaps,
     ARRAY(SELECT ROW(o.object_id, o.result_id)
           FROM graph_links l
           JOIN graph_objects o

@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from graph_service import context as context_reads
+from graph_service import queries
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
@@ -719,7 +720,7 @@ async def test_an_object_of_many_results_and_scopes_is_read_where_it_is(tree_stu
     assert describe(caught.value).reason == "historical_version_unavailable"
     assert f"the oldest {context_reads.VERSIONS_LISTED} of {len(results)}" in caught.value.details()
 
-    elsewhere = [unique("other") for _ in range(context_reads.SCOPES_LISTED + 1)]
+    elsewhere = [unique("other") for _ in range(queries.SCOPES_LISTED + 1)]
     for other in elsewhere:
         await entity_in(other, unique("res"))
     last = unique("zz-last")
@@ -890,7 +891,7 @@ async def test_an_objects_history_gaps_say_when_there_are_more(tree_stub, graph_
     it the list says there are more instead of ending as if complete."""
     project = unique("proj")
     scope = project_scope(project)
-    for i in range(context_reads.GAPS_SHOWN + 1):
+    for i in range(queries.HISTORY_GAPS_LISTED + 1):
         written = await record(
             tree_stub,
             project,
@@ -905,6 +906,6 @@ async def test_an_objects_history_gaps_say_when_there_are_more(tree_stub, graph_
         )
     )
     gaps = list(response.history_gaps)
-    assert len(gaps) == context_reads.GAPS_SHOWN + 1
+    assert len(gaps) == queries.HISTORY_GAPS_LISTED + 1
     assert gaps[0].endswith("chat export 00 was not read")
     assert gaps[-1].startswith("the results holding this object report more gaps")
