@@ -16,6 +16,7 @@ from mirrortree.v1 import graph_pb2, tree_pb2
 from tests.conftest import free_port, unique
 from tests.gateway.harness import in_memory, tool_error
 from tests.gateway.test_tools import bound_project, project_less_binding
+from tests.graph_service.story import options, record
 
 
 async def test_a_session_without_a_project_is_said_plainly_and_never_sent_in_a_loop(
@@ -44,21 +45,14 @@ async def test_a_foreign_scope_or_object_gets_a_next_step_for_that_situation(
 ):
     token, project = await bound_project(tree_stub, graph_stub, "Situations")
     elsewhere, event_id = unique("elsewhere"), unique("ev")
-    written = await tree_stub.RecordReview(
-        tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=project_scope([elsewhere]),
-            phase="daily",
-            review_generated_at="2026-10-02T01:00:00Z",
-            events=[tree_pb2.EventInput(id=event_id, kind=tree_pb2.DECISION, title="Far")],
-        )
+    written = await record(
+        tree_stub,
+        elsewhere,
+        events=[tree_pb2.EventInput(id=event_id, kind=tree_pb2.DECISION, title="Far")],
     )
-    await graph_stub.Search(
+    await graph_stub.Search(  # wait until the replica has the result
         graph_pb2.SearchRequest(
-            query="x",
-            scope=project_scope([elsewhere]),
-            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+            query="x", scope=project_scope([elsewhere]), options=options(written)
         )
     )
     async with in_memory(graph_service.port, token) as client:
