@@ -249,8 +249,30 @@ SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::tex
                  FROM canon_candidates c WHERE c.version_id = v.id), '[]') AS candidates
 FROM main_line_versions v
 WHERE v.tree_id = $1 AND ($2::text IS NULL OR v.scope = $2) AND ($3::text = '' OR v.world = $3)
-ORDER BY v.created_at DESC, v.version DESC
+  AND ($4::uuid IS NULL
+       OR (v.created_at, v.version, v.id)
+          < (SELECT a.created_at, a.version, a.id FROM main_line_versions a WHERE a.id = $4))
+ORDER BY v.created_at DESC, v.version DESC, v.id DESC
+LIMIT $5
 """
+
+# The version a page token names ($1), when it is one of tree $2's versions.
+MAIN_LINE_VERSION_OF_TREE = "SELECT 1 FROM main_line_versions WHERE id = $1 AND tree_id = $2"
+
+# One page of a version's snapshot ($1): nodes after position $2 (zero-based), at most $3,
+# each with the snapshot's length; no row when the version holds none there.
+MAIN_LINE_SNAPSHOT_PAGE = """
+SELECT jsonb_array_length(v.snapshot) AS snapshot_length, n.node
+FROM main_line_versions v,
+     jsonb_array_elements(v.snapshot) WITH ORDINALITY AS n (node, position)
+WHERE v.id = $1 AND n.position > $2
+ORDER BY n.position
+LIMIT $3
+"""
+
+MAIN_LINE_SNAPSHOT_LENGTH = (
+    "SELECT jsonb_array_length(snapshot) FROM main_line_versions WHERE id = $1"
+)
 
 SELECT_REVIEW_HASH = "SELECT request_hash FROM review_results WHERE result_id = $1"
 

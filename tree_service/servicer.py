@@ -15,7 +15,14 @@ from google.protobuf.message import Message
 from mirrortree import rpcstatus
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
 from tree_service import convert, gating, graph_input
-from tree_service.domain import AnswerState, CanonicalScope, Generated, Node, StopReason
+from tree_service.domain import (
+    AnswerState,
+    CanonicalScope,
+    Generated,
+    MainLineVersion,
+    Node,
+    StopReason,
+)
 from tree_service.errors import (
     Contention,
     IdempotencyKeyReused,
@@ -47,6 +54,8 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 500
 DEFAULT_PATH_PAGE = 100
 MAX_PATH_PAGE = 1000
+DEFAULT_VERSION_PAGE = 20
+MAX_VERSION_PAGE = 100
 # A page of nodes stops early once it holds this many bytes, so that it stays under gRPC's
 # 4 MiB default receive limit for clients and far under the 8 MiB send limit; a page always
 # holds at least one node, and one node (an answer of at most 1,000,000 code points with its
@@ -60,6 +69,31 @@ def byte_page(nodes: list[Node]) -> list[tree_pb2.Node]:
     size = 0
     for node in nodes:
         message = convert.node_to_proto(node)
+        size += message.ByteSize() + 8  # the field's tag and length prefix
+        if page and size > MAX_PAGE_BYTES:
+            break
+        page.append(message)
+    return page
+
+
+def version_within(version: MainLineVersion, budget: int) -> tree_pb2.MainLineVersion:
+    """A version with its snapshot when that fits in `budget` bytes, else without it
+    (`snapshot_omitted`: GetMainLineSnapshot pages through it)."""
+    message = convert.version_to_proto(version)
+    if message.ByteSize() > budget:
+        message.ClearField("snapshot")
+        message.snapshot_omitted = True
+    return message
+
+
+def version_page(versions: list[MainLineVersion]) -> list[tree_pb2.MainLineVersion]:
+    """The longest prefix of `versions` within MAX_PAGE_BYTES (never empty if `versions` is
+    not). A version whose snapshot would overflow a page of its own comes without it; one that
+    would fit alone starts the next page instead."""
+    page: list[tree_pb2.MainLineVersion] = []
+    size = 0
+    for version in versions:
+        message = version_within(version, MAX_PAGE_BYTES)
         size += message.ByteSize() + 8  # the field's tag and length prefix
         if page and size > MAX_PAGE_BYTES:
             break
@@ -270,7 +304,11 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
 
             async def action(conn: Any) -> tree_pb2.CanonicalizeResponse:
                 version = await self._store.canonicalize(conn, canonicalization)
-                return tree_pb2.CanonicalizeResponse(version=convert.version_to_proto(version))
+                # The version is saved whatever its size: a response that could not be sent
+                # would report a failure, and a retry would replay the same oversized answer.
+                return tree_pb2.CanonicalizeResponse(
+                    version=version_within(version, MAX_PAGE_BYTES)
+                )
 
             return await self._write(
                 context, "Canonicalize", request, tree_pb2.CanonicalizeResponse, action
@@ -328,6 +366,8 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             check = convert.Checker()
             check.identifier("tree_id", request.tree_id)
             check.identifier("world", request.world, required=False)
+            limit = check.page_size(request.page_size, DEFAULT_VERSION_PAGE, MAX_VERSION_PAGE)
+            check.identifier("page_token", request.page_token, required=False)
             check.done()
             scope = convert.scope_filter(request.scope)
             if request.world:
@@ -338,10 +378,32 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
                 elif scope is not CanonicalScope.WORLD_CANON:
                     raise InvalidInput.one("world", "is only allowed with scope WORLD_CANON")
             versions = await self._store.list_main_line_versions(
-                request.tree_id, scope, request.world
+                request.tree_id, scope, request.world, request.page_token or None, limit + 1
             )
+            page = version_page(versions[:limit])
             return tree_pb2.ListMainLineVersionsResponse(
-                versions=[convert.version_to_proto(v) for v in versions]
+                versions=page,
+                next_page_token=page[-1].id if len(versions) > len(page) else "",
+            )
+        except TreeServiceError as error:
+            return await fail(context, error)  # type: ignore[no-any-return]
+
+    async def GetMainLineSnapshot(
+        self, request: tree_pb2.GetMainLineSnapshotRequest, context: Ctx
+    ) -> tree_pb2.GetMainLineSnapshotResponse:
+        try:
+            check = convert.Checker()
+            check.identifier("version_id", request.version_id)
+            limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
+            offset = convert.page_token(check, request.page_token)
+            check.done()
+            nodes, length = await self._store.main_line_snapshot(request.version_id, offset, limit)
+            page = byte_page(nodes)
+            following = offset + len(page)
+            return tree_pb2.GetMainLineSnapshotResponse(
+                nodes=page,
+                next_page_token=str(following) if following < length else "",
+                snapshot_length=length,
             )
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]

@@ -738,16 +738,53 @@ class TreeStore:
         return [_node(r) for r in rows]
 
     async def list_main_line_versions(
-        self, tree_id: str, scope: CanonicalScope | None, world: str
+        self,
+        tree_id: str,
+        scope: CanonicalScope | None,
+        world: str,
+        after_version_id: str | None,
+        limit: int,
     ) -> list[MainLineVersion]:
+        """Versions newest first, those after `after_version_id` (a page token: the last
+        version of the previous page), at most `limit`."""
         tree_uuid = _uuid(tree_id, "tree_id")
+        foreign = InvalidInput.one(
+            "page_token", "is not a page token of this tree's main-line versions"
+        )
+        try:
+            after = uuid.UUID(after_version_id) if after_version_id else None
+        except ValueError:
+            raise foreign from None
         async with self._pool.acquire() as conn:
             if await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
                 raise NotFound("tree", tree_id)
+            if after is not None and not await conn.fetchval(
+                queries.MAIN_LINE_VERSION_OF_TREE, after, tree_uuid
+            ):
+                raise foreign
             rows = await conn.fetch(
-                queries.LIST_MAIN_LINE_VERSIONS, tree_uuid, scope.value if scope else None, world
+                queries.LIST_MAIN_LINE_VERSIONS,
+                tree_uuid,
+                scope.value if scope else None,
+                world,
+                after,
+                limit,
             )
         return [_version(r) for r in rows]
+
+    async def main_line_snapshot(
+        self, version_id: str, offset: int, limit: int
+    ) -> tuple[list[Node], int]:
+        """One page of a version's snapshot from zero-based `offset`, and its length."""
+        version_uuid = _uuid(version_id, "version_id")
+        async with self._pool.acquire() as conn:
+            rows = await conn.fetch(queries.MAIN_LINE_SNAPSHOT_PAGE, version_uuid, offset, limit)
+            if not rows:  # past the end, or no such version
+                length = await conn.fetchval(queries.MAIN_LINE_SNAPSHOT_LENGTH, version_uuid)
+                if length is None:
+                    raise NotFound("main-line version", version_id)
+                return [], length
+        return [_node_from_json(json.loads(r["node"])) for r in rows], rows[0]["snapshot_length"]
 
     # ---- buds -------------------------------------------------------------------------------
 

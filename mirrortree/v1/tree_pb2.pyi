@@ -467,7 +467,7 @@ class CanonCandidate(_message.Message):
     def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
 
 class MainLineVersion(_message.Message):
-    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id")
+    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -481,6 +481,7 @@ class MainLineVersion(_message.Message):
     FORBIDDEN_EFFECTS_FIELD_NUMBER: _ClassVar[int]
     MANUAL_EXTRACTIONS_FIELD_NUMBER: _ClassVar[int]
     REPLACES_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_OMITTED_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     scope: CanonicalScope
@@ -494,7 +495,8 @@ class MainLineVersion(_message.Message):
     forbidden_effects: _containers.RepeatedScalarFieldContainer[str]
     manual_extractions: _containers.RepeatedScalarFieldContainer[str]
     replaces_version_id: str
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ...) -> None: ...
+    snapshot_omitted: bool
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ...) -> None: ...
 
 class UserConfirmation(_message.Message):
     __slots__ = ("confirmed", "user_id", "invitation_id")
@@ -587,20 +589,46 @@ class ListNodesResponse(_message.Message):
     def __init__(self, nodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListMainLineVersionsRequest(_message.Message):
-    __slots__ = ("tree_id", "scope", "world")
+    __slots__ = ("tree_id", "scope", "world", "page_size", "page_token")
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     WORLD_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     tree_id: str
     scope: CanonicalScope
     world: str
-    def __init__(self, tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListMainLineVersionsResponse(_message.Message):
-    __slots__ = ("versions",)
+    __slots__ = ("versions", "next_page_token")
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     versions: _containers.RepeatedCompositeFieldContainer[MainLineVersion]
-    def __init__(self, versions: _Optional[_Iterable[_Union[MainLineVersion, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, versions: _Optional[_Iterable[_Union[MainLineVersion, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class GetMainLineSnapshotRequest(_message.Message):
+    __slots__ = ("version_id", "page_size", "page_token")
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    version_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, version_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class GetMainLineSnapshotResponse(_message.Message):
+    __slots__ = ("nodes", "next_page_token", "snapshot_length")
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[Node]
+    next_page_token: str
+    snapshot_length: int
+    def __init__(self, nodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., snapshot_length: _Optional[int] = ...) -> None: ...
 
 class SourceReferenceInput(_message.Message):
     __slots__ = ("id", "source_type", "source_id", "source_version", "fragment", "fragment_start", "fragment_end", "locator")

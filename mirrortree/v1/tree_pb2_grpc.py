@@ -99,6 +99,11 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsResponse.FromString,
                 _registered_method=True)
+        self.GetMainLineSnapshot = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetMainLineSnapshot',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetMainLineSnapshotRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetMainLineSnapshotResponse.FromString,
+                _registered_method=True)
         self.RecordReview = channel.unary_unary(
                 '/mirrortree.v1.TreeService/RecordReview',
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordReviewRequest.SerializeToString,
@@ -262,7 +267,17 @@ class TreeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMainLineVersions(self, request, context):
-        """Reads main-line versions of a tree, newest first. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """Reads main-line versions of a tree, newest first, paged. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMainLineSnapshot(self, request, context):
+        """Reads one main-line version's snapshot, in path order, paged: the whole of a snapshot too
+        large to travel with its version (`snapshot_omitted`). Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -426,6 +441,11 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.ListMainLineVersions,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsResponse.SerializeToString,
+            ),
+            'GetMainLineSnapshot': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMainLineSnapshot,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetMainLineSnapshotRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetMainLineSnapshotResponse.SerializeToString,
             ),
             'RecordReview': grpc.unary_unary_rpc_method_handler(
                     servicer.RecordReview,
@@ -829,6 +849,33 @@ class TreeService:
             '/mirrortree.v1.TreeService/ListMainLineVersions',
             mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.ListMainLineVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMainLineSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetMainLineSnapshot',
+            mirrortree_dot_v1_dot_tree__pb2.GetMainLineSnapshotRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.GetMainLineSnapshotResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -244,3 +244,72 @@ async def test_selected_nodes_may_skip_nodes_of_their_path(tree_stub):
     last = await answer(tree_stub, follow_up.id, "so.")
     version = await canonicalize(tree_stub, tree.id, nodes=[last.id, question.id])
     assert list(version.node_ids) == [question.id, last.id]
+
+
+async def test_main_line_versions_page_newest_first_without_duplicates_or_gaps(tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
+    for expected in range(5):
+        await canonicalize(tree_stub, tree.id, leaf=a.id, expected=expected)
+
+    async def page(token: str) -> tree_pb2.ListMainLineVersionsResponse:
+        response: tree_pb2.ListMainLineVersionsResponse = await tree_stub.ListMainLineVersions(
+            tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id, page_size=2, page_token=token)
+        )
+        return response
+
+    first = await page("")
+    # A version recorded while a client pages is newer than every page: it shifts nothing.
+    await canonicalize(tree_stub, tree.id, leaf=a.id, expected=5)
+    listed, token, pages = [v.version for v in first.versions], first.next_page_token, 1
+    while token:
+        response = await page(token)
+        listed += [v.version for v in response.versions]
+        token, pages = response.next_page_token, pages + 1
+    assert (listed, pages) == ([5, 4, 3, 2, 1], 3)
+    assert [v.text for v in first.versions[0].snapshot] == ["q", "a"]
+
+
+async def test_a_main_line_page_token_of_another_tree_or_malformed_is_refused(tree_stub):
+    tree, _, _ = await path_in(tree_stub, tree_pb2.REAL)
+    other, _, b = await path_in(tree_stub, tree_pb2.REAL)
+    foreign = await canonicalize(tree_stub, other.id, leaf=b.id)
+    for token in (foreign.id, "not-a-token", str(uuid.uuid4())):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tree_stub.ListMainLineVersions(
+                tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id, page_token=token)
+            )
+        failure = describe(caught.value)
+        assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert [v.field for v in failure.violations] == ["page_token"]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.ListMainLineVersions(
+            tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id, page_size=101)
+        )
+    assert [v.field for v in describe(caught.value).violations] == ["page_size"]
+
+
+async def test_a_main_line_snapshot_reads_as_canonicalized_and_unknown_versions_are_named(
+    tree_stub,
+):
+    tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
+    b = await answer(tree_stub, question.id, "b")
+    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    await adopt(tree_stub, question.id, b.id, question.revision)  # the tree moves on
+    first = await tree_stub.GetMainLineSnapshot(
+        tree_pb2.GetMainLineSnapshotRequest(version_id=version.id, page_size=1)
+    )
+    rest = await tree_stub.GetMainLineSnapshot(
+        tree_pb2.GetMainLineSnapshotRequest(version_id=version.id, page_token=first.next_page_token)
+    )
+    assert [n.text for n in [*first.nodes, *rest.nodes]] == ["q", "a"]
+    assert first.nodes[0].adopted_answer_id == ""  # as it was when canonicalized
+    assert (first.snapshot_length, rest.next_page_token) == (2, "")
+    for version_id, code in (
+        (str(uuid.uuid4()), grpc.StatusCode.NOT_FOUND),
+        ("v1", grpc.StatusCode.INVALID_ARGUMENT),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await tree_stub.GetMainLineSnapshot(
+                tree_pb2.GetMainLineSnapshotRequest(version_id=version_id)
+            )
+        assert describe(caught.value).code == code

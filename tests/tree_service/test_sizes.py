@@ -1,4 +1,5 @@
-"""Sizes: a page of nodes stops early by bytes so that it always fits in one response, and a
+"""Sizes: a page of nodes or main-line versions stops early by bytes so that it always fits in
+one response, a main line too large for one response is saved and read page by page, and a
 streamed answer is bounded like a complete one."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ import pytest
 
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tree_pb2
-from tests.tree_service.helpers import answer, ask, new_tree
+from tests.conftest import unique
+from tests.tree_service.helpers import answer, ask, canonicalize, confirmation, new_tree
 from tests.tree_service.test_buds import Req, Stream, chunk, node, open_message
 
 LONG = "é" * 1_000_000  # the longest answer: 2 MB of UTF-8
@@ -49,6 +51,58 @@ async def test_node_pages_stop_early_by_bytes_and_still_reach_every_node(tree_st
         if not (token := path.next_page_token):
             break
     assert on_path == ids and pages > 1
+
+
+async def test_a_main_line_too_large_for_one_response_is_saved_and_read_by_pages(tree_stub):
+    tree_id, ids, leaf = await long_path(tree_stub, 3)  # 6 MB of answers
+    one = await canonicalize(tree_stub, tree_id, leaf=ids[1])  # 2 MB: fits in a response
+    two = await canonicalize(tree_stub, tree_id, leaf=ids[3], expected=1)  # 4 MB: just fits
+    request = tree_pb2.CanonicalizeRequest(
+        idempotency_key=unique("k"),
+        tree_id=tree_id,
+        leaf_node_id=leaf,
+        confirmation=confirmation(),
+        expected_version=2,
+    )
+    three = (await tree_stub.Canonicalize(request)).version
+    assert [len(v.snapshot) for v in (one, two)] == [2, 4]
+    assert (three.version, list(three.node_ids), three.snapshot_omitted) == (3, ids, True)
+    assert list(three.snapshot) == []
+    replayed = (await tree_stub.Canonicalize(request)).version  # a retry gets the same answer
+    assert (replayed.id, replayed.snapshot_omitted) == (three.id, True)
+
+    nodes: list[tree_pb2.Node] = []
+    token, pages = "", 0
+    while True:
+        page = await tree_stub.GetMainLineSnapshot(
+            tree_pb2.GetMainLineSnapshotRequest(version_id=three.id, page_token=token)
+        )
+        assert page.ByteSize() <= PAGE_LIMIT and page.nodes and page.snapshot_length == 6
+        nodes += page.nodes
+        pages += 1
+        if not (token := page.next_page_token):
+            break
+    assert [n.id for n in nodes] == ids and pages > 1
+    assert [n.text for n in nodes[1::2]] == [LONG] * 3
+
+    listed: list[tree_pb2.MainLineVersion] = []
+    token, pages = "", 0
+    while True:
+        response = await tree_stub.ListMainLineVersions(
+            tree_pb2.ListMainLineVersionsRequest(tree_id=tree_id, page_token=token)
+        )
+        assert response.ByteSize() <= PAGE_LIMIT and response.versions
+        listed += response.versions
+        pages += 1
+        if not (token := response.next_page_token):
+            break
+    # Version 1 would fit in a page alone, not beside version 2: it starts the next page.
+    assert [(v.version, v.snapshot_omitted, len(v.snapshot)) for v in listed] == [
+        (3, True, 0),
+        (2, False, 4),
+        (1, False, 2),
+    ]
+    assert pages == 2
 
 
 async def test_a_bud_cannot_outgrow_the_answer_limit(tree_stub):
