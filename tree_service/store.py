@@ -70,6 +70,9 @@ from tree_service.errors import (
 
 T = TypeVar("T")
 MAX_CANON_NODES = 1000
+# The cited ranges of one question together, in code points: as long as the longest answer, so
+# a question with its snapshots fits in one response as an answer does.
+MAX_CITED = 1_000_000
 # A live stream renews its bud's lease every BUD_LEASE_S / 3 seconds; a bud whose lease ran
 # out lost its stream (the serving process died) and is frozen by whichever instance sweeps.
 BUD_LEASE_S = 30.0
@@ -395,6 +398,7 @@ class TreeStore:
             raise NotFound("tree", owner_tree)
         owners = {tree["id"]: tree["owner"]}  # most citations stay in one or two trees
         snapshots = []
+        cited_length = 0
         for i, citation in enumerate(requested):
             cited = await self._load(conn, citation.node_id, f"citations[{i}].node_id")
             self._expect_settled(cited, f"citations[{i}].node_id")
@@ -413,6 +417,13 @@ class TreeStore:
                     f"citations[{i}].end",
                     f"range [{start}, {end}) is outside the cited text "
                     f"(length {len(cited.text)} code points)",
+                )
+            cited_length += end - start
+            if cited_length > MAX_CITED:
+                raise InvalidInput.one(
+                    f"citations[{i}].end",
+                    f"the cited ranges together pass {MAX_CITED:,} code points (the length of "
+                    "the longest answer); cite narrower ranges",
                 )
             snapshots.append(
                 {

@@ -136,3 +136,17 @@ async def test_a_resent_chunk_does_not_count_twice_toward_the_limit(tree_stub):
     await stream.send(chunk(63, "y" * 8_000))
     sealed = (await stream.send(Req(complete=Req.Complete()))).sealed
     assert len(sealed.text) == 1_000_000
+
+
+async def test_a_question_cannot_cite_more_than_the_longest_answer_holds(tree_stub):
+    tree = await new_tree(tree_stub)
+    question = await ask(tree_stub, tree.id)
+    long = await answer(tree_stub, question.id, LONG)
+    half = tree_pb2.Citation(node_id=long.id, end=500_000)
+    asked = await ask(tree_stub, tree.id, "q", parent_id=long.id, citations=[half, half])
+    assert [len(c.snapshot) for c in asked.citations] == [500_000, 500_000]  # exactly the bound
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await ask(tree_stub, tree.id, "q", parent_id=long.id, citations=[half, half, half])
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in failure.violations] == ["citations[2].end"]
