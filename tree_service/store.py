@@ -579,6 +579,12 @@ class TreeStore:
                 f"answer_id {answer_id!r} answers another question", {"field": "answer_id"}
             )
         self._expect_settled(answer, "answer_id")
+        if not answer.text:
+            raise PreconditionFailed(
+                f"answer_id {answer_id!r} holds no text: it froze before its first chunk was "
+                "acknowledged; continue it or adopt another answer",
+                {"field": "answer_id"},
+            )
         row = await conn.fetchrow(
             queries.ADOPT_ANSWER, _uuid(question_id, "question_id"), uuid.UUID(answer_id), expected
         )

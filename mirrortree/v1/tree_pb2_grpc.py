@@ -227,7 +227,8 @@ class TreeServiceServicer:
     def AdoptAnswer(self, request, context):
         """Makes an answer the question's current reading/working entry. Never changes canon.
         Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (answer of another question or
-        still streaming), ABORTED (expected_revision is stale; details carry the current one).
+        still streaming, or frozen before its first chunk: no text), ABORTED (expected_revision
+        is stale; details carry the current one).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

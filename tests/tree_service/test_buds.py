@@ -14,7 +14,7 @@ import pytest
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
-from tests.tree_service.helpers import answer, ask, new_tree
+from tests.tree_service.helpers import adopt, answer, ask, new_tree
 
 Req = tree_pb2.StreamAnswerRequest
 
@@ -308,6 +308,27 @@ async def test_a_bud_without_acknowledged_text_cannot_be_sealed(tree_stub):
     assert [v.field for v in failure.violations] == ["complete"]
     ended = await node(tree_stub, opened.id)
     assert ended.answer_state != tree_pb2.SEALED and ended.text == ""
+
+
+async def test_an_answer_frozen_before_its_first_chunk_cannot_be_adopted(tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    await stream.finish()  # the client goes away before its first chunk
+    assert (await node(tree_stub, opened.id)).answer_state == tree_pb2.FROZEN
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await adopt(tree_stub, question.id, opened.id, question.revision)
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert failure.metadata["field"] == "answer_id" and "holds no text" in failure.message
+    assert (await node(tree_stub, question.id)).adopted_answer_id == ""
+    # It can still be continued: the continuation is the answer to adopt.
+    stream = Stream(tree_stub)
+    extension = (await stream.send(open_message(question.id, extends=opened.id))).opened
+    await stream.send(chunk(1, "at last"))
+    await stream.send(Req(complete=Req.Complete()))
+    adopted = await adopt(tree_stub, question.id, extension.id, question.revision)
+    assert adopted.adopted_answer_id == extension.id
 
 
 async def test_an_extension_inherits_the_realm_and_world_of_the_answer_it_extends(tree_stub):
