@@ -25,6 +25,7 @@ from tree_service.domain import (
     CanonicalScope,
     EventTimeValue,
     MainLineVersion,
+    Node,
     NodeKind,
     ObjectType,
     ReviewResult,
@@ -39,6 +40,18 @@ SCOPE_LABELS = {
 }
 SUMMARY_CHARS = 400
 PREFIX = "mainline-"
+
+
+def last_entry(snapshot: tuple[Node, ...]) -> str:
+    """The text of a snapshot's last node; when that node extends the frozen answers before
+    it, the whole answer they make together."""
+    if not snapshot:
+        return ""
+    end = len(snapshot) - 1
+    start = end
+    while start > 0 and snapshot[start].extends_answer_id == snapshot[start - 1].id:
+        start -= 1
+    return "".join(node.text for node in snapshot[start : end + 1])
 
 
 def result_id(version_id: str) -> str:
@@ -101,7 +114,7 @@ def projection(
     ]
     ref_ids = [r.object_id for r in refs]
     cites = tuple(("cites", ObjectType.SOURCE_REFERENCE.value, r) for r in ref_ids)
-    last = version.snapshot[-1].text if version.snapshot else ""
+    last = last_entry(version.snapshot)
     shown = last if len(last) <= SUMMARY_CHARS else last[:SUMMARY_CHARS] + "…"
     at = EventTimeValue(version.created_at, None, "instant", "canonicalized_at")
     event = StoryObject(

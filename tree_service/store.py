@@ -621,12 +621,16 @@ class TreeStore:
                 self._same_tree(
                     found[str(uuid.UUID(node_id))], request.tree_id, f"nodes.node_ids[{i}]"
                 )
-            nodes = sorted(found.values(), key=lambda n: n.ordinal)
+            # Selected parts of a selected extension's answer join the main line through it.
+            parts = {p.id for n in found.values() for p in await self._extended_parts(conn, n)}
+            nodes = sorted(
+                (n for n in found.values() if n.id not in parts), key=lambda n: n.ordinal
+            )
             # A main line is one line of the conversation: every selected node must be an
             # ancestor of the last one (gaps allowed), never a competing sibling branch. A
             # parent is always older, so the last in tree order is the deepest.
             leaf = nodes[-1]
-            on_path = {
+            on_path = parts | {
                 r["id"] for r in await conn.fetch(queries.ON_PATH_TO, uuid.UUID(leaf.id), ids)
             }
             for i, node_id in enumerate(request.node_ids):
@@ -637,7 +641,18 @@ class TreeStore:
                         "must lie on one path (each an ancestor of the next), not on "
                         "competing branches",
                     )
+        # An extension completes the frozen answer it continues: the main line holds the
+        # whole answer, its frozen parts (oldest first) right before the extension.
+        whole: list[Node] = []
+        parts = set()
         for node in nodes:
+            extended = await self._extended_parts(conn, node)
+            parts.update(p.id for p in extended)
+            whole += [*extended, node]
+        nodes = whole
+        for node in nodes:
+            if node.id in parts:
+                continue
             if node.answer_state in (AnswerState.STREAMING, AnswerState.FROZEN):
                 raise PreconditionFailed(
                     f"node {node.id!r} is a {node.answer_state.value} answer; only complete "
@@ -696,6 +711,14 @@ class TreeStore:
         )
         await self._project_canonicalization(conn, created, tree)
         return created
+
+    async def _extended_parts(self, conn: asyncpg.Connection, node: Node) -> list[Node]:
+        """The frozen answers `node` continues, oldest first (empty unless it extends one)."""
+        parts: list[Node] = []
+        while node.extends_answer_id is not None:
+            node = await self._load(conn, node.extends_answer_id, "extends_answer_id")
+            parts.insert(0, node)
+        return parts
 
     async def _project_canonicalization(
         self, conn: asyncpg.Connection, version: MainLineVersion, tree: asyncpg.Record

@@ -14,7 +14,8 @@ import pytest
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
-from tests.tree_service.helpers import adopt, answer, ask, new_tree
+from tests.tree_service.helpers import adopt, answer, ask, canonicalize, new_tree
+from tree_service import canon_projection
 
 Req = tree_pb2.StreamAnswerRequest
 
@@ -329,6 +330,55 @@ async def test_an_answer_frozen_before_its_first_chunk_cannot_be_adopted(tree_st
     await stream.send(Req(complete=Req.Complete()))
     adopted = await adopt(tree_stub, question.id, extension.id, question.revision)
     assert adopted.adopted_answer_id == extension.id
+
+
+async def test_canonicalizing_an_extension_keeps_the_frozen_answer_it_completes(cluster, tree_stub):
+    question = await question_in_new_tree(tree_stub)
+    stream = Stream(tree_stub)
+    first = (await stream.send(open_message(question.id))).opened
+    await stream.send(chunk(1, "Use Postgres, "))
+    await stream.finish()  # interrupted: frozen with its one chunk
+    stream = Stream(tree_stub)
+    second = (await stream.send(open_message(question.id, extends=first.id))).opened
+    await stream.send(chunk(1, "because "))
+    await stream.finish()  # interrupted again: an extension can freeze and be continued too
+    stream = Stream(tree_stub)
+    last = (await stream.send(open_message(question.id, extends=second.id))).opened
+    await stream.send(chunk(1, "it is already there."))
+    await stream.send(Req(complete=Req.Complete()))
+    whole = [question.id, first.id, second.id, last.id]
+
+    version = await canonicalize(tree_stub, question.tree_id, leaf=last.id)
+    assert list(version.node_ids) == whole
+    assert [n.text for n in version.snapshot[1:]] == [
+        "Use Postgres, ",
+        "because ",
+        "it is already there.",
+    ]
+    assert [n.extends_answer_id for n in version.snapshot[2:]] == [first.id, second.id]
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        decision = await conn.fetchval(
+            "SELECT body FROM graph_objects WHERE object_id = $1",
+            canon_projection.event_id(version.id),
+        )
+    finally:
+        await conn.close()
+    assert decision.endswith("Last node: Use Postgres, because it is already there.")
+
+    # Selected nodes: the extension alone, or with its parts, gives the same main line.
+    for selection in ([last.id, question.id], [second.id, last.id, first.id, question.id]):
+        again = await canonicalize(
+            tree_stub, question.tree_id, nodes=selection, expected=version.version
+        )
+        assert list(again.node_ids) == whole
+        version = again
+    # A frozen part alone is still half an answer.
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(
+            tree_stub, question.tree_id, nodes=[question.id, first.id], expected=version.version
+        )
+    assert describe(caught.value).code == grpc.StatusCode.FAILED_PRECONDITION
 
 
 async def test_an_extension_inherits_the_realm_and_world_of_the_answer_it_extends(tree_stub):
