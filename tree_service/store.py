@@ -622,15 +622,17 @@ class TreeStore:
                     found[str(uuid.UUID(node_id))], request.tree_id, f"nodes.node_ids[{i}]"
                 )
             # Selected parts of a selected extension's answer join the main line through it.
-            parts = {p.id for n in found.values() for p in await self._extended_parts(conn, n)}
+            selected_parts = {
+                p.id for n in found.values() for p in await self._extended_parts(conn, n)
+            }
             nodes = sorted(
-                (n for n in found.values() if n.id not in parts), key=lambda n: n.ordinal
+                (n for n in found.values() if n.id not in selected_parts), key=lambda n: n.ordinal
             )
             # A main line is one line of the conversation: every selected node must be an
             # ancestor of the last one (gaps allowed), never a competing sibling branch. A
             # parent is always older, so the last in tree order is the deepest.
             leaf = nodes[-1]
-            on_path = parts | {
+            on_path = selected_parts | {
                 r["id"] for r in await conn.fetch(queries.ON_PATH_TO, uuid.UUID(leaf.id), ids)
             }
             for i, node_id in enumerate(request.node_ids):
@@ -644,7 +646,7 @@ class TreeStore:
         # An extension completes the frozen answer it continues: the main line holds the
         # whole answer, its frozen parts (oldest first) right before the extension.
         whole: list[Node] = []
-        parts = set()
+        parts: set[str] = set()
         for node in nodes:
             extended = await self._extended_parts(conn, node)
             parts.update(p.id for p in extended)
