@@ -25,6 +25,13 @@ from mirrortree.v1 import common_pb2, graph_pb2
 
 _VALIDATORS = {tool.name: Draft202012Validator(tool.input_schema) for tool in tools.TOOLS}
 
+# Enum values whose name in the tools differs from the proto's, both ways, so that what an
+# answer lists (available_read_kinds) is what a call accepts (read_kind).
+_TOOL_ENUM_NAMES = {("mirrortree.v1.ReadKind", "CURRENT_CONTENT"): "current"}
+_PROTO_ENUM_NAMES = {
+    (enum, tool_name): proto_name for (enum, proto_name), tool_name in _TOOL_ENUM_NAMES.items()
+}
+
 # What the model should do next, by machine code. Codes not listed fall back to the sentence
 # graph_service sent, which is always written for a reader.
 NEXT_STEP = {
@@ -197,8 +204,8 @@ def _time_range(value: dict[str, Any] | None) -> common_pb2.TimeRange:
 
 
 def _enum(enum: Any, name: str) -> Any:
-    """The enum value for a lower-case name (the schema has already checked it exists)."""
-    return enum.Value(name.upper())
+    """The enum value for a tool's name of it (the schema has already checked it exists)."""
+    return enum.Value(_PROTO_ENUM_NAMES.get((enum.DESCRIPTOR.full_name, name), name.upper()))
 
 
 def search_request(arguments: dict[str, Any]) -> graph_pb2.SearchRequest:
@@ -235,7 +242,7 @@ def read_source_request(arguments: dict[str, Any]) -> graph_pb2.ReadSourceReques
     return graph_pb2.ReadSourceRequest(
         source_reference_id=arguments["source_reference_id"],
         scope=_scope(arguments.get("scope")),
-        read_kind=_enum(graph_pb2.ReadKind, "current_content" if kind == "current" else kind),
+        read_kind=_enum(graph_pb2.ReadKind, kind),
         source_version=arguments.get("source_version", ""),
         offset=arguments.get("offset", 0),
         page_size=arguments.get("page_size", 0),
@@ -274,8 +281,11 @@ def _lower_enums(message: Message, data: dict[str, Any]) -> None:
             continue
         value = data[field.name]
         repeated = field.is_repeated
-        if field.type == FieldDescriptor.TYPE_ENUM:
-            data[field.name] = [_enum_name(v) for v in value] if repeated else _enum_name(value)
+        if field.type == FieldDescriptor.TYPE_ENUM and field.enum_type is not None:
+            enum = field.enum_type.full_name
+            data[field.name] = (
+                [_enum_name(enum, v) for v in value] if repeated else _enum_name(enum, value)
+            )
         elif field.type == FieldDescriptor.TYPE_MESSAGE:
             children = getattr(message, field.name)
             if repeated:
@@ -285,10 +295,13 @@ def _lower_enums(message: Message, data: dict[str, Any]) -> None:
                 _lower_enums(children, value)
 
 
-def _enum_name(value: str | int) -> str:
-    """A known enum value is its name in lower case. A value this gateway does not know (the
-    service is newer) comes out of MessageToDict as a number; it becomes "unknown(<n>)"."""
-    return value.lower() if isinstance(value, str) else f"unknown({value})"
+def _enum_name(enum: str, value: str | int) -> str:
+    """A known enum value is the tools' name for it: its name in lower case unless renamed.
+    A value this gateway does not know (the service is newer) comes out of MessageToDict as
+    a number; it becomes "unknown(<n>)"."""
+    if not isinstance(value, str):
+        return f"unknown({value})"
+    return _TOOL_ENUM_NAMES.get((enum, value), value.lower())
 
 
 def scope_argument(scope: common_pb2.Scope) -> str:

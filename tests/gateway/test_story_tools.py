@@ -113,3 +113,24 @@ async def test_acceptance_story_over_http(tree_service, tree_stub, graph_stub, g
     _, token = await story_binding(tree_service, tree_stub, graph_stub)
     async with http_gateway(graph_service.port) as url, http_client(url, token, mode) as client:
         await walk_the_story(client)
+
+
+async def test_every_read_kind_a_source_lists_is_one_the_tool_accepts(
+    tree_service, tree_stub, graph_stub, graph_service
+):
+    _, token = await story_binding(tree_service, tree_stub, graph_stub)
+    accepted = tools.TOOLS_BY_NAME["story_graph_read_source"].input_schema["properties"][
+        "read_kind"
+    ]["enum"]
+    async with in_memory(graph_service.port, token, "auto") as client:
+        source = await call(
+            client, "story_graph_read_source", {"source_reference_id": "src-notes-v2"}
+        )
+        assert "current" in source["available_read_kinds"]
+        assert set(source["available_read_kinds"]) <= set(accepted)
+        current = await call(
+            client,
+            "story_graph_read_source",
+            {"source_reference_id": "src-notes-v2", "read_kind": "current"},
+        )
+    assert current["content_kind"] == "whole_source"
