@@ -389,7 +389,10 @@ def launch(stack: Stack) -> str:
             "--method tools/call --tool-name story_graph_search --tool-arg query=PostgreSQL",
             "",
             f"gRPC: TreeService {tree_target}, StoryGraph {graph_target}; logs in {stack.log_dir}",
-            "Press Ctrl-C to stop everything (PostgreSQL included).",
+            "Press Ctrl-C to stop everything (PostgreSQL included)."
+            if stack.owns_postgres
+            else "Press Ctrl-C to stop the services; PostgreSQL was already running and keeps "
+            "running (`make stack-stop` stops it).",
         ]
     )
 

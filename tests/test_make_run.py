@@ -299,3 +299,27 @@ async def test_a_stop_signal_during_start_up_stops_at_once_and_issues_nothing(si
         assert_ports_free(run.ports)
     finally:
         run.cleanup()
+
+
+@pytest.mark.timeout(240)
+async def test_a_run_on_a_running_cluster_says_ctrl_c_leaves_postgresql_running():
+    run = Run.fresh()
+    config = pgcluster.ClusterConfig(
+        data_dir=run.data_dir,
+        primary_port=run.ports["MIRRORTREE_PG_PRIMARY_PORT"],
+        replica_port=run.ports["MIRRORTREE_PG_REPLICA_PORT"],
+    )
+    try:
+        await asyncio.to_thread(pgcluster.start, config)
+        await run.start()
+        await run.until("MCP token: ")
+        hint = await run.until("Press Ctrl-C")
+        assert "PostgreSQL included" not in hint
+        assert "keeps running" in hint
+        assert run.process is not None
+        run.process.send_signal(signal.SIGINT)
+        code, out = await run.finish(within_s=60)
+        assert code == 0, out
+        assert pgcluster.running(config) == ("primary", "replica")
+    finally:
+        run.cleanup()
