@@ -296,11 +296,27 @@ def _cursor_secret(data_dir: Path) -> str:
     return path.read_text().strip()
 
 
-def launch(stack: Stack) -> str:
+@dataclass(frozen=True)
+class ServicePorts:
+    """The loopback ports of the three services."""
+
+    tree: int = 50051
+    graph: int = 50052
+    gateway: int = 8765
+
+    @classmethod
+    def from_env(cls) -> ServicePorts:
+        """From MIRRORTREE_{TREE,GRAPH,GATEWAY}_PORT; a malformed value is a ValueError."""
+        return cls(
+            tree=env_int("MIRRORTREE_TREE_PORT", cls.tree, 1, 65535),
+            graph=env_int("MIRRORTREE_GRAPH_PORT", cls.graph, 1, 65535),
+            gateway=env_int("MIRRORTREE_GATEWAY_PORT", cls.gateway, 1, 65535),
+        )
+
+
+def launch(stack: Stack, ports: ServicePorts) -> str:
     """Start everything; return the text to print once the stack is ready."""
-    tree_port = env_int("MIRRORTREE_TREE_PORT", 50051, 1, 65535)
-    graph_port = env_int("MIRRORTREE_GRAPH_PORT", 50052, 1, 65535)
-    gateway_port = env_int("MIRRORTREE_GATEWAY_PORT", 8765, 1, 65535)
+    tree_port, graph_port, gateway_port = ports.tree, ports.graph, ports.gateway
     for name, port in (
         ("MIRRORTREE_TREE_PORT", tree_port),
         ("MIRRORTREE_GRAPH_PORT", graph_port),
@@ -400,7 +416,7 @@ def launch(stack: Stack) -> str:
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def run(cluster: pgcluster.ClusterConfig) -> int:
+def run(cluster: pgcluster.ClusterConfig, ports: ServicePorts) -> int:
     """`make run`: start the stack, serve until a stop signal or a failure, stop it."""
     run_dir = RunDir(cluster.data_dir / "run")
     stack = Stack(cluster, cluster.data_dir / "logs", run_dir)
@@ -418,7 +434,7 @@ def run(cluster: pgcluster.ClusterConfig) -> int:
     try:
         with run_dir.exclusive():
             try:
-                banner = launch(stack)
+                banner = launch(stack, ports)
                 started = True
                 say(banner)
                 return watch(stack)
@@ -487,6 +503,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         cluster = pgcluster.ClusterConfig.from_env()
+        # Checked before anything starts; `stop` needs no service port.
+        ports = ServicePorts.from_env() if args == [] else ServicePorts()
     except ValueError as exc:
         say(f"error: {exc}", sys.stderr)
         return 2
@@ -496,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
         except pgcluster.ClusterError as exc:
             say(f"error: {exc}", sys.stderr)
             return 1
-    return run(cluster)
+    return run(cluster, ports)
 
 
 if __name__ == "__main__":

@@ -323,3 +323,22 @@ async def test_a_run_on_a_running_cluster_says_ctrl_c_leaves_postgresql_running(
         assert pgcluster.running(config) == ("primary", "replica")
     finally:
         run.cleanup()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "variable", ["MIRRORTREE_TREE_PORT", "MIRRORTREE_GRAPH_PORT", "MIRRORTREE_GATEWAY_PORT"]
+)
+async def test_a_malformed_service_port_is_refused_with_a_message_before_anything_starts(
+    variable,
+):
+    run = Run.fresh()
+    run.env[variable] = "abc"
+    try:
+        code, out = await run.once()
+        assert code == 2, out
+        assert f"error: {variable}='abc' is not an integer" in out
+        assert "Traceback" not in out
+        assert not (run.data_dir / "primary").exists()
+    finally:
+        run.cleanup()
