@@ -51,7 +51,10 @@ NEXT_STEP = {
         "Search a longer, more specific text (three characters or more), or narrow "
         "time_range, object_types or scope."
     ),
-    "disabled": "The story graph is switched off for this session; do not retry.",
+    "disabled": (
+        "The story graph is switched off (the message says which switch); do not retry. Tell "
+        "the user it is off if they asked for something from it."
+    ),
     "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",
     "consistency_timeout": "The latest writes are not readable yet; retry in a moment.",
     "replica_unavailable": "The story graph is temporarily unavailable; retry in a moment.",
