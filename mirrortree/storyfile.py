@@ -103,6 +103,21 @@ class ElementRefused(StoryFileError):
         self.failure = failure
 
 
+class ServiceUnreachable(ElementRefused):
+    """TreeService did not answer `element`; the elements before it are loaded."""
+
+    def __init__(self, target: str, element: Element, failure: RpcFailure) -> None:
+        StoryFileError.__init__(
+            self,
+            f"TreeService at {target} is unreachable ({failure.message}); {element.label} and "
+            f"the elements after it were not loaded. Is the stack running? --target or "
+            f"${TARGET_ENV} names another address; loading the file again replays what was "
+            "loaded",
+        )
+        self.element = element
+        self.failure = failure
+
+
 def _refusal(element: Element, failure: RpcFailure) -> str:
     """The server's sentence, except where it speaks of what a story file does not have."""
     if failure.reason != "idempotency_key_reused":
@@ -469,7 +484,10 @@ async def load_story(story: Story, tree_target: str, *, progress: bool | None = 
                 try:
                     response = await rpc(element.request, timeout=CALL_TIMEOUT_S)
                 except grpc.RpcError as error:
-                    raise ElementRefused(element, describe(error)) from None
+                    failure = describe(error)
+                    if failure.code is grpc.StatusCode.UNAVAILABLE:
+                        raise ServiceUnreachable(tree_target, element, failure) from None
+                    raise ElementRefused(element, failure) from None
                 counts[element.kind.name] += 1
                 if isinstance(response, tree_pb2.RecordReviewResponse):
                     objects += response.object_count
@@ -566,6 +584,7 @@ __all__ = [
     "ElementRefused",
     "InvalidStoryFile",
     "LoadReport",
+    "ServiceUnreachable",
     "Story",
     "StoryFileError",
     "idempotency_key",

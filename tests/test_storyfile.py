@@ -435,7 +435,7 @@ def test_a_file_starting_with_a_byte_order_mark_reads(tmp_path):
 
 async def test_an_unreachable_target_fails_on_the_first_element(tmp_path):
     path = write(tmp_path, story(unique("t")))
-    with pytest.raises(storyfile.ElementRefused) as caught:
+    with pytest.raises(storyfile.ServiceUnreachable) as caught:
         await storyfile.load_file(path, "127.0.0.1:1", progress=False)
     assert caught.value.failure.code == grpc.StatusCode.UNAVAILABLE
     assert caught.value.element.name.startswith("sources[0] ")
@@ -497,3 +497,11 @@ def test_the_documented_example_is_a_valid_story_file():
         "reviews",
         "reviews",
     ]
+
+
+async def test_an_unreachable_service_is_named_with_how_to_point_the_loader_elsewhere(tmp_path):
+    path = write(tmp_path, story(unique("t")))
+    code, out, err = await run_cli(str(path), "--target", "127.0.0.1:9")
+    assert (code, out) == (1, "")
+    assert "error: TreeService at 127.0.0.1:9 is unreachable (" in err
+    assert "Is the stack running? --target or $MIRRORTREE_TREE_TARGET" in err
