@@ -18,6 +18,17 @@ from grpc_status import rpc_status
 
 DOMAIN = "mirrortree.v1"
 
+# The status travels in trailers (grpc-message, percent-encoded, and grpc-status-details-bin,
+# base64), and a client drops trailers past its metadata limit (8 KiB soft, 16 KiB hard by
+# default) as RESOURCE_EXHAUSTED "Stream removed", losing the code and reason. So the texts are
+# shortened in their middle until both trailers together fit TRAILER_BUDGET, whatever a request
+# echoed back or a message listed.
+TRAILER_BUDGET = 6144
+MAX_VIOLATIONS = 8
+# Bytes of the message; of each metadata value; of each field path and description. Halved
+# together until the status fits.
+FIRST_LIMITS = (1536, 1024, 256)
+
 
 @dataclass(frozen=True)
 class FieldViolation:
@@ -46,10 +57,39 @@ def build_status(
     metadata: Mapping[str, str] | None = None,
     violations: Sequence[FieldViolation] = (),
 ) -> grpc.Status:
-    """A grpc.Status with ErrorInfo (and BadRequest when there are field violations)."""
+    """A grpc.Status with ErrorInfo (and BadRequest when there are field violations), its texts
+    shortened so that the whole status fits a client's trailer limit."""
+    if len(violations) > MAX_VIOLATIONS:
+        left_out = len(violations) - MAX_VIOLATIONS + 1
+        violations = [
+            *violations[: MAX_VIOLATIONS - 1],
+            FieldViolation("request", f"{left_out} more field violations are not listed"),
+        ]
+    limits = FIRST_LIMITS
+    while True:
+        status = _status(
+            code, reason, message, metadata=metadata or {}, violations=violations, limits=limits
+        )
+        if _trailer_bytes(status) <= TRAILER_BUDGET or limits[0] < 64:
+            return rpc_status.to_status(status)
+        limits = (limits[0] // 2, limits[1] // 2, limits[2] // 2)
+
+
+def _status(
+    code: grpc.StatusCode,
+    reason: str,
+    message: str,
+    *,
+    metadata: Mapping[str, str],
+    violations: Sequence[FieldViolation],
+    limits: tuple[int, int, int],
+) -> status_pb2.Status:
+    text, value, detail = limits
     info = any_pb2.Any()
     info.Pack(
-        error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=dict(metadata or {}))
+        error_details_pb2.ErrorInfo(
+            reason=reason, domain=DOMAIN, metadata={k: clip(v, value) for k, v in metadata.items()}
+        )
     )
     details = [info]
     if violations:
@@ -58,15 +98,34 @@ def build_status(
             error_details_pb2.BadRequest(
                 field_violations=[
                     error_details_pb2.BadRequest.FieldViolation(
-                        field=v.field, description=v.description
+                        field=clip(v.field, detail), description=clip(v.description, detail)
                     )
                     for v in violations
                 ]
             )
         )
         details.append(bad)
-    status = status_pb2.Status(code=code.value[0], message=message, details=details)
-    return rpc_status.to_status(status)
+    return status_pb2.Status(code=code.value[0], message=clip(message, text), details=details)
+
+
+def _trailer_bytes(status: status_pb2.Status) -> int:
+    """grpc-message percent-encodes bytes outside printable ASCII; details go as base64."""
+    encoded = status.message.encode()
+    message = sum(1 if 0x20 <= b <= 0x7E and b != 0x25 else 3 for b in encoded)
+    size: int = status.ByteSize()
+    return message + (size + 2) // 3 * 4
+
+
+def clip(text: str, max_bytes: int) -> str:
+    """`text` in at most `max_bytes` UTF-8 bytes: its start and its end (where messages say
+    what to do next) around " … " in place of the middle, cut on code point boundaries."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= max_bytes:
+        return text
+    keep = max(max_bytes - 5, 0)  # " … " is five bytes
+    head = data[: keep - keep // 3].decode("utf-8", "ignore")
+    tail = data[len(data) - keep // 3 :].decode("utf-8", "ignore") if keep // 3 else ""
+    return f"{head} … {tail}"
 
 
 async def abort(
@@ -140,5 +199,6 @@ __all__ = [
     "abort",
     "abort_with_error",
     "build_status",
+    "clip",
     "describe",
 ]

@@ -10,7 +10,7 @@ from datetime import datetime
 
 from mirrortree.rpcstatus import FieldViolation
 from mirrortree.scopes import ScopeError, ScopeValue, check_identifier
-from mirrortree.timefmt import parse_aware
+from mirrortree.timefmt import NaiveTimeError, parse_aware
 from mirrortree.v1 import common_pb2
 
 MAX_ID = 200
@@ -57,11 +57,20 @@ class FieldChecker:
             if required:
                 self.fail(field, "is required (RFC 3339 with a zone)")
             return None
+        # Quote only the start of the value: it may be any length, and the answer stays small.
+        quoted = f"{value[:40]!r}{'…' if len(value) > 40 else ''}"
         try:
             return parse_aware(value)
+        except NaiveTimeError:
+            self.fail(field, f"{quoted} has no time zone; add 'Z' or an offset such as +08:00")
         except (ValueError, OverflowError) as exc:  # overflow: out of range once in UTC
-            self.fail(field, str(exc) if "zone" in str(exc) else f"{value!r} is not RFC 3339")
-            return None
+            problem = (
+                "is outside the representable range in UTC"
+                if "representable" in str(exc) or isinstance(exc, OverflowError)
+                else "is not an RFC 3339 time with a zone (such as 2026-10-01T08:00:00+08:00)"
+            )
+            self.fail(field, f"{quoted} {problem}")
+        return None
 
     def scope(self, field: str, value: common_pb2.Scope, *, required: bool) -> ScopeValue | None:
         """A normalized scope; None when it is absent (an error only when `required`)."""

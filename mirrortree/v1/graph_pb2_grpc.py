@@ -61,25 +61,31 @@ class StoryGraphServicer:
 
     def Search(self, request, context):
         """story_graph_search. Codes: OK, INVALID_ARGUMENT (names the field; "invalid_cursor",
-        "as_of_unsupported"), FAILED_PRECONDITION ("scope_required", "stale_cursor"),
-        PERMISSION_DENIED ("scope_mismatch", "disabled"), UNAUTHENTICATED, UNAVAILABLE
-        ("consistency_timeout", "replica_unavailable"), DEADLINE_EXCEEDED, CANCELLED.
+        "as_of_unsupported"), NOT_FOUND ("not_found": options.session_id names no session),
+        FAILED_PRECONDITION ("scope_required", "stale_cursor"), PERMISSION_DENIED
+        ("scope_mismatch", "disabled"), UNAUTHENTICATED, OUT_OF_RANGE ("response_too_large"),
+        RESOURCE_EXHAUSTED ("search_budget_exceeded": the index scans ran past their time budget;
+        search a longer text or narrow the search), UNAVAILABLE ("consistency_timeout",
+        "replica_unavailable"), DEADLINE_EXCEEDED, CANCELLED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetContext(self, request, context):
-        """story_graph_get_context. Same codes as Search, plus NOT_FOUND and OUT_OF_RANGE
-        ("response_too_large").
+        """story_graph_get_context. Same codes as Search but RESOURCE_EXHAUSTED; NOT_FOUND also for an
+        unknown object; FAILED_PRECONDITION also "historical_version_unavailable" (result_id holds
+        no copy of the object; names the results that do).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ReadSource(self, request, context):
-        """story_graph_read_source. Same codes as GetContext, plus FAILED_PRECONDITION
-        ("historical_version_unavailable", with the read kinds that do exist).
+        """story_graph_read_source. Same codes as GetContext (NOT_FOUND for an unknown reference),
+        and FAILED_PRECONDITION "historical_version_unavailable" (with the read kinds that do exist)
+        or "source_unavailable" (the source is deleted, inaccessible or moved out of the scope; the
+        snapshot can still be read).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -12,7 +12,7 @@ from graph_service import queries, search, store
 from graph_service.replicas import PrimaryNotAllowed
 from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
 from mirrortree.protoscope import global_scope, time_range
-from mirrortree.rpcstatus import describe
+from mirrortree.rpcstatus import FieldViolation, describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import create_tree, graph_settings, unique
 from tests.graph_service.story import options, project_scope, record
@@ -317,6 +317,70 @@ async def test_bad_search_input_is_refused_naming_the_field(graph_stub, request_
     failure = describe(caught.value)
     assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
     assert field in [v.field for v in failure.violations]
+
+
+async def test_a_huge_time_is_refused_naming_the_field_and_quoting_only_its_start(graph_stub):
+    # The whole value used to be quoted back: 100,000 characters overflowed the client's
+    # trailer limit, and the caller got RESOURCE_EXHAUSTED "Stream removed" instead.
+    request = graph_pb2.SearchRequest(
+        query="x", scope=project_scope("p"), time_range=time_range("2" * 100_000, "")
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(request)
+    failure = describe(caught.value)
+    assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_argument")
+    [violation] = failure.violations
+    assert violation.field == "time_range.from"
+    assert violation.description == (
+        f"{'2' * 40!r}… is not an RFC 3339 time with a zone (such as 2026-10-01T08:00:00+08:00)"
+    )
+
+
+async def test_thousands_of_bad_fields_are_refused_in_an_answer_that_fits_the_trailers(
+    graph_stub,
+):
+    # One violation per unknown object type used to be sent back, 1,980 of them: the status
+    # overflowed the client's trailer limit and arrived as RESOURCE_EXHAUSTED without a reason.
+    request = graph_pb2.SearchRequest(
+        query="x",
+        scope=project_scope("p"),
+        object_types=list(range(20, 2_000)),  # type: ignore[arg-type]
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(request)
+    failure = describe(caught.value)
+    assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_argument")
+    assert failure.message == "invalid object_types[0]: unknown object type 20 (and 1979 more)"
+    assert [v.field for v in failure.violations][:2] == ["object_types[0]", "object_types[1]"]
+    assert failure.violations[-1] == FieldViolation(
+        "request", "1973 more field violations are not listed"
+    )
+
+
+async def test_a_scope_refused_with_long_project_ids_keeps_its_reason(tree_stub, graph_stub):
+    # The refusal names the requested scope in its message and metadata; for 50 project ids of
+    # 200 characters that was over 20 KB of trailers, dropped by the client as RESOURCE_EXHAUSTED.
+    session = (await create_tree(tree_stub, project_id=unique("own"))).tree
+    binding = await tree_stub.CreateBinding(
+        tree_pb2.CreateBindingRequest(
+            idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
+        )
+    )
+    scope = project_scope(*(f"{i:03}" + "\u00e9" * 197 for i in range(50)))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="x",
+                scope=scope,
+                options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
+            ),
+            metadata=[("authorization", f"Bearer {binding.token}")],
+        )
+    failure = describe(caught.value)
+    assert (failure.code, failure.reason) == (grpc.StatusCode.PERMISSION_DENIED, "scope_mismatch")
+    assert failure.message.startswith("this runtime binding may read only its session's")
+    assert len(failure.message.encode()) <= 1536
+    assert failure.metadata["requested_scope"].startswith("projects '000")
 
 
 async def test_as_of_is_refused_explicitly(graph_stub):
