@@ -58,6 +58,8 @@ async def start(settings: Settings) -> GraphService:
                 servicer, server
             ),
             service_names=[SERVICE_NAME],
+            # The gateway re-checks every binding it has seen every couple of seconds.
+            polled_methods=frozenset({"ResolveBinding"}),
         )
     except BaseException:
         if gate is not None:

@@ -161,9 +161,14 @@ def _reset(token: contextvars.Token[str]) -> None:
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Binds the caller's request id (or a new one), logs each RPC once and records metrics."""
 
-    def __init__(self, service: str, metrics: RpcMetrics) -> None:
+    def __init__(
+        self, service: str, metrics: RpcMetrics, polled_methods: frozenset[str] = frozenset()
+    ) -> None:
         self._service = service
         self._metrics = metrics
+        # Methods clients call on a timer (health checks, the gateway re-checking bindings):
+        # their successful calls are logged at debug, or they would drown the log.
+        self._polled = polled_methods | {"Check", "Watch"}
 
     async def intercept_service(
         self,
@@ -177,6 +182,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         incoming = dict(details.invocation_metadata or ())
         request_id = str(incoming.get(REQUEST_ID_HEADER) or new_request_id())
         service, metrics = self._service, self._metrics
+        polled = method in self._polled
 
         def observe(
             behavior: Callable[..., Any], streaming_request: bool, streaming_response: bool
@@ -224,7 +230,8 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
             code = _status_of(context, error)
             metrics.calls.labels(service, method, code).inc()
             metrics.latency.labels(service, method).observe(elapsed)
-            log.info(
+            log.log(
+                logging.DEBUG if polled and code == "OK" else logging.INFO,
                 "rpc",
                 extra={"rpc": method, "code": code, "duration_ms": round(elapsed * 1000, 2)},
             )
@@ -279,11 +286,13 @@ async def start_server(
     register: Callable[[grpc.aio.Server], None],
     service_names: Sequence[str],
     maximum_concurrent_rpcs: int | None = None,
+    polled_methods: frozenset[str] = frozenset(),
 ) -> RunningServer:
-    """Create, register and start an aio server on `listen` ("host:port"; port 0 = any)."""
+    """Create, register and start an aio server on `listen` ("host:port"; port 0 = any).
+    `polled_methods`: methods called on a timer, whose successful calls log at debug."""
     metrics = RpcMetrics.create(service)
     server = grpc.aio.server(
-        interceptors=[ObservabilityInterceptor(service, metrics)],
+        interceptors=[ObservabilityInterceptor(service, metrics, polled_methods)],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),

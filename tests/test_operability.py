@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import logging
@@ -16,6 +17,7 @@ from mirrortree.protoscope import project_scope
 from mirrortree.v1 import graph_pb2
 from tests.conftest import unique
 from tests.gateway.harness import in_memory
+from tests.gateway.test_tools import bound_project
 
 
 async def test_both_services_report_serving(tree_service, graph_service):
@@ -80,3 +82,35 @@ async def test_the_gateways_request_id_reaches_the_graph_service_logs(graph_serv
     rpc = next(line for line in lines if is_search_rpc(line))
     assert tool_call["request_id"] and rpc["request_id"] == tool_call["request_id"]
     assert rpc["code"] == "UNAUTHENTICATED"
+
+
+async def test_calls_clients_make_on_a_timer_log_at_debug_unless_they_fail(
+    graph_service, graph_stub, tree_stub
+):
+    token, _ = await bound_project(tree_stub, graph_stub, "Polled")
+    buffer = io.StringIO()
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    logs.configure("debug", buffer)
+    try:
+        await graph_stub.ResolveBinding(graph_pb2.ResolveBindingRequest(token=token))
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await graph_stub.ResolveBinding(graph_pb2.ResolveBindingRequest(token="mtb_unknown"))
+        await graph_stub.Search(graph_pb2.SearchRequest(query="x", scope=project_scope(["p"])))
+        for _ in range(500):  # each call is logged once its status is on the way
+            if buffer.getvalue().count('"message": "rpc"') >= 3:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    levels = [
+        (line["rpc"], line["code"], line["level"])
+        for line in map(json.loads, buffer.getvalue().splitlines())
+        if line["message"] == "rpc"
+    ]
+    assert levels == [
+        ("ResolveBinding", "OK", "debug"),
+        ("ResolveBinding", "UNAUTHENTICATED", "info"),
+        ("Search", "OK", "info"),
+    ]
