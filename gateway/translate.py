@@ -77,9 +77,10 @@ NEXT_STEP = {
 }
 
 SCOPE_REQUIRED_NEXT_STEP = (
-    "This session has no current project, so there is nothing to read by default. Tell the "
-    "user and ask them to choose a project for this session, then call again without scope. "
-    "Do not guess a scope: this connection reads another scope only if it was granted it."
+    "This session has no current project, so there is nothing to read by default, and a "
+    "session's project cannot be changed. Tell the user: reading a project needs a connection "
+    "bound to a session in that project, or one granted it. Do not guess a scope: this "
+    "connection reads another scope only if it was granted it."
 )
 
 _CODE_BY_STATUS = {
@@ -347,8 +348,8 @@ def scope_next_step(failure: RpcFailure, binding: graph_pb2.ResolveBindingRespon
     if own_project == "":
         return (
             f"This connection was not granted {requested}, and its session has no current "
-            "project to read instead. Tell the user and ask them to choose a project for this "
-            "session; do not try other scopes." + also
+            "project to read instead. Tell the user: reading a project needs a connection bound "
+            "to a session in that project, or one granted it; do not try other scopes." + also
         )
     return (
         "This connection reads only its session's current project and scopes its binding was "

@@ -32,11 +32,15 @@ async def test_a_session_without_a_project_is_said_plainly_and_never_sent_in_a_l
         )
     assert default["code"] == "scope_required"
     assert "no current project" in default["next_step"]
-    assert "choose a project for this session" in default["next_step"]
+    # A session's project is fixed when it is created: the advice must be one a user can take.
+    assert "cannot be changed" in default["next_step"]
+    assert "bound to a session in that project" in default["next_step"]
+    assert "choose a project for this session" not in default["next_step"]
     assert '"projects"' not in default["next_step"]  # not an invitation to pass a scope
     assert explicit["code"] == "scope_mismatch"
     assert "no current project" in explicit["next_step"]
     assert "do not try other scopes" in explicit["next_step"]
+    assert "bound to a session in that project" in explicit["next_step"]
     assert "belongs to another scope" not in explicit["next_step"]
 
 
