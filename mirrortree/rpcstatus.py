@@ -17,6 +17,14 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 DOMAIN = "mirrortree.v1"
+# A status travels in the call's trailers, which a default gRPC client accepts up to 8 KiB in
+# all (16 KiB hard limit): a bigger one reaches the client as RESOURCE_EXHAUSTED with the code,
+# the reason and the named fields lost. So every text is shortened to MAX_TEXT_BYTES, and the
+# field violations that would pass MAX_STATUS_BYTES are left out (their number is given as
+# ErrorInfo metadata `violations_omitted`; the first violations are always kept).
+MAX_STATUS_BYTES = 6 * 1024
+MAX_TEXT_BYTES = 512
+_MAX_SHOWN_VIOLATIONS = 100
 
 
 @dataclass(frozen=True)
@@ -46,27 +54,60 @@ def build_status(
     metadata: Mapping[str, str] | None = None,
     violations: Sequence[FieldViolation] = (),
 ) -> grpc.Status:
-    """A grpc.Status with ErrorInfo (and BadRequest when there are field violations)."""
+    """A grpc.Status with ErrorInfo (and BadRequest when there are field violations), small
+    enough for a default client to read (see MAX_STATUS_BYTES)."""
+    message = _clip(message)
+    extra = {_clip(k): _clip(v) for k, v in (metadata or {}).items()}
+    shown = [
+        error_details_pb2.BadRequest.FieldViolation(
+            field=_clip(v.field), description=_clip(v.description)
+        )
+        for v in violations[:_MAX_SHOWN_VIOLATIONS]
+    ]
+    while True:
+        omitted = len(violations) - len(shown)
+        status = _status(
+            code, reason=reason, message=message, metadata=extra, violations=shown, omitted=omitted
+        )
+        if len(shown) <= 1 or _trailer_bytes(status) <= MAX_STATUS_BYTES:
+            return rpc_status.to_status(status)
+        shown.pop()
+
+
+def _status(
+    code: grpc.StatusCode,
+    *,
+    reason: str,
+    message: str,
+    metadata: dict[str, str],
+    violations: list[error_details_pb2.BadRequest.FieldViolation],
+    omitted: int,
+) -> status_pb2.Status:
+    if omitted:
+        metadata = {**metadata, "violations_omitted": str(omitted)}
     info = any_pb2.Any()
-    info.Pack(
-        error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=dict(metadata or {}))
-    )
+    info.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=metadata))
     details = [info]
     if violations:
         bad = any_pb2.Any()
-        bad.Pack(
-            error_details_pb2.BadRequest(
-                field_violations=[
-                    error_details_pb2.BadRequest.FieldViolation(
-                        field=v.field, description=v.description
-                    )
-                    for v in violations
-                ]
-            )
-        )
+        bad.Pack(error_details_pb2.BadRequest(field_violations=violations))
         details.append(bad)
-    status = status_pb2.Status(code=code.value[0], message=message, details=details)
-    return rpc_status.to_status(status)
+    return status_pb2.Status(code=code.value[0], message=message, details=details)
+
+
+def _trailer_bytes(status: status_pb2.Status) -> int:
+    """The status's size in the trailers: the message percent-encoded (at worst three bytes
+    for each), the details base64-encoded."""
+    details: int = status.ByteSize()
+    return 3 * len(status.message.encode()) + 4 * (details + 2) // 3
+
+
+def _clip(text: str) -> str:
+    """`text` cut to at most MAX_TEXT_BYTES of UTF-8 (with "…" where it was cut)."""
+    data = text.encode()
+    if len(data) <= MAX_TEXT_BYTES:
+        return text
+    return data[: MAX_TEXT_BYTES - 3].decode(errors="ignore") + "…"
 
 
 async def abort(
