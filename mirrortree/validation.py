@@ -10,10 +10,18 @@ from datetime import datetime
 
 from mirrortree.rpcstatus import FieldViolation
 from mirrortree.scopes import ScopeError, ScopeValue, check_identifier
-from mirrortree.timefmt import parse_aware
+from mirrortree.timefmt import NaiveTimeError, parse_aware
 from mirrortree.v1 import common_pb2
 
 MAX_ID = 200
+SHOWN_CHARS = 40
+
+
+def shown(value: str) -> str:
+    """A caller's value quoted in a message: its first SHOWN_CHARS characters, so that a
+    refusal of a huge value stays small."""
+    cut = value[:SHOWN_CHARS]
+    return repr(cut) + ("…" if len(value) > SHOWN_CHARS else "")
 
 
 class FieldChecker:
@@ -59,8 +67,13 @@ class FieldChecker:
             return None
         try:
             return parse_aware(value)
-        except (ValueError, OverflowError) as exc:  # overflow: out of range once in UTC
-            self.fail(field, str(exc) if "zone" in str(exc) else f"{value!r} is not RFC 3339")
+        except NaiveTimeError:
+            self.fail(
+                field, f"{shown(value)} has no time zone; add 'Z' or an offset such as +08:00"
+            )
+            return None
+        except (ValueError, OverflowError):  # overflow: out of range once in UTC
+            self.fail(field, f"{shown(value)} is not RFC 3339")
             return None
 
     def scope(self, field: str, value: common_pb2.Scope, *, required: bool) -> ScopeValue | None:
@@ -93,7 +106,7 @@ class FieldChecker:
                 self.fail(field, "is required")
             return None
         if not (value.isascii() and value.isdigit()) or len(value) > 18:
-            self.fail(field, f"{value[:40]!r} is not a whole number (0 to 10^18)")
+            self.fail(field, f"{shown(value)} is not a whole number (0 to 10^18)")
             return None
         return int(value)
 
