@@ -873,3 +873,139 @@ async def test_session_context_and_bindings(tree_stub, conversation, db, server_
         allowed_scopes=data.draw(st.lists(scopes(), max_size=2)),
     )
     await answered(db, server_errors, unary(tree_stub.CreateBinding, binding), allowed, writes=True)
+
+
+def valid_review(conversation: Conversation) -> tree_pb2.RecordReviewRequest:
+    """A result that is recorded as it is: one of each kind of object, in one fixed project,
+    so that later results may link to (and conflict with) earlier ones."""
+    e, n, r = common_pb2.EVENT, common_pb2.ENTITY, common_pb2.SOURCE_REFERENCE
+    return tree_pb2.RecordReviewRequest(
+        idempotency_key=unique("fuzz"),
+        result_id=unique("result"),
+        scope=common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=["fuzz-project"])),
+        phase="daily",
+        review_generated_at="2024-05-01T10:00:00Z",
+        covered=common_pb2.TimeRange(**{"from": "2024-04-30T00:00:00Z"}),
+        source_references=[
+            tree_pb2.SourceReferenceInput(
+                id="r1",
+                source_type="message",
+                source_id=conversation.answer,
+                fragment="Plan A",
+                fragment_end=6,
+            )
+        ],
+        events=[
+            tree_pb2.EventInput(
+                id="e1",
+                kind=tree_pb2.DECISION,
+                title="Plan A",
+                entity_ids=["n1"],
+                source_reference_ids=["r1"],
+                event_time=common_pb2.EventTime(start="2024-04-30T12:00:00+08:00", known=True),
+            ),
+            tree_pb2.EventInput(id="e0", kind=tree_pb2.DECISION, title="Plan 0"),
+        ],
+        entities=[tree_pb2.EntityInput(id="n1", label="The plan", source_reference_ids=["r1"])],
+        story_lines=[tree_pb2.StoryLineInput(id="l1", title="Plans", event_ids=["e1"])],
+        relations=[
+            tree_pb2.RelationInput(
+                id="x1",
+                kind=tree_pb2.REPLACES,
+                to=common_pb2.ObjectRef(type=e, id="e0"),
+                reason="decided",
+                source_reference_ids=["r1"],
+                effective_at="2024-04-30T12:00:00Z",
+                **{"from": common_pb2.ObjectRef(type=e, id="e1")},  # type: ignore[arg-type]
+            )
+        ],
+        entity_changes=[
+            tree_pb2.EntityChangeInput(
+                id="c1", entity_id="n1", event_id="e1", change_type="decided"
+            )
+        ],
+        leaf_facts=[
+            tree_pb2.LeafFactInput(
+                id="f1",
+                text="Plan A was chosen",
+                about=[common_pb2.ObjectRef(type=n, id="n1")],
+                source_reference_ids=["r1"],
+            )
+        ],
+        summaries=[
+            tree_pb2.SummaryInput(
+                id="s1", title="Day", text="t", fact_refs=[common_pb2.ObjectRef(type=r, id="r1")]
+            )
+        ],
+        excluded_source_types=["attachment"],
+        coverage_gaps=["none"],
+    )
+
+
+def _set(path: str) -> Callable[[tree_pb2.RecordReviewRequest, str], None]:
+    """A setter of one string field (`events[0].title`) or list (`coverage_gaps[]`)."""
+
+    def setter(request: tree_pb2.RecordReviewRequest, value: str) -> None:
+        target: Any = request
+        *parents, last = path.split(".")
+        for part in parents:
+            name, _, index = part.partition("[")
+            target = getattr(target, name)
+            if index:
+                target = target[int(index.rstrip("]"))]
+        if last.endswith("[]"):
+            getattr(target, last[:-2]).append(value)
+        else:
+            setattr(target, last, value)
+
+    return setter
+
+
+REVIEW_FIELDS = [
+    "result_id",
+    "phase",
+    "review_generated_at",
+    "covered.to",
+    "scope.projects.project_ids[]",
+    "source_references[0].id",
+    "source_references[0].source_type",
+    "source_references[0].source_id",
+    "source_references[0].source_version",
+    "source_references[0].fragment",
+    "source_references[0].locator.session_id",
+    "events[0].id",
+    "events[0].title",
+    "events[0].event_time.start",
+    "events[0].event_time.end",
+    "events[0].entity_ids[]",
+    "events[0].source_reference_ids[]",
+    "entities[0].id",
+    "entities[0].label",
+    "entities[0].revision",
+    "story_lines[0].event_ids[]",
+    "relations[0].id",
+    "relations[0].to.id",
+    "relations[0].reason",
+    "relations[0].from_revision",
+    "relations[0].effective_at",
+    "entity_changes[0].entity_id",
+    "entity_changes[0].change_type",
+    "leaf_facts[0].text",
+    "leaf_facts[0].about[0].id",
+    "summaries[0].fact_refs[0].id",
+    "excluded_source_types[]",
+    "coverage_gaps[]",
+]
+
+
+@FUZZ
+@given(data=st.data())
+async def test_record_review_with_one_bad_field(tree_stub, conversation, db, server_errors, data):
+    request = valid_review(conversation)
+    for path in data.draw(st.lists(st.sampled_from(REVIEW_FIELDS), min_size=1, max_size=2)):
+        value = data.draw(
+            st.one_of(strings(), TIMES, ids(conversation), st.sampled_from(["e0", "e1", "r1"]))
+        )
+        _set(path)(request, value)
+    allowed = {Code.OK, Code.INVALID_ARGUMENT, Code.ALREADY_EXISTS}
+    await answered(db, server_errors, unary(tree_stub.RecordReview, request), allowed, writes=True)
