@@ -19,10 +19,12 @@ from grpc_status import rpc_status
 DOMAIN = "mirrortree.v1"
 # A status travels in the call's trailers, which a default gRPC client accepts up to 8 KiB in
 # all (16 KiB hard limit): a bigger one reaches the client as RESOURCE_EXHAUSTED with the code,
-# the reason and the named fields lost. So every text is shortened to MAX_TEXT_BYTES, and the
-# field violations that would pass MAX_STATUS_BYTES are left out (their number is given as
-# ErrorInfo metadata `violations_omitted`; the first violations are always kept).
-MAX_STATUS_BYTES = 6 * 1024
+# the reason and the named fields lost. So a status is kept within MAX_STATUS_BYTES: each
+# violation's texts are shortened to MAX_TEXT_BYTES, the violations that do not fit are left
+# out (their number is given as ErrorInfo metadata `violations_omitted`; the first is always
+# kept), and the message, at most MAX_MESSAGE_BYTES, is shortened to MAX_TEXT_BYTES last.
+MAX_STATUS_BYTES = 7 * 1024
+MAX_MESSAGE_BYTES = 2 * 1024
 MAX_TEXT_BYTES = 512
 _MAX_SHOWN_VIOLATIONS = 100
 
@@ -56,7 +58,7 @@ def build_status(
 ) -> grpc.Status:
     """A grpc.Status with ErrorInfo (and BadRequest when there are field violations), small
     enough for a default client to read (see MAX_STATUS_BYTES)."""
-    message = _clip(message)
+    message = _clip(message, MAX_MESSAGE_BYTES)
     extra = {_clip(k): _clip(v) for k, v in (metadata or {}).items()}
     shown = [
         error_details_pb2.BadRequest.FieldViolation(
@@ -69,9 +71,15 @@ def build_status(
         status = _status(
             code, reason=reason, message=message, metadata=extra, violations=shown, omitted=omitted
         )
-        if len(shown) <= 1 or _trailer_bytes(status) <= MAX_STATUS_BYTES:
-            return rpc_status.to_status(status)
-        shown.pop()
+        if _trailer_bytes(status) <= MAX_STATUS_BYTES:
+            break
+        if len(shown) > 1:
+            shown.pop()
+        elif len(message.encode()) > MAX_TEXT_BYTES:
+            message = _clip(message)
+        else:
+            break
+    return rpc_status.to_status(status)
 
 
 def _status(
@@ -96,18 +104,19 @@ def _status(
 
 
 def _trailer_bytes(status: status_pb2.Status) -> int:
-    """The status's size in the trailers: the message percent-encoded (at worst three bytes
-    for each), the details base64-encoded."""
+    """The status's size in the trailers: the message percent-encoded (three bytes for each
+    byte outside printable ASCII, and for "%"), the details base64-encoded."""
+    encoded = sum(1 if 0x20 <= b <= 0x7E and b != 0x25 else 3 for b in status.message.encode())
     details: int = status.ByteSize()
-    return 3 * len(status.message.encode()) + 4 * (details + 2) // 3
+    return encoded + 4 * (details + 2) // 3
 
 
-def _clip(text: str) -> str:
-    """`text` cut to at most MAX_TEXT_BYTES of UTF-8 (with "…" where it was cut)."""
+def _clip(text: str, limit: int = MAX_TEXT_BYTES) -> str:
+    """`text` cut to at most `limit` bytes of UTF-8 (with "…" where it was cut)."""
     data = text.encode()
-    if len(data) <= MAX_TEXT_BYTES:
+    if len(data) <= limit:
         return text
-    return data[: MAX_TEXT_BYTES - 3].decode(errors="ignore") + "…"
+    return data[: limit - 3].decode(errors="ignore") + "…"
 
 
 async def abort(
