@@ -22,7 +22,8 @@ DOMAIN = "mirrortree.v1"
 # base64), and a client drops trailers past its metadata limit (8 KiB soft, 16 KiB hard by
 # default) as RESOURCE_EXHAUSTED "Stream removed", losing the code and reason. So the texts are
 # shortened in their middle until both trailers together fit TRAILER_BUDGET, whatever a request
-# echoed back or a message listed.
+# echoed back or a message listed. At most MAX_VIOLATIONS field violations are listed, in order;
+# how many more there were is ErrorInfo metadata `violations_omitted`.
 TRAILER_BUDGET = 6144
 MAX_VIOLATIONS = 8
 # Bytes of the message; of each metadata value; of each field path and description. Halved
@@ -59,16 +60,14 @@ def build_status(
 ) -> grpc.Status:
     """A grpc.Status with ErrorInfo (and BadRequest when there are field violations), its texts
     shortened so that the whole status fits a client's trailer limit."""
+    extra = dict(metadata or {})
     if len(violations) > MAX_VIOLATIONS:
-        left_out = len(violations) - MAX_VIOLATIONS + 1
-        violations = [
-            *violations[: MAX_VIOLATIONS - 1],
-            FieldViolation("request", f"{left_out} more field violations are not listed"),
-        ]
+        extra["violations_omitted"] = str(len(violations) - MAX_VIOLATIONS)
+        violations = violations[:MAX_VIOLATIONS]
     limits = FIRST_LIMITS
     while True:
         status = _status(
-            code, reason, message, metadata=metadata or {}, violations=violations, limits=limits
+            code, reason, message, metadata=extra, violations=violations, limits=limits
         )
         if _trailer_bytes(status) <= TRAILER_BUDGET or limits[0] < 64:
             return rpc_status.to_status(status)

@@ -14,6 +14,14 @@ from mirrortree.timefmt import NaiveTimeError, parse_aware
 from mirrortree.v1 import common_pb2
 
 MAX_ID = 200
+SHOWN_CHARS = 40
+
+
+def shown(value: str) -> str:
+    """A caller's value quoted in a message: its first SHOWN_CHARS characters, so that a
+    refusal of a huge value stays small."""
+    cut = value[:SHOWN_CHARS]
+    return repr(cut) + ("…" if len(value) > SHOWN_CHARS else "")
 
 
 class FieldChecker:
@@ -57,8 +65,7 @@ class FieldChecker:
             if required:
                 self.fail(field, "is required (RFC 3339 with a zone)")
             return None
-        # Quote only the start of the value: it may be any length, and the answer stays small.
-        quoted = f"{value[:40]!r}{'…' if len(value) > 40 else ''}"
+        quoted = shown(value)  # the value may be any length; the answer stays small
         try:
             return parse_aware(value)
         except NaiveTimeError:
@@ -102,7 +109,7 @@ class FieldChecker:
                 self.fail(field, "is required")
             return None
         if not (value.isascii() and value.isdigit()) or len(value) > 18:
-            self.fail(field, f"{value[:40]!r} is not a whole number (0 to 10^18)")
+            self.fail(field, f"{shown(value)} is not a whole number (0 to 10^18)")
             return None
         return int(value)
 

@@ -10,7 +10,7 @@ from mirrortree.protoscope import scope_to_proto
 from mirrortree.rpcstatus import FieldViolation
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
-from mirrortree.validation import FieldChecker
+from mirrortree.validation import FieldChecker, shown
 from tree_service.domain import (
     MAX_OWNER,
     MAX_QUESTION,
@@ -120,7 +120,7 @@ def conditions(check: Checker, field: str, value: tree_pb2.RunConditions) -> dic
     if len(value.parameters) > MAX_LIST:
         check.fail(f"{field}.parameters", f"holds more than {MAX_LIST} entries")
     for key, item in value.parameters.items():
-        check.text(f"{field}.parameters[{key!r}]", item, MAX_SHORT, required=False)
+        check.text(f"{field}.parameters[{shown(key)}]", item, MAX_SHORT, required=False)
         check.identifier(f"{field}.parameters key", key)
     data: dict[str, object] = {}
     if value.model_strategy:

@@ -18,6 +18,7 @@ from typing import Any
 import asyncpg
 
 from mirrortree.v1 import tree_pb2
+from mirrortree.validation import shown
 from tree_service import queries
 from tree_service.convert import KNOWN_RUNTIMES, Checker
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
@@ -75,7 +76,7 @@ def _session_uuid(check: Checker, value: str) -> uuid.UUID | None:
     try:
         return uuid.UUID(value)
     except ValueError:
-        check.fail("session_id", f"{value[:40]!r} is not a session id (a UUID)")
+        check.fail("session_id", f"{shown(value)} is not a session id (a UUID)")
         return None
 
 
@@ -213,7 +214,7 @@ async def read_context(conn: asyncpg.Connection, session_id: str) -> tree_pb2.Se
     try:
         session = uuid.UUID(session_id)
     except ValueError:
-        raise InvalidInput.one("session_id", f"{session_id[:40]!r} is not a session id") from None
+        raise InvalidInput.one("session_id", f"{shown(session_id)} is not a session id") from None
     row = await conn.fetchrow(queries.SELECT_CONTEXT, session)
     if row is None:
         raise NotFound("session", session_id)

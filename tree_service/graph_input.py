@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mirrortree.v1 import common_pb2, tree_pb2
+from mirrortree.validation import shown
 from mirrortree.vocabulary import CONFIRMATION_NAMES, PRECISION_NAMES
 from tree_service import canon_projection
 from tree_service.convert import Checker
@@ -154,7 +155,7 @@ class _ReviewBuilder:
         for i, ref_id in enumerate(ids):
             if ref_id not in self.source_inputs:
                 self.check.fail(
-                    f"{field}[{i}]", f"names source reference {ref_id!r} not in this result"
+                    f"{field}[{i}]", f"names source reference {shown(ref_id)} not in this result"
                 )
         return ids
 
@@ -372,7 +373,7 @@ def _evidence(b: _ReviewBuilder, field: str, kind: str, cited: list[str]) -> Non
             b.check.fail(
                 f"{field}[{j}]",
                 f"evidence of a {kind} relation must name its source and quote it, but "
-                f"source reference {ref_id!r} (source_references[{index}]) has "
+                f"source reference {shown(ref_id)} (source_references[{index}]) has "
                 f"{' and '.join(lacks)} (without such evidence, record `contrasts` or "
                 "`revised` instead)",
             )

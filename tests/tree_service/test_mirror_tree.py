@@ -277,3 +277,29 @@ async def test_oversize_question_text_is_refused_naming_the_field(tree_stub):
     failure = describe(caught.value)
     assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
     assert failure.violations[0].field == "text"
+
+
+async def test_an_overlong_parameter_name_is_refused_readably_and_nothing_is_written(tree_stub):
+    # The name was quoted whole in the field path, and a refusal that large never reached the
+    # client (gRPC trailers are limited to 8 KiB by default): it saw RESOURCE_EXHAUSTED.
+    tree = await new_tree(tree_stub)
+    question = await ask(tree_stub, tree.id)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await answer(
+            tree_stub,
+            question.id,
+            "x",
+            content=tree_pb2.GeneratedContent(
+                conditions=tree_pb2.RunConditions(parameters={"p" * 100_000: "v\x00"})
+            ),
+        )
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert failure.violations
+    assert all(
+        v.field.startswith("content.conditions.parameters") and len(v.field) < 100
+        for v in failure.violations
+    )
+    listed = await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=tree.id))
+    assert [n.id for n in listed.nodes] == [question.id]
+    assert (await tree_stub.GetTree(tree_pb2.GetTreeRequest(tree_id=tree.id))).tree.revision == 2

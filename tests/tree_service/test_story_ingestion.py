@@ -8,6 +8,7 @@ import hashlib
 import json
 from typing import Any
 
+import asyncpg
 import grpc
 import pytest
 
@@ -972,3 +973,69 @@ async def test_a_source_reference_id_keeps_its_first_content_in_its_scope(
         review(unique("refs"), source_references=[cited(**changed)])
     )
     assert elsewhere.object_count == 1
+
+
+# gRPC carries a refusal in its trailers, which a default client accepts up to 8 KiB: a refusal
+# that echoed a huge value, or listed every one of many bad fields, reached the client as
+# RESOURCE_EXHAUSTED with the field names lost.
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"review_generated_at": "x" * 16_000}, ["review_generated_at"]),  # replaces the valid one
+        (
+            {"covered": common_pb2.TimeRange(**{"from": "2026-10-02T00:00:00." + "1" * 16_000})},
+            ["covered.from"],
+        ),
+        (
+            {
+                "events": [
+                    tree_pb2.EventInput(
+                        id="e",
+                        kind=tree_pb2.DECISION,
+                        title="t",
+                        source_reference_ids=["r" * 20_000],
+                    )
+                ]
+            },
+            ["events[0].source_reference_ids[0]"],
+        ),
+        (
+            {
+                "source_references": [
+                    tree_pb2.SourceReferenceInput(id=f"s{i}", fragment="f") for i in range(500)
+                ]
+            },
+            [f"source_references[{i}].source_type" for i in range(500)],
+        ),
+    ],
+    ids=["long-time", "long-naive-time", "long-reference-id", "many-bad-fields"],
+)
+async def test_a_refusal_of_huge_input_stays_readable_and_writes_nothing(
+    cluster, tree_stub, fields, named
+):
+    request = review(unique("huge"))
+    for name, value in fields.items():
+        if name == "review_generated_at":
+            request.review_generated_at = value
+        elif name == "covered":
+            request.covered.CopyFrom(value)
+        else:
+            getattr(request, name).extend(value)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.RecordReview(request)
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    shown = [v.field for v in failure.violations]
+    # Every field shown is one that is wrong, in order; as many as fit are shown.
+    assert shown and shown == named[: len(shown)]
+    assert shown[0] in failure.message
+    omitted = int(failure.metadata.get("violations_omitted", "0"))
+    assert len(shown) + omitted == len(named)
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        rows = await conn.fetchval(
+            "SELECT count(*) FROM review_results WHERE result_id = $1", request.result_id
+        )
+    finally:
+        await conn.close()
+    assert rows == 0
