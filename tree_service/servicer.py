@@ -214,9 +214,12 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
     ) -> R:
         """The shape every node-creating RPC shares: one idempotent append, node + revision."""
 
+        # Every response type here has these two fields; Message's own signature has none.
+        build: Callable[..., R] = response_type
+
         async def action(conn: Any) -> R:
             node, revision = await append(conn)
-            return response_type(node=convert.node_to_proto(node), tree_revision=revision)
+            return build(node=convert.node_to_proto(node), tree_revision=revision)
 
         return await self._write(context, method, request, response_type, action)
 
