@@ -210,7 +210,13 @@ class Stack:
 
     def start_postgres(self) -> pgcluster.ClusterInfo:
         self.owns_postgres = not pgcluster.running(self.cluster)
-        return pgcluster.start(self.cluster)
+        try:
+            return pgcluster.start(self.cluster)
+        except BaseException:
+            # A start refused before any server ran (a port in use, say) left nothing to stop.
+            if not pgcluster.running(self.cluster):
+                self.owns_postgres = False
+            raise
 
     def postgres_lost(self) -> str | None:
         """The first PostgreSQL server that is no longer running, or None."""

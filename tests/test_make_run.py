@@ -260,6 +260,24 @@ async def test_a_run_that_fails_to_start_leaves_a_cluster_it_did_not_start_runni
     assert pgcluster.running(cluster_config) == ("primary", "replica")
 
 
+@pytest.mark.timeout(120)
+async def test_a_run_whose_postgresql_port_is_taken_says_so_and_claims_to_stop_nothing():
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    run = Run.fresh()
+    run.env["MIRRORTREE_PG_PRIMARY_PORT"] = str(busy.getsockname()[1])
+    try:
+        code, out = await run.once()
+        assert code == 1, out
+        assert "MIRRORTREE_PG_PRIMARY_PORT" in out
+        assert "stopping" not in out and "stopped." not in out  # nothing had started
+        assert postgres_processes_in(run.data_dir) == []
+    finally:
+        busy.close()
+        run.cleanup()
+
+
 @pytest.mark.timeout(240)
 async def test_a_run_exits_when_its_postgresql_goes_away():
     run = Run.fresh()
