@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
@@ -135,15 +136,52 @@ async def _checked(
     return messages()
 
 
+# The database went away under a call (refused, reset, shut down or restarted, or no longer a
+# primary after a failover): not a bug, and a retry may well succeed.
+DATABASE_UNREACHABLE = (
+    ConnectionError,  # refused, reset
+    TimeoutError,  # connecting timed out
+    asyncpg.PostgresConnectionError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
+    asyncpg.ReadOnlySQLTransactionError,  # the primary became a standby
+)
+
+
+def _database_lost(exc: BaseException) -> BaseException | None:
+    """The lost connection behind `exc`, if any: asyncpg often reports one as a later error
+    (a transaction that cannot end on a closed connection) raised while handling it."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, DATABASE_UNREACHABLE):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 async def _conceal(
     exc: BaseException, context: grpc.aio.ServicerContext[Any, Any], request_id: str
 ) -> None:
     """A bug must not leak internals to the client: anything that is not already a gRPC
-    status becomes INTERNAL with the request id to look up in the logs."""
+    status becomes INTERNAL with the request id to look up in the logs. A database that went
+    away is UNAVAILABLE instead, which clients retry."""
     if isinstance(exc, (asyncio.CancelledError, grpc.aio.AbortError)) or not isinstance(
         exc, Exception
     ):
         return
+    lost = _database_lost(exc)
+    if lost is not None:
+        log.warning("database unavailable: %s: %s", type(lost).__name__, lost)
+        await rpcstatus.abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            "database_unavailable",
+            "the database cannot be reached right now; retry shortly (a write retried with the "
+            f"same idempotency key is applied at most once; request id {request_id})",
+        )
     log.error("unexpected error", exc_info=exc)
     await context.abort(
         grpc.StatusCode.INTERNAL,

@@ -8,16 +8,21 @@ import io
 import json
 import logging
 
+import asyncpg
 import grpc
+import pytest
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from mirrortree import logs
 from mirrortree.healthcheck import check
 from mirrortree.protoscope import project_scope
-from mirrortree.v1 import graph_pb2
+from mirrortree.rpcstatus import describe
+from mirrortree.v1 import graph_pb2, tree_pb2, tree_pb2_grpc
 from tests.conftest import unique
 from tests.gateway.harness import in_memory
 from tests.gateway.test_tools import bound_project
+from tree_service import app as tree_app
+from tree_service.config import Settings as TreeSettings
 
 
 async def test_both_services_report_serving(tree_service, graph_service):
@@ -114,3 +119,52 @@ async def test_calls_clients_make_on_a_timer_log_at_debug_unless_they_fail(
         ("ResolveBinding", "UNAUTHENTICATED", "info"),
         ("Search", "OK", "info"),
     ]
+
+
+async def test_a_write_that_loses_its_database_connection_is_unavailable_and_retried_safely(
+    cluster,
+):
+    # Its own service with one connection, named so that only it is cut off: its write waits
+    # on a lock, and its backend is terminated meanwhile, as a failover or a restart of the
+    # primary would (a connection that was merely idle is replaced by the pool unnoticed).
+    name = unique("cut-off")
+    dsn = f"{cluster.primary_dsn}?application_name={name}"
+    service = await tree_app.start(
+        TreeSettings(dsn=dsn, listen="127.0.0.1:0", pool_min=1, pool_max=1)
+    )
+    admin = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
+            stub = tree_pb2_grpc.TreeServiceStub(channel)
+            request = tree_pb2.CreateTreeRequest(
+                idempotency_key=unique("k"), title="t", owner="o", project_id="p"
+            )
+            async with admin.transaction():
+                await admin.execute("LOCK TABLE trees IN ACCESS EXCLUSIVE MODE")
+                call = asyncio.ensure_future(stub.CreateTree(request))
+                for _ in range(500):
+                    waiting = await admin.fetchval(
+                        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 "
+                        "AND wait_event_type = 'Lock'",
+                        name,
+                    )
+                    if waiting:
+                        break
+                    await asyncio.sleep(0.01)
+                assert waiting, "the write never waited on the lock"
+                await admin.execute("SELECT pg_terminate_backend($1)", waiting)
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await call
+            failure = describe(caught.value)
+            assert (failure.code, failure.reason) == (
+                grpc.StatusCode.UNAVAILABLE,
+                "database_unavailable",
+            )
+            assert "same idempotency key" in failure.message
+            # The pool replaces the connection; the retry is applied once.
+            created = await stub.CreateTree(request)
+            replayed = await stub.CreateTree(request)
+            assert replayed.tree.id == created.tree.id
+    finally:
+        await admin.close()
+        await service.stop()
