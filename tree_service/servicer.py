@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
@@ -38,6 +38,8 @@ from tree_service.store import BUD_LEASE_S, ChunkCommitter, TreeStore
 Ctx: TypeAlias = Any
 log = logging.getLogger("tree_service.buds")
 R = TypeVar("R", bound=Message)
+M = TypeVar("M", bound=Message)  # a message a page holds
+T = TypeVar("T")
 
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
@@ -63,17 +65,31 @@ MAX_VERSION_PAGE = 100
 MAX_PAGE_BYTES = 4 * 1024 * 1024 - 4096  # room for the response's other fields
 
 
-def byte_page(nodes: list[Node]) -> list[tree_pb2.Node]:
-    """The longest prefix of `nodes` within MAX_PAGE_BYTES (never empty if `nodes` is not)."""
-    page: list[tree_pb2.Node] = []
+def byte_prefix(items: Iterable[T], to_proto: Callable[[T], M]) -> list[M]:
+    """The messages of the longest prefix of `items` within MAX_PAGE_BYTES (never empty if
+    `items` is not); items past it are never converted."""
+    page: list[M] = []
     size = 0
-    for node in nodes:
-        message = convert.node_to_proto(node)
+    for item in items:
+        message = to_proto(item)
         size += message.ByteSize() + 8  # the field's tag and length prefix
         if page and size > MAX_PAGE_BYTES:
             break
         page.append(message)
     return page
+
+
+def byte_page(nodes: list[Node]) -> list[tree_pb2.Node]:
+    """The longest prefix of `nodes` within MAX_PAGE_BYTES (never empty if `nodes` is not)."""
+    return byte_prefix(nodes, convert.node_to_proto)
+
+
+def offset_page(nodes: list[Node], offset: int, length: int) -> tuple[list[tree_pb2.Node], str]:
+    """A page of nodes read from zero-based `offset` of a sequence of `length` nodes (a path,
+    a snapshot), and the token of the next page ("" on the last)."""
+    page = byte_page(nodes)
+    following = offset + len(page)
+    return page, str(following) if following < length else ""
 
 
 def version_within(version: MainLineVersion, budget: int) -> tree_pb2.MainLineVersion:
@@ -90,15 +106,7 @@ def version_page(versions: list[MainLineVersion]) -> list[tree_pb2.MainLineVersi
     """The longest prefix of `versions` within MAX_PAGE_BYTES (never empty if `versions` is
     not). A version whose snapshot would overflow a page of its own comes without it; one that
     would fit alone starts the next page instead."""
-    page: list[tree_pb2.MainLineVersion] = []
-    size = 0
-    for version in versions:
-        message = version_within(version, MAX_PAGE_BYTES)
-        size += message.ByteSize() + 8  # the field's tag and length prefix
-        if page and size > MAX_PAGE_BYTES:
-            break
-        page.append(message)
-    return page
+    return byte_prefix(versions, lambda version: version_within(version, MAX_PAGE_BYTES))
 
 
 def request_hash(method: str, request: Message) -> bytes:
@@ -352,13 +360,8 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             offset = convert.page_token(check, request.page_token)
             check.done()
             nodes, length = await self._store.get_path(request.node_id, offset, limit)
-            page = byte_page(nodes)
-            following = offset + len(page)
-            return tree_pb2.GetPathResponse(
-                nodes=page,
-                next_page_token=str(following) if following < length else "",
-                path_length=length,
-            )
+            page, token = offset_page(nodes, offset, length)
+            return tree_pb2.GetPathResponse(nodes=page, next_page_token=token, path_length=length)
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
 
@@ -401,12 +404,9 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             offset = convert.page_token(check, request.page_token)
             check.done()
             nodes, length = await self._store.main_line_snapshot(request.version_id, offset, limit)
-            page = byte_page(nodes)
-            following = offset + len(page)
+            page, token = offset_page(nodes, offset, length)
             return tree_pb2.GetMainLineSnapshotResponse(
-                nodes=page,
-                next_page_token=str(following) if following < length else "",
-                snapshot_length=length,
+                nodes=page, next_page_token=token, snapshot_length=length
             )
         except TreeServiceError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
