@@ -601,6 +601,7 @@ class TreeStore:
         tree = await conn.fetchrow(queries.SELECT_TREE, tree_uuid)
         if tree is None:
             raise NotFound("tree", request.tree_id)
+        extended: dict[str, list[Node]] = {}  # the frozen parts of each node, loaded once
         if request.leaf_node_id is not None:
             leaf = await self._load(conn, request.leaf_node_id, "leaf_node_id")
             self._same_tree(leaf, request.tree_id, "leaf_node_id")
@@ -622,9 +623,9 @@ class TreeStore:
                     found[str(uuid.UUID(node_id))], request.tree_id, f"nodes.node_ids[{i}]"
                 )
             # Selected parts of a selected extension's answer join the main line through it.
-            selected_parts = {
-                p.id for n in found.values() for p in await self._extended_parts(conn, n)
-            }
+            for node in found.values():
+                extended[node.id] = await self._extended_parts(conn, node)
+            selected_parts = {p.id for chain in extended.values() for p in chain}
             nodes = sorted(
                 (n for n in found.values() if n.id not in selected_parts), key=lambda n: n.ordinal
             )
@@ -648,9 +649,10 @@ class TreeStore:
         whole: list[Node] = []
         parts: set[str] = set()
         for node in nodes:
-            extended = await self._extended_parts(conn, node)
-            parts.update(p.id for p in extended)
-            whole += [*extended, node]
+            if node.id not in extended:
+                extended[node.id] = await self._extended_parts(conn, node)
+            parts.update(p.id for p in extended[node.id])
+            whole += [*extended[node.id], node]
         nodes = whole
         for node in nodes:
             if node.id in parts:
