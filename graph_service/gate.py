@@ -22,21 +22,21 @@ from graph_service import queries
 from graph_service.errors import Disabled
 from graph_service.replicas import keep_session
 from graph_service.views import Caller
+from mirrortree.switches import switches_off
 
 Reader = Callable[[Callable[[asyncpg.Connection], Awaitable[Any]]], Awaitable[Any]]
 
 
 def disabled_reason(row: asyncpg.Record | None, caller: Caller) -> str:
-    """Which switch is off ("" when the tools may answer)."""
-    if row is None or not row["heartbeat_enabled"]:
-        return "the supervisor app is switched off"
-    if not row["enabled"]:
-        return "the story-graph capability is disabled"
-    if caller.runtime is not None and caller.runtime not in row["assignments"]:
-        return f"the story-graph capability is not assigned to runtime {caller.runtime!r}"
-    if row["session_switch"] == "false":
-        return "the story graph is switched off for this session"
-    return ""
+    """Which switch is off, the first that applies ("" when the tools may answer)."""
+    off = switches_off(
+        app=row is not None and row["heartbeat_enabled"],
+        capability=row is not None and row["enabled"],
+        assignments=row["assignments"] if row is not None else (),
+        runtime=caller.runtime,
+        session=row is None or row["session_switch"] != "false",
+    )
+    return off[0] if off else ""
 
 
 class Gate:

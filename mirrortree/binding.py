@@ -32,9 +32,9 @@ from mirrortree.protoscope import global_scope, project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.scopes import ScopeError, ScopeValue
 from mirrortree.storyfile import DEFAULT_TREE_TARGET, TARGET_ENV
+from mirrortree.switches import CAPABILITY, switches_off
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
 
-CAPABILITY = "story-graph"
 DEFAULT_RUNTIME = "OpenCode"
 DEFAULT_OWNER = "me"
 CALL_TIMEOUT_S = 30.0
@@ -70,17 +70,6 @@ def session_key(owner: str, project_id: str) -> str:
     printable ASCII; names need not be)."""
     digest = hashlib.sha256(f"{owner}\0{project_id}".encode()).hexdigest()
     return f"binding-session:{digest}"
-
-
-def switches_off(settings: tree_pb2.Settings, runtime: str) -> list[str]:
-    off = []
-    if not settings.heartbeat_enabled:
-        off.append("the supervisor app is switched off")
-    if not settings.story_graph.enabled:
-        off.append(f"the {CAPABILITY} capability is disabled")
-    if runtime not in settings.story_graph.assignments:
-        off.append(f"the {CAPABILITY} capability is not assigned to runtime {runtime!r}")
-    return off
 
 
 async def enable(stub: tree_pb2_grpc.TreeServiceStub, runtime: str) -> tree_pb2.Settings:
@@ -172,7 +161,15 @@ async def issue(
         tree.id,
         binding.project_id,
         runtime,
-        tuple(switches_off(settings, runtime)),
+        tuple(
+            switches_off(
+                app=settings.heartbeat_enabled,
+                capability=settings.story_graph.enabled,
+                assignments=settings.story_graph.assignments,
+                runtime=runtime,
+                session=True,  # said apart: --enable does not change it
+            )
+        ),
         session_off=not session.story_graph_enabled,
     )
 
