@@ -31,7 +31,7 @@ import grpc
 from mirrortree.protoscope import global_scope, project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.scopes import ScopeError, ScopeValue
-from mirrortree.storyfile import DEFAULT_TREE_TARGET, TARGET_ENV
+from mirrortree.storyfile import TARGET_ENV, add_target_argument
 from mirrortree.switches import CAPABILITY, switches_off
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
 
@@ -212,11 +212,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
         help="switch the supervisor app and the story-graph capability on and assign the "
         "capability to the runtime",
     )
-    parser.add_argument(
-        "--target",
-        default=environ.get(TARGET_ENV) or DEFAULT_TREE_TARGET,
-        help=f"TreeService gRPC address (default: ${TARGET_ENV} or {DEFAULT_TREE_TARGET})",
-    )
+    add_target_argument(parser, environ)
     args = parser.parse_args(argv)
     try:
         issued = asyncio.run(

@@ -548,6 +548,16 @@ class _Progress:
 # ---- command line ------------------------------------------------------------------------
 
 
+def add_target_argument(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
+    """`--target`: the TreeService address, as every command line that writes through it takes
+    it."""
+    parser.add_argument(
+        "--target",
+        default=environ.get(TARGET_ENV) or DEFAULT_TREE_TARGET,
+        help=f"TreeService gRPC address (default: ${TARGET_ENV} or {DEFAULT_TREE_TARGET})",
+    )
+
+
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
     """Load story files; exit 0 when all loaded, 1 when the server refused one, 2 when a
     file is invalid (then nothing was sent)."""
@@ -557,11 +567,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
         "Every file is checked before anything is sent; loading a file again changes nothing.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="story files, loaded in order")
-    parser.add_argument(
-        "--target",
-        default=environ.get(TARGET_ENV) or DEFAULT_TREE_TARGET,
-        help=f"TreeService gRPC address (default: ${TARGET_ENV} or {DEFAULT_TREE_TARGET})",
-    )
+    add_target_argument(parser, environ)
     args = parser.parse_args(argv)
     try:
         story = Story.join(read_story(path) for path in args.files)
@@ -580,6 +586,7 @@ __all__ = [
     "DEFAULT_TREE_TARGET",
     "FORMAT",
     "KINDS",
+    "TARGET_ENV",
     "Element",
     "ElementRefused",
     "InvalidStoryFile",
@@ -587,6 +594,7 @@ __all__ = [
     "ServiceUnreachable",
     "Story",
     "StoryFileError",
+    "add_target_argument",
     "idempotency_key",
     "latest",
     "load_file",
