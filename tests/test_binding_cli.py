@@ -4,30 +4,14 @@ when asked. The switches are global rows, so the test restores what it changed."
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
-
 from mirrortree.v1 import graph_pb2, tree_pb2
-from tests.conftest import create_tree, switch_app, unique
-from tests.test_storyfile import REPO
+from tests.conftest import create_tree, unique
+from tests.gateway.test_gating import app_off, capability
+from tests.test_storyfile import run_module
 
 
 async def run_cli(*args: str) -> tuple[int, str, str]:
-    """The command line as a user runs it (asynchronously: the servers share this loop)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "mirrortree.binding",
-        *args,
-        cwd=REPO,
-        env=dict(os.environ),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    return await run_module("mirrortree.binding", *args)
 
 
 async def resolved(graph_stub, token: str) -> graph_pb2.ResolveBindingResponse:
@@ -59,15 +43,14 @@ async def test_switches_that_hide_the_tools_are_named_and_switched_on_only_when_
 ):
     target = f"127.0.0.1:{tree_service.port}"
     before = await tree_stub.GetSettings(tree_pb2.GetSettingsRequest())
-    await switch_app(tree_service.port, False)
-    try:
+    others = [r for r in before.story_graph.assignments if r != "Continue"]
+    async with app_off(tree_service), capability(tree_stub, enabled=True, assignments=others):
         code, out, err = await run_cli(
             "--project", unique("proj"), "--runtime", "Continue", "--target", target
         )
         assert code == 0 and out.strip()
         assert "warning: the tools stay hidden while the supervisor app is switched off" in err
-        if "Continue" not in before.story_graph.assignments:
-            assert "not assigned to runtime 'Continue'" in err
+        assert "not assigned to runtime 'Continue'" in err
         code, out, err = await run_cli(
             "--project", unique("proj"), "--runtime", "Continue", "--enable", "--target", target
         )
@@ -76,18 +59,6 @@ async def test_switches_that_hide_the_tools_are_named_and_switched_on_only_when_
         assert settings.heartbeat_enabled and settings.story_graph.enabled
         assert "Continue" in settings.story_graph.assignments
         assert (await resolved(graph_stub, out.strip())).runtime == "Continue"
-    finally:
-        now = await tree_stub.GetSettings(tree_pb2.GetSettingsRequest())
-        await tree_stub.SetCapability(
-            tree_pb2.SetCapabilityRequest(
-                idempotency_key=unique("k"),
-                capability_id="story-graph",
-                enabled=before.story_graph.enabled,
-                assignments=list(before.story_graph.assignments),
-                expected_revision=now.story_graph.revision,
-            )
-        )
-        await switch_app(tree_service.port, before.heartbeat_enabled)
 
 
 async def test_what_cannot_be_done_is_refused_with_the_reason(tree_service, tree_stub):

@@ -125,12 +125,14 @@ def write(tmp_path: Path, data: Any) -> Path:
     return path
 
 
-async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """The command line as a user runs it (asynchronously: the servers share this loop)."""
+async def run_module(
+    module: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """A command line as a user runs it (asynchronously: the servers share this loop)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "mirrortree.storyfile",
+        module,
         *args,
         cwd=REPO,
         env={**os.environ, **(env or {})},
@@ -140,6 +142,10 @@ async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, s
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
+
+
+async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    return await run_module("mirrortree.storyfile", *args, env=env)
 
 
 async def search(graph_stub, tag: str, query: str, token) -> graph_pb2.SearchResponse:

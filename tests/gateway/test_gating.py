@@ -27,9 +27,10 @@ from tests.gateway.test_tools import TOOL_NAMES, bound_project
 
 @contextlib.asynccontextmanager
 async def capability(tree_stub, *, enabled: bool, assignments: list[str]) -> AsyncIterator[None]:
-    """The story-graph capability set as given, restored afterwards."""
+    """The story-graph capability set as given, restored afterwards (even when the block
+    changed it again)."""
     before = await tree_stub.GetSettings(tree_pb2.GetSettingsRequest())
-    changed = await tree_stub.SetCapability(
+    await tree_stub.SetCapability(
         tree_pb2.SetCapabilityRequest(
             idempotency_key=unique("k"),
             capability_id="story-graph",
@@ -41,13 +42,14 @@ async def capability(tree_stub, *, enabled: bool, assignments: list[str]) -> Asy
     try:
         yield
     finally:
+        now = await tree_stub.GetSettings(tree_pb2.GetSettingsRequest())
         await tree_stub.SetCapability(
             tree_pb2.SetCapabilityRequest(
                 idempotency_key=unique("k"),
                 capability_id="story-graph",
                 enabled=before.story_graph.enabled,
                 assignments=list(before.story_graph.assignments),
-                expected_revision=changed.story_graph.revision,
+                expected_revision=now.story_graph.revision,
             )
         )
 
