@@ -63,6 +63,16 @@ async def node(stub, node_id: str) -> tree_pb2.Node:
     return found
 
 
+async def interrupted(stub, opening: Req, text: str) -> tree_pb2.Node:
+    """A bud opened with `opening` whose client went away after its first chunk, `text`:
+    frozen with that chunk."""
+    stream = Stream(stub)
+    opened: tree_pb2.Node = (await stream.send(opening)).opened
+    await stream.send(chunk(1, text))
+    await stream.finish()
+    return opened
+
+
 async def question_in_new_tree(stub) -> tree_pb2.Node:
     tree = await new_tree(stub)
     question: tree_pb2.Node = await ask(stub, tree.id)
@@ -205,10 +215,7 @@ async def test_a_bud_is_never_reattached_by_a_second_stream(tree_stub):
 
 async def test_continue_generating_extends_a_frozen_answer_as_a_new_node(tree_stub):
     question = await question_in_new_tree(tree_stub)
-    stream = Stream(tree_stub)
-    frozen_id = (await stream.send(open_message(question.id))).opened.id
-    await stream.send(chunk(1, "The first half"))
-    await stream.finish()
+    frozen_id = (await interrupted(tree_stub, open_message(question.id), "The first half")).id
     more = Stream(tree_stub)
     extension = (await more.send(open_message(question.id, extends=frozen_id))).opened
     await more.send(chunk(1, " and the rest."))
@@ -334,14 +341,9 @@ async def test_an_answer_frozen_before_its_first_chunk_cannot_be_adopted(tree_st
 
 async def test_canonicalizing_an_extension_keeps_the_frozen_answer_it_completes(cluster, tree_stub):
     question = await question_in_new_tree(tree_stub)
-    stream = Stream(tree_stub)
-    first = (await stream.send(open_message(question.id))).opened
-    await stream.send(chunk(1, "Use Postgres, "))
-    await stream.finish()  # interrupted: frozen with its one chunk
-    stream = Stream(tree_stub)
-    second = (await stream.send(open_message(question.id, extends=first.id))).opened
-    await stream.send(chunk(1, "because "))
-    await stream.finish()  # interrupted again: an extension can freeze and be continued too
+    first = await interrupted(tree_stub, open_message(question.id), "Use Postgres, ")
+    # An extension can freeze and be continued too.
+    second = await interrupted(tree_stub, open_message(question.id, extends=first.id), "because ")
     stream = Stream(tree_stub)
     last = (await stream.send(open_message(question.id, extends=second.id))).opened
     await stream.send(chunk(1, "it is already there."))
@@ -383,12 +385,9 @@ async def test_canonicalizing_an_extension_keeps_the_frozen_answer_it_completes(
 
 async def test_an_extension_inherits_the_realm_and_world_of_the_answer_it_extends(tree_stub):
     question = await question_in_new_tree(tree_stub)  # the question is REAL
-    stream = Stream(tree_stub)
     first = open_message(question.id)
     first.open.realm, first.open.world = tree_pb2.WORLD, "narnia"
-    frozen_id = (await stream.send(first)).opened.id
-    await stream.send(chunk(1, "In Narnia, "))
-    await stream.finish()
+    frozen_id = (await interrupted(tree_stub, first, "In Narnia, ")).id
     more = Stream(tree_stub)
     extension = (await more.send(open_message(question.id, extends=frozen_id))).opened
     assert (extension.realm, extension.world) == (tree_pb2.WORLD, "narnia")
@@ -396,12 +395,9 @@ async def test_an_extension_inherits_the_realm_and_world_of_the_answer_it_extend
 
 async def test_an_extension_in_another_realm_is_refused(tree_stub):
     question = await question_in_new_tree(tree_stub)
-    stream = Stream(tree_stub)
     first = open_message(question.id)
     first.open.realm, first.open.world = tree_pb2.WORLD, "narnia"
-    frozen_id = (await stream.send(first)).opened.id
-    await stream.send(chunk(1, "In Narnia, "))
-    await stream.finish()
+    frozen_id = (await interrupted(tree_stub, first, "In Narnia, ")).id
     before = (await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=question.tree_id))).nodes
     more = Stream(tree_stub)
     elsewhere = open_message(question.id, extends=frozen_id)
