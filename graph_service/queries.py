@@ -1,5 +1,7 @@
 """SQL of the graph service (read-only, on replicas), as named constants with $n parameters."""
 
+from mirrortree import neighbourhoods
+
 REPLICA_POSITION = """
 SELECT pg_is_in_recovery() AS standby,
        (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
@@ -379,61 +381,32 @@ ORDER BY o.result_id = $4 DESC, r.graph_revision
 LIMIT $5
 """
 
-# The objects related to X = ($2 type, $3 id) in scope $1: its direct neighbours over links in
-# either direction, every relation touching X or a neighbour, and those relations' ends. Two
-# decisions linked only through "B replaces A" are therefore both in each other's context.
-_RELATED = """
-WITH nb AS (
-    SELECT from_type AS t, from_id AS id FROM graph_links
-    WHERE scope_key = $1 AND to_type = $2 AND to_id = $3
-    UNION
-    SELECT to_type, to_id FROM graph_links
-    WHERE scope_key = $1 AND from_type = $2 AND from_id = $3
-), hop AS (
-    SELECT $2::text AS t, $3::text AS id
-    UNION
-    SELECT t, id FROM nb
-), rel AS (
-    SELECT DISTINCT l.from_id AS id
-    FROM hop JOIN graph_links l ON l.scope_key = $1 AND l.to_type = hop.t AND l.to_id = hop.id
-    WHERE l.from_type = 'relation'
-), related AS (
-    SELECT t, id FROM nb
-    UNION
-    SELECT 'relation', id FROM rel
-    UNION
-    SELECT l.to_type, l.to_id
-    FROM rel JOIN graph_links l
-      ON l.scope_key = $1 AND l.from_type = 'relation' AND l.from_id = rel.id
-)
-"""
-
-
 # X's neighbourhood, read once per context read: what paging, filtering and ordering need of
 # every stored copy in it (no text), each with its role — "self" (X's own copies, with the
-# graph revision that recorded them) or "member" (a copy of a related object other than X) —
-# and the source references it cites (graph_service.context derives the cited sources from
-# them). Every collection of the read is paged from these rows; only the copies on a page are
-# then read whole (OBJECT_COPIES).
-_MEMBER_COLUMNS = """
-o.object_type, o.object_id, o.result_id, o.type_rank, o.kind, o.event_time_start,
-o.event_time_end, o.event_time_precision, o.review_generated_at, o.recorded_at
-"""
+# graph revision that recorded them) or "member" (a copy of an object related to X, see
+# mirrortree.neighbourhoods: stored for a hub, walked live otherwise) — and the source
+# references it cites (graph_service.context derives the cited sources from them). Every
+# collection of the read is paged from these rows; only the copies on a page are then read
+# whole (OBJECT_COPIES). The live walk runs only when X is not a hub (a one-time filter: its
+# subqueries are then never executed).
+_MEMBERS = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
 CONTEXT_NEIGHBOURHOOD = (
-    _RELATED
-    + """
-SELECT 'self' AS role, """
-    + _MEMBER_COLUMNS
-    + """, r.graph_revision, o.cited_ids
+    neighbourhoods.RELATED
+    + f"""
+SELECT 'self' AS role, {_MEMBERS}, r.graph_revision, o.cited_ids
 FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 UNION ALL
-SELECT 'member', """
-    + _MEMBER_COLUMNS
-    + """, 0, o.cited_ids
+SELECT 'member', {_MEMBERS}, 0, o.cited_ids
+FROM context_members o
+WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
+UNION ALL
+SELECT 'member', {_MEMBERS}, 0, o.cited_ids
 FROM related m
 JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
 WHERE NOT (m.t = $2 AND m.id = $3)
+  AND NOT EXISTS (SELECT 1 FROM context_hubs
+                  WHERE scope_key = $1 AND object_type = $2 AND object_id = $3)
 """
 )
 

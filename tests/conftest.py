@@ -55,7 +55,12 @@ def cluster(cluster_config: pgcluster.ClusterConfig) -> pgcluster.ClusterInfo:
 
 @pytest_asyncio.fixture(scope="session")
 async def tree_service(cluster: pgcluster.ClusterInfo) -> AsyncIterator[tree_app.TreeService]:
-    service = await tree_app.start(TreeSettings(dsn=cluster.primary_dsn, listen="127.0.0.1:0"))
+    # A low hub threshold, so the story-graph tests read most objects with several links from
+    # their stored members (tests/tree_service/test_context_hubs.py checks those against the
+    # live walk, which objects with fewer links still take).
+    service = await tree_app.start(
+        TreeSettings(dsn=cluster.primary_dsn, listen="127.0.0.1:0", hub_links=3)
+    )
     yield service
     await service.stop()
 

@@ -60,11 +60,16 @@ async def start(settings: Settings) -> TreeService:
     if settings.migrate:
         applied = await run_migrations(settings.dsn)
         log.info("migrations checked", extra={"applied": applied})
-    store = await TreeStore.connect(settings.dsn, settings.pool_min, settings.pool_max)
+    store = await TreeStore.connect(
+        settings.dsn, settings.pool_min, settings.pool_max, settings.hub_links
+    )
     chunks = ChunkCommitter(store)
     try:
         if await store.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
+        made = await store.apply_hub_threshold()
+        if made:
+            log.info("made hubs", extra={"hubs": made, "hub_links": settings.hub_links})
         chunks.start()
         servicer = TreeServicer(store, chunks)
         rpc = await start_server(

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from mirrortree.envconfig import env_bool, env_int
+from mirrortree.neighbourhoods import DEFAULT_HUB_LINKS
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class Settings:
     pool_min: int = 2
     pool_max: int = 20
     shutdown_grace_s: float = 5.0
+    # Links an object needs in its scope to be a hub (mirrortree.neighbourhoods).
+    hub_links: int = DEFAULT_HUB_LINKS
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -31,4 +34,5 @@ class Settings:
             metrics=os.environ.get("MIRRORTREE_TREE_METRICS", ""),
             log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
             pool_max=env_int("MIRRORTREE_TREE_POOL_MAX", 20, 1, 500),
+            hub_links=env_int("MIRRORTREE_CONTEXT_HUB_LINKS", DEFAULT_HUB_LINKS, 1, 1_000_000),
         )

@@ -281,6 +281,13 @@ SELECT_REVIEW_HASH = "SELECT request_hash FROM review_results WHERE result_id = 
 # really covers everything below it: a cursor bound to it cannot miss a late-committing result.
 LOCK_SCOPE_REVISIONS = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))"
 
+# The lowest links-per-object threshold hubs were made at (mirrortree.neighbourhoods).
+HUB_THRESHOLD_APPLIED = "SELECT hub_links FROM context_hub_threshold"
+RECORD_HUB_THRESHOLD = """
+INSERT INTO context_hub_threshold (hub_links) VALUES ($1)
+ON CONFLICT (single) DO UPDATE SET hub_links = least(context_hub_threshold.hub_links, $1)
+"""
+
 INSERT_REVIEW_RESULT = """
 INSERT INTO review_results (
     result_id, scope_key, scope_projects, phase, covered_from, covered_to,

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 import asyncpg
 
+from mirrortree import neighbourhoods
 from mirrortree.lsn import commit_point, format_lsn, parse_lsn
 from mirrortree.rpcstatus import FieldViolation
 from mirrortree.scopes import ScopeValue
@@ -192,15 +193,28 @@ def token_hash(token: str) -> bytes:
 class TreeStore:
     """All reads and writes of the tree service against the primary."""
 
-    def __init__(self, pool: asyncpg.Pool, wal_block_size: int, wal_segment_size: int) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        wal_block_size: int,
+        wal_segment_size: int,
+        hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS,
+    ) -> None:
         self._pool = pool
         self._wal_geometry = (wal_block_size, wal_segment_size)
+        self.hub_links = hub_links
 
     @classmethod
-    async def connect(cls, dsn: str, min_size: int = 2, max_size: int = 20) -> TreeStore:
+    async def connect(
+        cls,
+        dsn: str,
+        min_size: int = 2,
+        max_size: int = 20,
+        hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS,
+    ) -> TreeStore:
         pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
         geometry = await pool.fetchrow(queries.WAL_GEOMETRY)
-        return cls(pool, geometry["block_size"], geometry["segment_size"])
+        return cls(pool, geometry["block_size"], geometry["segment_size"], hub_links)
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -883,9 +897,8 @@ class TreeStore:
 
     # ---- story graph ingestion ----------------------------------------------------------
 
-    @staticmethod
     async def record_review(
-        conn: asyncpg.Connection, review: ReviewResult, request_hash: bytes
+        self, conn: asyncpg.Connection, review: ReviewResult, request_hash: bytes
     ) -> RecordedReview:
         """Insert a review result and all its objects, or return the identical earlier one."""
         existing = await conn.fetchval(queries.SELECT_REVIEW_HASH, review.result_id)
@@ -967,7 +980,33 @@ class TreeStore:
             await conn.copy_records_to_table(
                 "graph_links", records=sorted(links), columns=queries.GRAPH_LINK_COLUMNS
             )
+        await self._keep_hubs(conn, review.scope.key, review.result_id)
         return RecordedReview(review.result_id, recorded_at, head["graph_revision"], len(records))
+
+    async def _keep_hubs(self, conn: asyncpg.Connection, scope_key: str, result_id: str) -> None:
+        """Add what a result just written brings to the hubs' stored members, then make hubs of
+        the objects its links bring to the threshold (mirrortree.neighbourhoods)."""
+        await conn.execute(neighbourhoods.MAINTAIN_HUB_MEMBERS, scope_key, result_id)
+        for row in await conn.fetch(neighbourhoods.NEW_HUBS, scope_key, result_id, self.hub_links):
+            await conn.execute(neighbourhoods.FILL_HUB_MEMBERS, scope_key, row["t"], row["id"])
+
+    async def apply_hub_threshold(self) -> int:
+        """Make hubs of every object with `hub_links` links or more that is not one yet, when
+        no lower threshold was applied before; returns how many were made. Each hub is filled
+        in its own transaction under its scope's lock, so ingestions are not held for long."""
+        applied = await self._pool.fetchval(queries.HUB_THRESHOLD_APPLIED)
+        if applied is not None and applied <= self.hub_links:
+            return 0
+        made = 0
+        for row in await self._pool.fetch(neighbourhoods.OBJECTS_OVER_THRESHOLD, self.hub_links):
+            async with self._pool.acquire() as conn, conn.transaction():
+                await conn.execute(queries.LOCK_SCOPE_REVISIONS, row["scope_key"])
+                await conn.execute(
+                    neighbourhoods.FILL_HUB_MEMBERS, row["scope_key"], row["t"], row["id"]
+                )
+            made += 1
+        await self._pool.execute(queries.RECORD_HUB_THRESHOLD, self.hub_links)
+        return made
 
     @staticmethod
     async def _resolve_external(

@@ -1,0 +1,241 @@
+"""What "the objects related to X" means, in SQL, and how it is kept for hubs.
+
+A context read (StoryGraph.GetContext) pages every collection from X's neighbourhood: every
+stored copy, in X's scope, of every object related to X. Related means
+
+    N(X)    X's direct neighbours, over links in either direction;
+    Rel(X)  every relation with a link to X or to one of N(X);
+    E(X)    every end of those relations (the links from them),
+
+other than X itself. Two decisions linked only through "B replaces A" are therefore both in
+each other's context.
+
+Walked live (RELATED), that costs an index probe per neighbour and per member copy: about
+25 ms for an entity a thousand events mention, however few of them a page shows. So for a
+*hub* — an object with at least `hub_links` links in its scope (a tree_service setting) —
+tree_service keeps the member copies in context_members, written in the same transaction as
+the review result that adds them, and graph_service reads them as one index range. A hub's
+stored members are exactly what the live walk would return (tests/tree_service/
+test_context_hubs.py compares the two over generated graphs), so whether an object is a hub
+changes how fast its context is read, never what it says.
+
+The graph only grows (copies and links are never updated or deleted), so a hub's members
+only ever gain rows. A review result R adds copies and links; the member pairs (hub X, object
+Y) it can add are those whose derivation above uses one of R's links, or whose Y has a copy
+in R (MAINTAIN_HUB_MEMBERS lists the cases). Ingestions of one scope are serialized by the
+scope's lock, so each sees the one before it whole. An object becomes a hub when a result
+brings its links to the threshold (or when a lower threshold is configured): its members are
+then filled once from the live walk (FILL_HUB_MEMBERS).
+"""
+
+# An object with this many links in its scope is a hub. Walked live, 128 links cost about
+# 3 ms; a hub's stored members cost storage and ingestion time for every copy near it.
+DEFAULT_HUB_LINKS = 128
+
+# The objects related to X = ($2 type, $3 id) in scope $1 (the `related` CTE: t, id),
+# walked live; X itself may be among them (a caller excludes it).
+RELATED = """
+WITH nb AS (
+    SELECT from_type AS t, from_id AS id FROM graph_links
+    WHERE scope_key = $1 AND to_type = $2 AND to_id = $3
+    UNION
+    SELECT to_type, to_id FROM graph_links
+    WHERE scope_key = $1 AND from_type = $2 AND from_id = $3
+), hop AS (
+    SELECT $2::text AS t, $3::text AS id
+    UNION
+    SELECT t, id FROM nb
+), rel AS (
+    SELECT DISTINCT l.from_id AS id
+    FROM hop JOIN graph_links l ON l.scope_key = $1 AND l.to_type = hop.t AND l.to_id = hop.id
+    WHERE l.from_type = 'relation'
+), related AS (
+    SELECT t, id FROM nb
+    UNION
+    SELECT 'relation', id FROM rel
+    UNION
+    SELECT l.to_type, l.to_id
+    FROM rel JOIN graph_links l
+      ON l.scope_key = $1 AND l.from_type = 'relation' AND l.from_id = rel.id
+)
+"""
+
+# What a context read needs of a member copy (no text), as columns of graph_objects `o`; the
+# same names and order in context_members.
+MEMBER_COLUMNS = (
+    "object_type",
+    "object_id",
+    "result_id",
+    "type_rank",
+    "kind",
+    "event_time_start",
+    "event_time_end",
+    "event_time_precision",
+    "review_generated_at",
+    "recorded_at",
+    "cited_ids",
+)
+_OBJECT_MEMBER_COLUMNS = ", ".join(f"o.{name}" for name in MEMBER_COLUMNS)
+_STORED_COLUMNS = "scope_key, anchor_type, anchor_id, " + ", ".join(MEMBER_COLUMNS)
+
+# X's member copies, walked live ($1 scope, $2 type, $3 id).
+LIVE_MEMBERS = (
+    RELATED
+    + f"""
+SELECT {_OBJECT_MEMBER_COLUMNS}
+FROM related m
+JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
+WHERE NOT (m.t = $2 AND m.id = $3)
+"""
+)
+
+# A hub's stored member copies ($1 scope, $2 type, $3 id): one index range.
+STORED_MEMBERS = f"""
+SELECT {", ".join(MEMBER_COLUMNS)}
+FROM context_members
+WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
+"""
+
+# Makes X ($1 scope, $2 type, $3 id) a hub: records it and stores its members, walked live.
+# Idempotent; run under the scope's lock, so no ingestion of the scope is half seen.
+FILL_HUB_MEMBERS = (
+    RELATED
+    + f""", hub AS (
+    INSERT INTO context_hubs (scope_key, object_type, object_id) VALUES ($1, $2, $3)
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO context_members ({_STORED_COLUMNS})
+SELECT $1, $2, $3, {_OBJECT_MEMBER_COLUMNS}
+FROM related m
+JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
+WHERE NOT (m.t = $2 AND m.id = $3)
+ON CONFLICT DO NOTHING
+"""
+)
+
+# The objects result $2 (of scope $1) links, at either end, that are not hubs yet but now
+# have at least $3 links in the scope: the ones to make hubs after it. Each object's links are
+# counted up to $3 in each direction only, so a large object costs no more than a small one.
+NEW_HUBS = """
+WITH ends AS (
+    SELECT from_type AS t, from_id AS id FROM graph_links WHERE result_id = $2
+    UNION
+    SELECT to_type, to_id FROM graph_links WHERE result_id = $2
+)
+SELECT e.t, e.id
+FROM ends e
+WHERE NOT EXISTS (SELECT 1 FROM context_hubs h
+                  WHERE h.scope_key = $1 AND h.object_type = e.t AND h.object_id = e.id)
+  AND (SELECT count(*) FROM (SELECT 1 FROM graph_links
+                             WHERE scope_key = $1 AND to_type = e.t AND to_id = e.id
+                             LIMIT $3) i)
+    + (SELECT count(*) FROM (SELECT 1 FROM graph_links
+                             WHERE scope_key = $1 AND from_type = e.t AND from_id = e.id
+                             LIMIT $3) o) >= $3
+ORDER BY e.t, e.id
+"""
+
+# Every object of the database with at least $1 links in a scope that is not a hub yet: what
+# a lower threshold than the one last applied makes hubs (tree_service, at start).
+OBJECTS_OVER_THRESHOLD = """
+SELECT scope_key, t, id
+FROM (SELECT scope_key, to_type AS t, to_id AS id FROM graph_links
+      UNION ALL
+      SELECT scope_key, from_type, from_id FROM graph_links) e
+GROUP BY scope_key, t, id
+HAVING count(*) >= $1
+EXCEPT
+SELECT scope_key, object_type, object_id FROM context_hubs
+ORDER BY 1, 2, 3
+"""
+
+_IS_HUB = """EXISTS (SELECT 1 FROM context_hubs h
+               WHERE h.scope_key = $1 AND h.object_type = {t} AND h.object_id = {id})"""
+
+# The member copies result $2 (of scope $1, already written) adds to existing hubs. A pair
+# (hub X, object Y) is new, or has a new copy of Y, when:
+#   links      one of R's links joins X and Y: Y is a new neighbour;
+#              or it joins X and Z: the relations linking to Z, and their ends, join X;
+#   relations  a relation r gained a link or a copy in R: r and its ends join every hub that
+#              is one of r's ends or a neighbour of one (r links to it or to its neighbour);
+#   copies     Y has a copy in R: it joins the hubs Y already belongs to — Y's neighbours,
+#              and, for every relation r linking to Y, r's ends and their neighbours.
+# The first two cases add every copy of Y; the last only Y's copies in R. A pair that is not
+# new adds nothing (the primary key keeps one row per copy and hub).
+MAINTAIN_HUB_MEMBERS = f"""
+WITH fresh AS (
+    SELECT from_type, from_id, to_type, to_id FROM graph_links WHERE result_id = $2
+), fresh_objects AS (
+    SELECT object_type AS t, object_id AS id FROM graph_objects WHERE result_id = $2
+), fresh_ends AS (  -- (x, z): a hub x and the object z one of R's links joins it to
+    SELECT * FROM (SELECT from_type AS xt, from_id AS xid, to_type AS zt, to_id AS zid
+                   FROM fresh
+                   UNION
+                   SELECT to_type, to_id, from_type, from_id FROM fresh) f
+    WHERE {_IS_HUB.format(t="f.xt", id="f.xid")}
+), z_relations AS (  -- the relations linking to such a z, for hub x
+    SELECT f.xt, f.xid, l.from_id AS rid
+    FROM fresh_ends f
+    JOIN graph_links l
+      ON l.scope_key = $1 AND l.to_type = f.zt AND l.to_id = f.zid AND l.from_type = 'relation'
+), renewed_relations AS (  -- relations with a link or a copy in R: whole contribution again
+    SELECT from_id AS rid FROM fresh WHERE from_type = 'relation'
+    UNION
+    SELECT id FROM fresh_objects WHERE t = 'relation'
+), copied_ends AS (  -- (r, y): y has a copy in R and is an end of relation r
+    SELECT l.from_id AS rid, o.t, o.id
+    FROM fresh_objects o
+    JOIN graph_links l
+      ON l.scope_key = $1 AND l.to_type = o.t AND l.to_id = o.id AND l.from_type = 'relation'
+), relation_ends AS (
+    SELECT r.rid, l.to_type AS t, l.to_id AS id
+    FROM (SELECT rid FROM renewed_relations UNION SELECT rid FROM copied_ends) r
+    JOIN graph_links l ON l.scope_key = $1 AND l.from_type = 'relation' AND l.from_id = r.rid
+), relation_hubs AS (  -- (r, x): hub x is an end of r or a neighbour of one
+    SELECT * FROM (SELECT rid, t, id FROM relation_ends
+                   UNION
+                   SELECT e.rid, n.from_type, n.from_id
+                   FROM relation_ends e
+                   JOIN graph_links n ON n.scope_key = $1 AND n.to_type = e.t AND n.to_id = e.id
+                   UNION
+                   SELECT e.rid, n.to_type, n.to_id
+                   FROM relation_ends e
+                   JOIN graph_links n
+                     ON n.scope_key = $1 AND n.from_type = e.t AND n.from_id = e.id) a
+    WHERE {_IS_HUB.format(t="a.t", id="a.id")}
+), pairs AS (  -- (hub x, object y, whether only y's copies in R are new)
+    SELECT xt, xid, zt AS yt, zid AS yid, false AS fresh_only FROM fresh_ends
+    UNION
+    SELECT xt, xid, 'relation', rid, false FROM z_relations
+    UNION
+    SELECT z.xt, z.xid, l.to_type, l.to_id, false
+    FROM z_relations z
+    JOIN graph_links l ON l.scope_key = $1 AND l.from_type = 'relation' AND l.from_id = z.rid
+    UNION
+    SELECT h.t, h.id, 'relation', h.rid, false
+    FROM relation_hubs h WHERE h.rid IN (SELECT rid FROM renewed_relations)
+    UNION
+    SELECT h.t, h.id, e.t, e.id, false
+    FROM relation_hubs h JOIN relation_ends e ON e.rid = h.rid
+    WHERE h.rid IN (SELECT rid FROM renewed_relations)
+    UNION
+    SELECT h.t, h.id, c.t, c.id, true
+    FROM copied_ends c JOIN relation_hubs h ON h.rid = c.rid
+    UNION
+    SELECT n.to_type, n.to_id, o.t, o.id, true
+    FROM fresh_objects o
+    JOIN graph_links n ON n.scope_key = $1 AND n.from_type = o.t AND n.from_id = o.id
+    WHERE {_IS_HUB.format(t="n.to_type", id="n.to_id")}
+    UNION
+    SELECT n.from_type, n.from_id, o.t, o.id, true
+    FROM fresh_objects o
+    JOIN graph_links n ON n.scope_key = $1 AND n.to_type = o.t AND n.to_id = o.id
+    WHERE {_IS_HUB.format(t="n.from_type", id="n.from_id")}
+)
+INSERT INTO context_members ({_STORED_COLUMNS})
+SELECT $1, p.xt, p.xid, {_OBJECT_MEMBER_COLUMNS}
+FROM pairs p
+JOIN graph_objects o ON o.object_type = p.yt AND o.object_id = p.yid AND o.scope_key = $1
+WHERE NOT (p.xt = p.yt AND p.xid = p.yid) AND (NOT p.fresh_only OR o.result_id = $2)
+ON CONFLICT DO NOTHING
+"""

@@ -1,0 +1,358 @@
+"""Hubs' stored members (mirrortree.neighbourhoods) are exactly what the live walk returns.
+
+Generated story graphs are recorded result by result through TreeService.RecordReview, with
+objects described again, relations between objects of earlier results and leaf facts, summaries
+and story lines linking them; after every result, each hub's stored member copies must equal
+the live walk's, row for row, and the hubs must be exactly the objects with the threshold's
+links. A hub made later (a lower threshold at start) must read the same through
+StoryGraph.GetContext as before it was one.
+
+Each test works in a database of its own on the session cluster: the threshold applied is
+database-wide state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import grpc
+import pytest
+import pytest_asyncio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graph_service import app as graph_app
+from mirrortree import neighbourhoods, pgcluster
+from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
+from tests.conftest import graph_settings, switch_app, unique
+from tests.graph_service.story import load_acceptance_story, project_scope, ref, relation_input
+from tree_service import app as tree_app
+from tree_service.config import Settings as TreeSettings
+
+ENTITIES = [f"ent-{i}" for i in range(3)]
+EVENTS = [f"ev-{i}" for i in range(5)]
+RELATIONS = [f"rel-{i}" for i in range(3)]
+LEAVES = [f"lf-{i}" for i in range(2)]
+SUMMARIES = ["sum-0"]
+LINES = ["line-0"]
+Ref = tuple[common_pb2.ObjectType, str]
+EVENT = common_pb2.EVENT
+ENTITY = common_pb2.ENTITY
+
+
+def with_database(dsn: str, name: str) -> str:
+    return dsn.rsplit("/", 1)[0] + "/" + name
+
+
+@contextlib.asynccontextmanager
+async def fresh_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
+    """A new, empty database on the session cluster; its name."""
+    name = f"hubs_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+        try:
+            yield name
+        finally:
+            await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    finally:
+        await admin.close()
+
+
+@contextlib.asynccontextmanager
+async def tree_in(dsn: str, hub_links: int) -> AsyncIterator[tree_pb2_grpc.TreeServiceStub]:
+    service = await tree_app.start(TreeSettings(dsn=dsn, listen="127.0.0.1:0", hub_links=hub_links))
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
+            yield tree_pb2_grpc.TreeServiceStub(channel)
+    finally:
+        await service.stop()
+
+
+async def assert_hubs_match_live(conn: asyncpg.Connection, scope_key: str, hub_links: int) -> None:
+    """The hubs are the objects with `hub_links` links or more, and each one's stored members
+    are the live walk's, row for row."""
+    degrees = await conn.fetch(
+        """SELECT t, id, count(*) AS links
+           FROM (SELECT to_type AS t, to_id AS id FROM graph_links WHERE scope_key = $1
+                 UNION ALL
+                 SELECT from_type, from_id FROM graph_links WHERE scope_key = $1) e
+           GROUP BY t, id""",
+        scope_key,
+    )
+    hubs = {
+        (r["object_type"], r["object_id"])
+        for r in await conn.fetch(
+            "SELECT object_type, object_id FROM context_hubs WHERE scope_key = $1", scope_key
+        )
+    }
+    assert hubs == {(r["t"], r["id"]) for r in degrees if r["links"] >= hub_links}
+    stored_anchors = {
+        (r["anchor_type"], r["anchor_id"])
+        for r in await conn.fetch(
+            "SELECT DISTINCT anchor_type, anchor_id FROM context_members WHERE scope_key = $1",
+            scope_key,
+        )
+    }
+    assert stored_anchors <= hubs
+    for object_type, object_id in sorted(hubs):
+        stored = await conn.fetch(neighbourhoods.STORED_MEMBERS, scope_key, object_type, object_id)
+        live = await conn.fetch(neighbourhoods.LIVE_MEMBERS, scope_key, object_type, object_id)
+        assert sorted(map(tuple, stored)) == sorted(map(tuple, live)), (object_type, object_id)
+
+
+@dataclass
+class GraphSoFar:
+    """What earlier results of one generated story recorded, so later ones name only objects
+    that exist, and describe each relation with the ends it was first given."""
+
+    existing: set[Ref] = field(default_factory=set)
+    relation_ends: dict[str, tuple[Ref, Ref, tree_pb2.RelationKind]] = field(default_factory=dict)
+
+
+@st.composite
+def review_results(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """2–5 results, each a dict of RecordReviewRequest fields (without the envelope)."""
+    so_far = GraphSoFar()
+    results = []
+    for number in range(draw(st.integers(2, 5))):
+        evidence = f"src-{number}"
+        cite = [evidence]
+        fields: dict[str, list[Any]] = {
+            "source_references": [
+                tree_pb2.SourceReferenceInput(
+                    id=evidence, source_type="document", source_id="doc-hubs", fragment="quoted"
+                )
+            ]
+        }
+        entities = draw(st.lists(st.sampled_from(ENTITIES), unique=True, max_size=3))
+        events = draw(st.lists(st.sampled_from(EVENTS), unique=True, max_size=4))
+        here = {(ENTITY, e) for e in entities} | {(EVENT, e) for e in events}
+        known = so_far.existing | here
+        known_entities = sorted(i for t, i in known if t == ENTITY)
+        fields["entities"] = [
+            tree_pb2.EntityInput(
+                id=e,
+                label=e,
+                source_reference_ids=cite if draw(st.booleans()) else [],
+            )
+            for e in entities
+        ]
+        fields["events"] = [
+            tree_pb2.EventInput(
+                id=e,
+                kind=tree_pb2.DISCUSSION,
+                title=e,
+                event_time=common_pb2.EventTime(
+                    start=f"2026-10-{draw(st.integers(1, 28)):02d}T10:00:00Z", known=True
+                )
+                if draw(st.booleans())
+                else common_pb2.EventTime(known=False),
+                entity_ids=draw(st.lists(st.sampled_from(known_entities), unique=True))
+                if known_entities
+                else [],
+                source_reference_ids=cite if draw(st.booleans()) else [],
+            )
+            for e in events
+        ]
+        ends = sorted(known)
+        relations = []
+        for relation_id in draw(st.lists(st.sampled_from(RELATIONS), unique=True, max_size=2)):
+            if relation_id not in so_far.relation_ends and len(ends) >= 2:
+                pair = draw(st.lists(st.sampled_from(ends), min_size=2, max_size=2, unique=True))
+                kind = draw(st.sampled_from([tree_pb2.CONTRASTS, tree_pb2.REPLACES]))
+                so_far.relation_ends[relation_id] = (pair[0], pair[1], kind)
+            if relation_id in so_far.relation_ends:
+                new, old, kind = so_far.relation_ends[relation_id]
+                relations.append(
+                    relation_input(
+                        relation_id,
+                        kind,
+                        ref(*new),
+                        ref(*old),
+                        reason="generated",
+                        source_reference_ids=cite,
+                    )
+                )
+                here.add((common_pb2.RELATION, relation_id))
+        fields["relations"] = relations
+        known = so_far.existing | here
+        about = sorted(known)
+        if about:
+            fields["leaf_facts"] = [
+                tree_pb2.LeafFactInput(
+                    id=leaf,
+                    text=leaf,
+                    about=[ref(*draw(st.sampled_from(about)))],
+                    source_reference_ids=cite,
+                )
+                for leaf in draw(st.lists(st.sampled_from(LEAVES), unique=True, max_size=2))
+            ]
+            fields["summaries"] = [
+                tree_pb2.SummaryInput(
+                    id=summary,
+                    title=summary,
+                    text=summary,
+                    fact_refs=[
+                        ref(*r)
+                        for r in draw(st.lists(st.sampled_from(about), unique=True, max_size=3))
+                    ],
+                )
+                for summary in draw(st.lists(st.sampled_from(SUMMARIES), max_size=1))
+            ]
+        known_events = sorted(i for t, i in known if t == EVENT)
+        fields["story_lines"] = [
+            tree_pb2.StoryLineInput(
+                id=line,
+                title=line,
+                event_ids=draw(st.lists(st.sampled_from(known_events), unique=True))
+                if known_events
+                else [],
+                entity_ids=draw(st.lists(st.sampled_from(known_entities), unique=True))
+                if known_entities
+                else [],
+            )
+            for line in draw(st.lists(st.sampled_from(LINES), max_size=1))
+        ]
+        so_far.existing = (
+            known
+            | {(common_pb2.LEAF_FACT, f.id) for f in fields.get("leaf_facts", [])}
+            | {(common_pb2.SUMMARY, s.id) for s in fields.get("summaries", [])}
+            | {(common_pb2.STORY_LINE, s.id) for s in fields["story_lines"]}
+        )
+        results.append(fields)
+    return results
+
+
+async def record_all(
+    stub: tree_pb2_grpc.TreeServiceStub, project: str, results: Sequence[dict[str, Any]]
+) -> AsyncIterator[tree_pb2.RecordReviewResponse]:
+    for day, fields in enumerate(results, start=1):
+        request = tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=project_scope(project),
+            phase="daily",
+            covered={"from": f"2026-11-{day:02d}T00:00:00Z", "to": f"2026-11-{day:02d}T12:00:00Z"},
+            review_generated_at=f"2026-11-{day:02d}T13:00:00Z",
+        )
+        for name, values in fields.items():
+            getattr(request, name).extend(values)
+        yield await stub.RecordReview(request)
+
+
+@pytest_asyncio.fixture
+async def hub_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
+    async with fresh_database(cluster) as name:
+        yield with_database(cluster.primary_dsn, name)
+
+
+@pytest.mark.parametrize("hub_links", [1, 2, 3])
+@settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(results=review_results())
+async def test_stored_members_are_the_live_walk(
+    hub_database: str, hub_links: int, results: list[dict[str, Any]]
+) -> None:
+    """After every result, every hub's stored members equal the live walk; the hubs are the
+    objects with `hub_links` links (1: every linked object, from its first link; 2 and 3:
+    objects that become hubs in a later result, filled then, and kept after)."""
+    project = unique("hubs")
+    scope_key = f"projects:{project}"
+    conn = await asyncpg.connect(hub_database)
+    try:
+        async with tree_in(hub_database, hub_links) as stub:
+            async for _ in record_all(stub, project, results):
+                await assert_hubs_match_live(conn, scope_key, hub_links)
+    finally:
+        await conn.close()
+
+
+async def test_a_lower_threshold_makes_hubs_that_read_the_same(
+    cluster: pgcluster.ClusterInfo,
+) -> None:
+    """The acceptance story, read through GetContext with no hubs, reads the same once a
+    tree_service started with a lower threshold has made hubs of its objects, and those hubs'
+    stored members equal the live walk."""
+    async with fresh_database(cluster) as name:
+        primary = with_database(cluster.primary_dsn, name)
+
+        async def every_context(
+            tree_port: int, story_project: str, objects: list[tuple[str, str]]
+        ) -> list[Any]:
+            await switch_app(tree_port, True)
+            graph = await graph_app.start(
+                graph_settings(
+                    cluster,
+                    replica_dsns=(with_database(cluster.replica_dsn, name),),
+                    gate_dsn=primary,
+                )
+            )
+            try:
+                async with grpc.aio.insecure_channel(f"127.0.0.1:{graph.port}") as channel:
+                    stub = graph_pb2_grpc.StoryGraphStub(channel)
+                    read = []
+                    for object_type, object_id in objects:
+                        for mode in (graph_pb2.CURRENT, graph_pb2.TIMELINE):
+                            response = await stub.GetContext(
+                                graph_pb2.GetContextRequest(
+                                    object_ref=common_pb2.ObjectRef(
+                                        type=object_type.upper(), id=object_id
+                                    ),
+                                    scope=project_scope(story_project),
+                                    mode=mode,
+                                    page_size=3,
+                                    options=options,
+                                )
+                            )
+                            read.append(list(response.collections))
+                    return read
+            finally:
+                await graph.stop()
+
+        service = await tree_app.start(
+            TreeSettings(dsn=primary, listen="127.0.0.1:0", hub_links=1_000)
+        )
+        try:
+            story = await load_acceptance_story(f"127.0.0.1:{service.port}")
+            options = story.options()
+            scope_key = f"projects:{story.project}"
+            conn = await asyncpg.connect(primary)
+            try:
+                objects = [
+                    (r["object_type"], r["object_id"])
+                    for r in await conn.fetch(
+                        "SELECT DISTINCT object_type, object_id FROM graph_objects"
+                        " WHERE scope_key = $1 AND object_type <> 'source_reference' ORDER BY 1, 2",
+                        scope_key,
+                    )
+                ]
+                assert await conn.fetchval("SELECT count(*) FROM context_hubs") == 0
+                before = await every_context(service.port, story.project, objects)
+            finally:
+                await conn.close()
+        finally:
+            await service.stop()
+
+        lower = await tree_app.start(TreeSettings(dsn=primary, listen="127.0.0.1:0", hub_links=2))
+        try:
+            conn = await asyncpg.connect(primary)
+            try:
+                assert await conn.fetchval("SELECT count(*) FROM context_hubs") > 0
+                await assert_hubs_match_live(conn, scope_key, 2)
+                assert await conn.fetchval("SELECT hub_links FROM context_hub_threshold") == 2
+            finally:
+                await conn.close()
+            after = await every_context(lower.port, story.project, objects)
+        finally:
+            await lower.stop()
+        assert after == before

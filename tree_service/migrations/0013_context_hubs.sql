@@ -1,0 +1,38 @@
+-- Hubs: objects with so many links that walking their neighbourhood live costs more than a
+-- context read may take. tree_service keeps each hub's member copies (what graph_service's
+-- live walk would return, see mirrortree/neighbourhoods.py) as review results add them.
+CREATE TABLE context_hubs (
+    scope_key   text NOT NULL,
+    object_type text NOT NULL,
+    object_id   text NOT NULL,
+    PRIMARY KEY (scope_key, object_type, object_id)
+);
+
+-- One row per hub and member copy. The key leads with the hub, and the rest of a member's
+-- columns ride in the index, so a hub's members are one index-only range.
+CREATE TABLE context_members (
+    scope_key            text        NOT NULL,
+    anchor_type          text        NOT NULL,
+    anchor_id            text        NOT NULL,
+    object_type          text        NOT NULL,
+    object_id            text        NOT NULL,
+    result_id            text        NOT NULL,
+    type_rank            smallint    NOT NULL,
+    kind                 text,
+    event_time_start     timestamptz,
+    event_time_end       timestamptz,
+    event_time_precision text,
+    review_generated_at  timestamptz NOT NULL,
+    recorded_at          timestamptz NOT NULL,
+    cited_ids            text[]      NOT NULL,
+    PRIMARY KEY (scope_key, anchor_type, anchor_id, object_type, object_id, result_id)
+        INCLUDE (type_rank, kind, event_time_start, event_time_end, event_time_precision,
+                 review_generated_at, recorded_at, cited_ids)
+);
+
+-- The lowest threshold (links per object) hubs have been made at, across the database: a
+-- tree_service started with a lower one makes the objects in between hubs before it serves.
+CREATE TABLE context_hub_threshold (
+    single    boolean PRIMARY KEY DEFAULT true CHECK (single),
+    hub_links integer NOT NULL
+);
