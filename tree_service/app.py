@@ -30,16 +30,20 @@ class TreeService:
     servicer: TreeServicer
     grace_s: float
     sweeper: asyncio.Task[None] | None = None
+    # Makes hubs of the objects a lower threshold than the last one applied covers; done in
+    # the background, while serving (hubs change how fast a context is read, not what it says).
+    hub_catch_up: asyncio.Task[int] | None = None
 
     @property
     def port(self) -> int:
         return self.rpc.port
 
     async def stop(self) -> None:
-        if self.sweeper is not None:
-            self.sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.sweeper
+        for task in (self.sweeper, self.hub_catch_up):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self.rpc.stop(self.grace_s)
         await self.servicer.drain()  # buds cut off by the shutdown are frozen, not left open
         await self.chunks.stop()
@@ -67,9 +71,6 @@ async def start(settings: Settings) -> TreeService:
     try:
         if await store.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
-        made = await store.apply_hub_threshold()
-        if made:
-            log.info("made hubs", extra={"hubs": made, "hub_links": settings.hub_links})
         chunks.start()
         servicer = TreeServicer(store, chunks)
         rpc = await start_server(
@@ -88,7 +89,22 @@ async def start(settings: Settings) -> TreeService:
     log.info("tree_service serving", extra={"port": rpc.port})
     service = TreeService(rpc, store, chunks, servicer, settings.shutdown_grace_s)
     service.sweeper = asyncio.create_task(sweep_lost_buds(store), name="bud-sweeper")
+    service.hub_catch_up = asyncio.create_task(catch_up_hubs(store), name="hub-catch-up")
     return service
+
+
+async def catch_up_hubs(store: TreeStore) -> int:
+    """Make hubs of the objects over the configured threshold that are not hubs yet (after a
+    first start on an older database, or with a lower threshold); how many were made. A
+    failure is logged and left for the next start: until then those objects are read live."""
+    try:
+        made = await store.apply_hub_threshold()
+    except Exception:
+        log.exception("making hubs failed; their contexts are read live until the next start")
+        return 0
+    if made:
+        log.info("made hubs", extra={"hubs": made, "hub_links": store.hub_links})
+    return made
 
 
 async def sweep_lost_buds(store: TreeStore, every_s: float = BUD_LEASE_S / 3) -> None:

@@ -240,9 +240,12 @@ INSERT_CANDIDATE = """
 INSERT INTO canon_candidates (id, version_id, kind, detail) VALUES ($1, $2, $3, $4)
 """
 
+# Without their snapshots, which can be large: each comes with the size it is stored in
+# (compressed or not), and a page reads them as it fills (MAIN_LINE_SNAPSHOTS).
 LIST_MAIN_LINE_VERSIONS = """
 SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::text[] AS node_ids,
-       v.snapshot, v.confirmed_by, v.created_at, v.replaces_version_id::text,
+       pg_column_size(v.snapshot) AS snapshot_stored_bytes, v.confirmed_by, v.created_at,
+       v.replaces_version_id::text,
        coalesce((SELECT json_agg(json_build_object('id', c.id, 'kind', c.kind,
                                                    'detail', c.detail, 'status', c.status)
                                  ORDER BY c.kind, c.detail)
@@ -255,6 +258,10 @@ WHERE v.tree_id = $1 AND ($2::text IS NULL OR v.scope = $2) AND ($3::text = '' O
 ORDER BY v.created_at DESC, v.version DESC, v.id DESC
 LIMIT $5
 """
+
+MAIN_LINE_SNAPSHOTS = (
+    "SELECT id::text, snapshot FROM main_line_versions WHERE id = any($1::text[]::uuid[])"
+)
 
 # The version a page token names ($1), when it is one of tree $2's versions.
 MAIN_LINE_VERSION_OF_TREE = "SELECT 1 FROM main_line_versions WHERE id = $1 AND tree_id = $2"

@@ -32,7 +32,7 @@ from tree_service.errors import (
     RevisionConflict,
     TreeServiceError,
 )
-from tree_service.store import BUD_LEASE_S, ChunkCommitter, TreeStore
+from tree_service.store import BUD_LEASE_S, ChunkCommitter, ListedVersion, TreeStore
 
 # grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
 Ctx: TypeAlias = Any
@@ -102,11 +102,31 @@ def version_within(version: MainLineVersion, budget: int) -> tree_pb2.MainLineVe
     return message
 
 
-def version_page(versions: list[MainLineVersion]) -> list[tree_pb2.MainLineVersion]:
-    """The longest prefix of `versions` within MAX_PAGE_BYTES (never empty if `versions` is
-    not). A version whose snapshot would overflow a page of its own comes without it; one that
-    would fit alone starts the next page instead."""
-    return byte_prefix(versions, lambda version: version_within(version, MAX_PAGE_BYTES))
+async def version_page(
+    store: TreeStore, listed: list[ListedVersion]
+) -> list[tree_pb2.MainLineVersion]:
+    """The longest prefix of `listed` within MAX_PAGE_BYTES (never empty if `listed` is not).
+    A version whose snapshot would overflow a page of its own comes without it; one that would
+    fit alone starts the next page instead.
+
+    Snapshots are read a batch at a time, each batch about a page by the size they are stored
+    in, and no further once the page is full: a page of large versions reads about a page of
+    snapshots, not all of the versions listed. Stored sizes may be compressed, so a batch can
+    hold a few pages of JSON text; never the whole list's."""
+    messages: list[tree_pb2.MainLineVersion] = []
+    start = 0
+    while start < len(listed):
+        end, stored = start + 1, listed[start].snapshot_stored_bytes
+        while end < len(listed) and stored + listed[end].snapshot_stored_bytes <= MAX_PAGE_BYTES:
+            stored += listed[end].snapshot_stored_bytes
+            end += 1
+        batch = await store.with_snapshots([v.version for v in listed[start:end]])
+        messages.extend(version_within(version, MAX_PAGE_BYTES) for version in batch)
+        page = byte_prefix(messages, lambda message: message)
+        if len(page) < len(messages):
+            return page
+        start = end
+    return messages
 
 
 def request_hash(method: str, request: Message) -> bytes:
@@ -386,7 +406,7 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
             versions = await self._store.list_main_line_versions(
                 request.tree_id, scope, request.world, request.page_token or None, limit + 1
             )
-            page = version_page(versions[:limit])
+            page = await version_page(self._store, versions[:limit])
             return tree_pb2.ListMainLineVersionsResponse(
                 versions=page,
                 next_page_token=page[-1].id if len(versions) > len(page) else "",

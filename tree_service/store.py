@@ -153,20 +153,30 @@ def _node_from_json(data: dict[str, Any]) -> Node:
     return Node(**values)
 
 
-def _version(row: asyncpg.Record) -> MainLineVersion:
-    return MainLineVersion(
+@dataclass(frozen=True)
+class ListedVersion:
+    """A main-line version as listed: without its snapshot (MainLineVersion.snapshot is
+    empty until TreeStore.with_snapshots reads it), and the size that snapshot is stored in."""
+
+    version: MainLineVersion
+    snapshot_stored_bytes: int
+
+
+def _listed_version(row: asyncpg.Record) -> ListedVersion:
+    version = MainLineVersion(
         id=row["id"],
         tree_id=row["tree_id"],
         scope=CanonicalScope(row["scope"]),
         world=row["world"],
         version=row["version"],
         node_ids=tuple(row["node_ids"]),
-        snapshot=tuple(_node_from_json(n) for n in json.loads(row["snapshot"])),
+        snapshot=(),
         confirmed_by=row["confirmed_by"],
         created_at=row["created_at"],
         candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
         replaces_version_id=row["replaces_version_id"],
     )
+    return ListedVersion(version, row["snapshot_stored_bytes"])
 
 
 def _generated_json(generated: Generated) -> tuple[str, str, str, str]:
@@ -802,9 +812,9 @@ class TreeStore:
         world: str,
         after_version_id: str | None,
         limit: int,
-    ) -> list[MainLineVersion]:
+    ) -> list[ListedVersion]:
         """Versions newest first, those after `after_version_id` (a page token: the last
-        version of the previous page), at most `limit`."""
+        version of the previous page), at most `limit`; without their snapshots."""
         tree_uuid = _uuid(tree_id, "tree_id")
         foreign = InvalidInput.one(
             "page_token", "is not a page token of this tree's main-line versions"
@@ -828,7 +838,16 @@ class TreeStore:
                 after,
                 limit,
             )
-        return [_version(r) for r in rows]
+        return [_listed_version(r) for r in rows]
+
+    async def with_snapshots(self, versions: list[MainLineVersion]) -> list[MainLineVersion]:
+        """The versions, in their order, with their snapshots read."""
+        rows = await self._pool.fetch(queries.MAIN_LINE_SNAPSHOTS, [v.id for v in versions])
+        snapshots = {r["id"]: json.loads(r["snapshot"]) for r in rows}
+        return [
+            dataclasses.replace(v, snapshot=tuple(_node_from_json(n) for n in snapshots[v.id]))
+            for v in versions
+        ]
 
     async def main_line_snapshot(
         self, version_id: str, offset: int, limit: int

@@ -345,6 +345,8 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
 
         lower = await tree_app.start(TreeSettings(dsn=primary, listen="127.0.0.1:0", hub_links=2))
         try:
+            assert lower.hub_catch_up is not None
+            assert await lower.hub_catch_up > 0
             conn = await asyncpg.connect(primary)
             try:
                 assert await conn.fetchval("SELECT count(*) FROM context_hubs") > 0
