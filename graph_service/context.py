@@ -205,6 +205,73 @@ class Neighbourhood:
             self._decisions = tuple(newest[i] for i in sorted(newest))
         return [Member._make(fields) for fields in self._decisions[:limit]]
 
+    # The neighbourhood as a context read pages it (StoredNeighbourhood answers the same from
+    # SQL, for hubs).
+
+    async def page(
+        self, selection: Selection, after: EvidenceOrder | None, size: int, count: bool
+    ) -> Page:
+        selected = [
+            stored
+            for stored in self.collection(selection.roles, selection.types)
+            if selection.admits(stored)
+        ]
+        start = bisect_right(selected, after, key=stored_order) if after else 0
+        page = selected[start : start + size]
+        return Page(
+            [Member._make(fields) for _, fields in page],
+            start + size < len(selected),
+            len(selected) if count else None,
+            page[-1][0] if page else None,
+        )
+
+    async def cited_page(self, after: tuple[str, str] | None, size: int, count: bool) -> Page:
+        cited = self._cited
+        start = bisect_right(cited, after, key=citation_order) if after else 0
+        page = cited[start : start + size]
+        return Page(
+            [Member._make(fields) for _, fields in page],
+            start + size < len(cited),
+            len(cited) if count else None,
+            None,
+        )
+
+    async def self_copies(self) -> list[Member]:
+        return self.of_role("self")
+
+    async def newest_decisions(self, limit: int) -> list[Member]:
+        return self.decisions(limit)
+
+    async def undated(self, roles: tuple[str, ...]) -> int:
+        return sum(1 for stored in self.collection(roles, EVIDENCE) if is_undated(stored))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The copies of X's neighbourhood one collection holds: of these roles and types, dated,
+    undated or either, and admitted by the time filter (None: the filter does not apply)."""
+
+    roles: tuple[str, ...]
+    types: tuple[str, ...]
+    dated: str  # "any" | "dated" | "undated"
+    time_filter: TimeFilter | None
+
+    def admits(self, stored: Stored) -> bool:
+        undated = is_undated(stored)
+        if (self.dated == "dated" and undated) or (self.dated == "undated" and not undated):
+            return False
+        return self.time_filter is None or Member._make(stored[1]).admitted_by(self.time_filter)
+
+
+class Page(NamedTuple):
+    """One keyset page of a collection: its copies, whether more follow, how many the
+    collection holds (None: not counted), and the last copy's evidence order."""
+
+    members: list[Member]
+    has_more: bool
+    total: int | None
+    last: EvidenceOrder | None
+
 
 def newest_copy(copies: list[Member]) -> Member | None:
     """The copy that describes an object now: the one of the most recently generated review,
@@ -253,6 +320,87 @@ def citation(source_id: str, citing: tuple[Any, ...]) -> Stored:
         (),
     )
     return ((True, UNKNOWN_TIME_STAND_IN, 0, source_id, result_id), fields)
+
+
+def citation_order(stored: Stored) -> tuple[str, str]:
+    """Cited sources are ordered by reference id, then result id."""
+    return (stored[1][OBJECT_ID], stored[1][RESULT_ID])
+
+
+class StoredNeighbourhood:
+    """A hub's neighbourhood, paged in SQL over its stored members (context_members,
+    mirrortree.neighbourhoods) instead of read whole: a hub has about 1,600 copies around it,
+    and receiving and ordering them all cost a first read more than the rest of it together.
+    Each method answers exactly what Neighbourhood's answers for the same copies: the same
+    evidence order (text by code point: COLLATE "C"), filters, keysets and counts —
+    tests/tree_service/test_context_hubs.py reads every collection both ways."""
+
+    def __init__(self, conn: asyncpg.Connection, x: tuple[str, str, str]) -> None:
+        self._conn = conn
+        self._x = x
+        self._self_copies: list[Member] | None = None  # snapshots and the projection use them
+
+    async def page(
+        self, selection: Selection, after: EvidenceOrder | None, size: int, count: bool
+    ) -> Page:
+        tf = selection.time_filter
+        rows = await self._conn.fetch(
+            queries.HUB_PAGE,
+            *self._x,
+            tf.start if tf else None,
+            tf.end if tf else None,
+            tf.basis if tf else "event_time",
+            list(selection.roles),
+            list(selection.types),
+            selection.dated,
+            *(after if after else (None,) * 5),
+            size + 1,
+            count,
+        )
+        return self._page(rows, size)
+
+    async def cited_page(self, after: tuple[str, str] | None, size: int, count: bool) -> Page:
+        rows = await self._conn.fetch(
+            queries.HUB_CITED_PAGE, *self._x, *(after or (None, None)), size + 1, count
+        )
+        return self._page(rows, size)
+
+    async def self_copies(self) -> list[Member]:
+        if self._self_copies is None:
+            rows = await self._conn.fetch(queries.HUB_SELF, *self._x)
+            self._self_copies = [stored_member(r) for r in rows]
+        return self._self_copies
+
+    async def newest_decisions(self, limit: int) -> list[Member]:
+        rows = await self._conn.fetch(queries.HUB_DECISIONS, *self._x, limit)
+        return [stored_member(r) for r in rows]
+
+    async def undated(self, roles: tuple[str, ...]) -> int:
+        return int(await self._conn.fetchval(queries.HUB_UNDATED, *self._x, list(roles)))
+
+    @staticmethod
+    def _page(rows: Sequence[asyncpg.Record], size: int) -> Page:
+        """A page from its statement's rows: the copies (one more than the page: whether more
+        follow) and, when counted, a row of its own with the total (role NULL)."""
+        total = next((r["total"] for r in rows if r["role"] is None), None)
+        members = [stored_member(tuple(r)[:-1]) for r in rows if r["role"] is not None]
+        members.sort(key=lambda m: evidence_order(tuple(m)))
+        page = members[:size]
+        return Page(
+            page,
+            len(members) > size,
+            total,
+            evidence_order(tuple(page[-1])) if page else None,
+        )
+
+
+NeighbourhoodView = Neighbourhood | StoredNeighbourhood
+
+
+def stored_member(columns: Sequence[Any]) -> Member:
+    """A Member from a hub statement's columns (all of Member's but the cited ids, which only
+    the in-memory neighbourhood needs: it derives the cited sources from them)."""
+    return Member._make((*columns, ()))
 
 
 class NeighbourhoodCache:
@@ -421,6 +569,7 @@ class Opening:
     # How many preferences apply, and a digest of their ids and revisions.
     preference_fingerprint: tuple[int, str]
     in_scope: bool  # whether X exists in the scope read
+    is_hub: bool  # whether X's neighbourhood is stored (mirrortree.neighbourhoods)
     object_scopes: tuple[str, ...]  # where X exists at all (20 scopes at most)
     history_gaps: tuple[str, ...]
     completion: tuple[tuple[str, str], ...]  # (entity change id, result id); current mode only
@@ -446,6 +595,7 @@ class Opening:
         return cls(
             preference_fingerprint=(int(count), str(digest)),
             in_scope=row["in_scope"],
+            is_hub=row["is_hub"],
             object_scopes=tuple(row["object_scopes"]),
             history_gaps=tuple(row["history_gaps"]),
             completion=tuple(row["completion"]),
@@ -481,7 +631,7 @@ class ContextReader:
         self.x_ref: Ref = (object_type, object_id)
         self._cache = cache
         self._cache_key = (self.key, read_revision, object_type, object_id)
-        self._members: Neighbourhood | None = None
+        self._members: NeighbourhoodView | None = None
 
     # ---- existence and versions ---------------------------------------------------------
 
@@ -538,23 +688,26 @@ class ContextReader:
 
     # ---- the neighbourhood --------------------------------------------------------------
 
-    async def members(self) -> Neighbourhood:
-        """X's neighbourhood (read at most once per call; a preference has none)."""
+    async def members(self) -> NeighbourhoodView:
+        """X's neighbourhood: a hub's paged in SQL, any other object's read whole (at most once
+        per call, and cached); a preference has none."""
         if self._members is None:
             self._members = self._cache.get(self._cache_key)
         if self._members is None:
             if self.object_type == "preference":
                 self._members = Neighbourhood(())
+            elif self.opening.is_hub:
+                self._members = StoredNeighbourhood(self.conn, self.x)
             else:
                 rows = await self.conn.fetch(queries.CONTEXT_NEIGHBOURHOOD, *self.x)
                 self._members = Neighbourhood(rows)
                 self._cache.put(self._cache_key, self._members)
         return self._members
 
-    def _copies_of_x(self, members: Neighbourhood) -> list[Member]:
+    async def _copies_of_x(self, members: NeighbourhoodView) -> list[Member]:
         """X's own copies in recording order (only the named result's, when one is named)."""
         return sorted(
-            (m for m in members.of_role("self") if self.result_filter in (None, m.result_id)),
+            (m for m in await members.self_copies() if self.result_filter in (None, m.result_id)),
             key=lambda m: m.graph_revision,
         )
 
@@ -563,7 +716,7 @@ class ContextReader:
         and X's own copies when the read lists them as evidence (`include_x`: timeline)."""
         members = await self.members()
         roles = ("member", "self") if include_x else ("member",)
-        return sum(1 for stored in members.collection(roles, EVIDENCE) if is_undated(stored))
+        return await members.undated(roles)
 
     # ---- collections --------------------------------------------------------------------
 
@@ -582,7 +735,7 @@ class ContextReader:
         """
         specs = list(specs)
         # A page of preferences alone (a cursor continuing them) needs no neighbourhood.
-        members = (
+        members: NeighbourhoodView = (
             await self.members()
             if any(spec != "preferences" for spec in specs)
             else Neighbourhood(())
@@ -590,20 +743,20 @@ class ContextReader:
         planned: list[PlannedPage | PlannedPreferences | str] = []
         for spec in specs:
             if isinstance(spec, Linked):
-                planned.append(self._plan_linked(spec, members, size, after, count))
+                planned.append(await self._plan_linked(spec, members, size, after, count))
             elif spec == "snapshots":
-                planned.append(self._plan_snapshots(members, size, after, count))
+                planned.append(await self._plan_snapshots(members, size, after, count))
             elif spec == "sources":
-                planned.append(self._plan_sources(members, size, after, count))
+                planned.append(await self._plan_sources(members, size, after, count))
             elif spec == "preferences":
                 planned.append(await self._plan_preferences(size, after, count))
             else:
                 planned.append(spec)  # "current": built once the copies are read
         wants_current = "current" in specs
-        copies_of_x = self._copies_of_x(members) if wants_current else []
+        copies_of_x = await self._copies_of_x(members) if wants_current else []
         newest = newest_copy(copies_of_x)
         # One more than shown: whether the list is complete.
-        decisions = members.decisions(DECISIONS_SHOWN + 1) if wants_current else []
+        decisions = await members.newest_decisions(DECISIONS_SHOWN + 1) if wants_current else []
         keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
         keys.update(m.key for m in [*([newest] if newest else []), *decisions[:DECISIONS_SHOWN]])
         # Whose validity the pages show: every copy's object, X, the preferences.
@@ -629,48 +782,44 @@ class ContextReader:
                 )
         return pages
 
-    def _plan_linked(
+    async def _plan_linked(
         self,
         spec: Linked,
-        members: Neighbourhood,
+        members: NeighbourhoodView,
         size: int,
         after: list[Any] | None,
         count: bool,
     ) -> PlannedPage:
-        roles = ("member", "self") if spec.include_self else ("member",)
-        time_filtered = spec.evidence and self.tf.active
-        selected = [
-            stored
-            for stored in members.collection(roles, spec.types)
-            if not (spec.dated_only and is_undated(stored))
-            and not (spec.undated_only and not is_undated(stored))
-            and (not time_filtered or Member._make(stored[1]).admitted_by(self.tf))
-        ]
-        start = 0
+        selection = Selection(
+            ("member", "self") if spec.include_self else ("member",),
+            spec.types,
+            "dated" if spec.dated_only else "undated" if spec.undated_only else "any",
+            self.tf if spec.evidence and self.tf.active else None,
+        )
+        position: EvidenceOrder | None = None
         if after:
-            position: EvidenceOrder = (
+            position = (
                 bool(after[0]),
                 datetime.fromisoformat(after[1]),
                 int(after[2]),
                 str(after[3]),
                 str(after[4]),
             )
-            start = bisect_right(selected, position, key=stored_order)
-        page = selected[start : start + size]
-        last = page[-1][0] if page else None
+        page = await members.page(selection, position, size, count)
+        last = page.last
         return PlannedPage(
             spec.name,
-            tuple(Member._make(fields).key for _, fields in page),
+            tuple(m.key for m in page.members),
             collection_label(spec.name),
-            start + size < len(selected),
-            len(selected) if count else None,
+            page.has_more,
+            page.total,
             [last[0], last[1].isoformat(), *last[2:]] if last else [],
         )
 
-    def _plan_snapshots(
-        self, members: Neighbourhood, size: int, after: list[Any] | None, count: bool
+    async def _plan_snapshots(
+        self, members: NeighbourhoodView, size: int, after: list[Any] | None, count: bool
     ) -> PlannedPage:
-        copies = self._copies_of_x(members)
+        copies = await self._copies_of_x(members)
         rest = [m for m in copies if after is None or m.graph_revision > int(after[0])]
         page = rest[:size]
         return PlannedPage(
@@ -682,25 +831,20 @@ class ContextReader:
             [page[-1].graph_revision] if page else [],
         )
 
-    def _plan_sources(
-        self, members: Neighbourhood, size: int, after: list[Any] | None, count: bool
+    async def _plan_sources(
+        self, members: NeighbourhoodView, size: int, after: list[Any] | None, count: bool
     ) -> PlannedPage:
-        cited = members.cited
-        start = 0
-        if after:
-            start = bisect_right(
-                cited,
-                (str(after[0]), str(after[1])),
-                key=lambda c: (c[1][OBJECT_ID], c[1][RESULT_ID]),
-            )
-        page = [Member._make(fields) for _, fields in cited[start : start + size]]
+        page = await members.cited_page(
+            (str(after[0]), str(after[1])) if after else None, size, count
+        )
+        shown = page.members
         return PlannedPage(
             "sources",
-            tuple(m.key for m in page),
+            tuple(m.key for m in shown),
             collection_label("sources"),
-            start + size < len(cited),
-            len(cited) if count else None,
-            [page[-1].object_id, page[-1].result_id] if page else [],
+            page.has_more,
+            page.total,
+            [shown[-1].object_id, shown[-1].result_id] if shown else [],
         )
 
     async def _read_copies(

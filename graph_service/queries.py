@@ -410,6 +410,112 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 """
 )
 
+# ---- a hub's neighbourhood, paged in SQL (graph_service.context.StoredNeighbourhood) -------
+# X = ($1 scope, $2 type, $3 id). Every statement answers exactly what the in-memory
+# Neighbourhood answers for the same copies: Member's columns in its order, evidence order
+# (event time, unknown last and all unknowns equal; type rank; stable id; result id) with text
+# compared by code point (COLLATE "C", as Python compares str).
+_HUB_MEMBER = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
+_HUB_COPIES = f"""
+WITH copies AS (
+    SELECT 'member' AS role, {_HUB_MEMBER}, 0::bigint AS graph_revision, o.cited_ids
+    FROM context_members o
+    WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
+    UNION ALL
+    SELECT 'self', {_HUB_MEMBER}, r.graph_revision, o.cited_ids
+    FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+    WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+)"""
+_UNKNOWN_TIME_STAND_IN = "'0001-01-02 00:00:00+00'::timestamptz"
+_EVIDENCE_ORDER = f"""(o.event_time_start IS NULL,
+     coalesce(o.event_time_start, {_UNKNOWN_TIME_STAND_IN}), o.type_rank,
+     o.object_id COLLATE "C", o.result_id COLLATE "C")"""
+
+# One page of a collection: the copies of roles $7 and types $8, dated / undated / either
+# ($9), in the time filter ($4 from, $5 to, $6 basis), after the evidence order
+# ($10..$14, all NULL: from the first), $15 at most; and, when $16, a row with their total
+# (role NULL).
+HUB_PAGE = (
+    _HUB_COPIES
+    + """, chosen AS MATERIALIZED (
+    SELECT * FROM copies o
+    WHERE o.role = any($7::text[]) AND o.object_type = any($8::text[])
+      AND ($9::text = 'any' OR (o.event_time_start IS NULL) = ($9::text = 'undated'))
+      AND """
+    + TIME_FILTER
+    + f""")
+SELECT NULL AS role, NULL AS object_type, NULL AS object_id, NULL AS result_id,
+       NULL::smallint AS type_rank, NULL AS kind, NULL::timestamptz AS event_time_start,
+       NULL::timestamptz AS event_time_end, NULL AS event_time_precision,
+       NULL::timestamptz AS review_generated_at, NULL::timestamptz AS recorded_at,
+       NULL::bigint AS graph_revision, (SELECT count(*) FROM chosen) AS total
+WHERE $16::boolean
+UNION ALL
+(SELECT o.role, {_HUB_MEMBER}, o.graph_revision, NULL
+ FROM chosen o
+ WHERE $10::boolean IS NULL
+    OR {_EVIDENCE_ORDER}
+       > ($10::boolean, $11::timestamptz, $12::smallint, $13::text COLLATE "C",
+          $14::text COLLATE "C")
+ ORDER BY {_EVIDENCE_ORDER}
+ LIMIT $15)
+"""
+)
+
+# One page of the sources X or a related copy cites (in the citing copy's result, with its
+# times), by reference id and result id, after ($4, $5) (NULL: from the first), $6 at most;
+# and, when $7, a row with their total (role NULL). As Member rows ("cited").
+HUB_CITED_PAGE = (
+    _HUB_COPIES
+    + """, cited AS MATERIALIZED (
+    SELECT DISTINCT c.id, o.result_id, o.review_generated_at, o.recorded_at
+    FROM copies o, unnest(o.cited_ids) AS c (id)
+)
+SELECT NULL AS role, NULL AS object_type, NULL AS object_id, NULL AS result_id,
+       NULL::smallint AS type_rank, NULL AS kind, NULL::timestamptz AS event_time_start,
+       NULL::timestamptz AS event_time_end, NULL AS event_time_precision,
+       NULL::timestamptz AS review_generated_at, NULL::timestamptz AS recorded_at,
+       NULL::bigint AS graph_revision, (SELECT count(*) FROM cited) AS total
+WHERE $7::boolean
+UNION ALL
+(SELECT 'cited', 'source_reference', c.id, c.result_id, 0::smallint, NULL, NULL, NULL, NULL,
+        c.review_generated_at, c.recorded_at, 0::bigint, NULL
+ FROM cited c
+ WHERE $4::text IS NULL
+    OR (c.id COLLATE "C", c.result_id COLLATE "C") > ($4::text COLLATE "C", $5::text COLLATE "C")
+ ORDER BY c.id COLLATE "C", c.result_id COLLATE "C"
+ LIMIT $6)
+"""
+)
+
+# X's own copies, with the graph revision that recorded each.
+HUB_SELF = f"""
+SELECT 'self', {_HUB_MEMBER}, r.graph_revision
+FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+"""
+
+# The related decision events, the newest copy of each (of the latest review, then the latest
+# recorded), by stable id, $4 at most.
+HUB_DECISIONS = f"""
+SELECT DISTINCT ON (o.object_id COLLATE "C") 'member', {_HUB_MEMBER}, 0::bigint
+FROM context_members o
+WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
+  AND o.object_type = 'event' AND o.kind = 'decision'
+ORDER BY o.object_id COLLATE "C", o.review_generated_at DESC, o.recorded_at DESC
+LIMIT $4
+"""
+
+# How many copies of roles $4 among the evidence have no event time.
+HUB_UNDATED = (
+    _HUB_COPIES
+    + """
+SELECT count(*) FROM copies
+WHERE role = any($4::text[]) AND event_time_start IS NULL
+  AND object_type IN ('event', 'entity_change', 'relation', 'leaf_fact')
+"""
+)
+
 # Whole stored copies by key ($1 result ids, $2 types, $3 ids) ('copy'), the source
 # references they cite, in their own result ('cited'), and the evidenced relations touching the
 # objects ($4 scope, $5 types, $6 ids) ('touch'): what a context read shows of its pages.
@@ -451,6 +557,7 @@ LIMIT $3
 #                           preferences: any create, update, or a preference leaving the scope
 #                           while another arrives changes it
 #   in_scope                whether X exists in the scope read
+#   is_hub                  whether X's neighbourhood is stored (StoredNeighbourhood reads it)
 #   object_scopes           where X exists at all, SCOPES_LISTED at most (not_found vs
 #                           scope_mismatch)
 #   history_gaps            the gaps the results holding X report (HISTORY_GAPS_LISTED + 1 at
@@ -466,6 +573,8 @@ CONTEXT_OPENING = _scope_state(
      FROM preferences WHERE scope_key = any($5::text[])) AS preference_fingerprint,
     EXISTS(SELECT 1 FROM graph_objects
            WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS in_scope,
+    EXISTS(SELECT 1 FROM context_hubs
+           WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS is_hub,
     ARRAY(SELECT DISTINCT scope_key FROM graph_objects
           WHERE object_type = $3 AND object_id = $4 LIMIT {SCOPES_LISTED}) AS object_scopes,
     ARRAY(SELECT DISTINCT unnest(r.coverage_gaps) AS gap

@@ -999,13 +999,33 @@ class TreeStore:
             await conn.copy_records_to_table(
                 "graph_links", records=sorted(links), columns=queries.GRAPH_LINK_COLUMNS
             )
-        await self._keep_hubs(conn, review.scope.key, review.result_id)
+        await self._keep_hubs(conn, review, links)
         return RecordedReview(review.result_id, recorded_at, head["graph_revision"], len(records))
 
-    async def _keep_hubs(self, conn: asyncpg.Connection, scope_key: str, result_id: str) -> None:
+    async def _keep_hubs(
+        self,
+        conn: asyncpg.Connection,
+        review: ReviewResult,
+        links: set[tuple[str, str, str, str, str, str, str]],
+    ) -> None:
         """Add what a result just written brings to the hubs' stored members, then make hubs of
-        the objects its links bring to the threshold (mirrortree.neighbourhoods)."""
-        await conn.execute(neighbourhoods.MAINTAIN_HUB_MEMBERS, scope_key, result_id)
+        the objects its links bring to the threshold (mirrortree.neighbourhoods). `links` are
+        its graph_links rows (scope, result, from type, from id, link, to type, to id)."""
+        scope_key, result_id = review.scope.key, review.result_id
+        # Planned for these arrays' sizes every time, never as a generic plan (see
+        # MAINTAIN_HUB_MEMBERS); the setting ends with the transaction.
+        await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        await conn.execute(
+            neighbourhoods.MAINTAIN_HUB_MEMBERS,
+            scope_key,
+            result_id,
+            [link[2] for link in links],
+            [link[3] for link in links],
+            [link[5] for link in links],
+            [link[6] for link in links],
+            [o.object_type.value for o in review.objects],
+            [o.object_id for o in review.objects],
+        )
         for row in await conn.fetch(neighbourhoods.NEW_HUBS, scope_key, result_id, self.hub_links):
             await conn.execute(neighbourhoods.FILL_HUB_MEMBERS, scope_key, row["t"], row["id"])
 

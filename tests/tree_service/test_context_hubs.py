@@ -277,12 +277,120 @@ async def test_stored_members_are_the_live_walk(
         await conn.close()
 
 
+def busy_entity_results(project: str) -> list[tree_pb2.RecordReviewRequest]:
+    """Two results that make the story's storage entity busy: 24 more events about it (dated
+    to the minute, day or month, or undated; some decisions, described again in the second
+    result, some citing a source), relations between them, and leaf facts."""
+    results = []
+    for day in (1, 2):
+        evidence = f"src-busy-{day}"
+        request = tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("busy"),
+            scope=project_scope(project),
+            phase="daily",
+            covered={"from": f"2026-10-1{day}T00:00:00Z", "to": f"2026-10-1{day}T12:00:00Z"},
+            review_generated_at=f"2026-10-1{day}T13:00:00Z",
+            source_references=[
+                tree_pb2.SourceReferenceInput(
+                    id=evidence, source_type="document", source_id="doc-busy", fragment="quoted"
+                )
+            ],
+        )
+        for n in range(24 if day == 1 else 12):
+            precision = [common_pb2.MINUTE, common_pb2.DAY, common_pb2.MONTH][n % 3]
+            request.events.append(
+                tree_pb2.EventInput(
+                    id=f"ev-busy-{n:02d}",
+                    kind=tree_pb2.DECISION if n % 4 == 0 else tree_pb2.DISCUSSION,
+                    title=f"busy {n} (result {day})",
+                    event_time=common_pb2.EventTime(known=False)
+                    if n % 5 == 4
+                    else common_pb2.EventTime(
+                        start=f"2026-{9 + n % 2:02d}-{1 + n:02d}T{n % 24:02d}:00:00Z",
+                        precision=precision,
+                        known=True,
+                    ),
+                    entity_ids=["ent-storage"],
+                    source_reference_ids=[evidence] if n % 2 else [],
+                )
+            )
+        for n in range(0, 10, 3):
+            request.relations.append(
+                relation_input(
+                    f"rel-busy-{n}",
+                    tree_pb2.REPLACES if n % 2 else tree_pb2.CONTRASTS,
+                    ref(EVENT, f"ev-busy-{n + 1:02d}"),
+                    ref(EVENT, f"ev-busy-{n:02d}"),
+                    reason="generated",
+                    source_reference_ids=[evidence],
+                )
+            )
+        request.leaf_facts.append(
+            tree_pb2.LeafFactInput(
+                id=f"lf-busy-{day}",
+                text="busy",
+                about=[ref(ENTITY, "ent-storage")],
+                source_reference_ids=[evidence],
+            )
+        )
+        results.append(request)
+    return results
+
+
+def as_compared(response: graph_pb2.GetContextResponse) -> graph_pb2.GetContextResponse:
+    """A response as compared: its time of reading aside, and cursors only by where they lead
+    (they are opaque)."""
+    plain = graph_pb2.GetContextResponse()
+    plain.CopyFrom(response)
+    plain.basis.read_at = ""
+    for collection in plain.collections:
+        collection.page.next_cursor = ""
+        for item in collection.items:
+            item.content.next_cursor = ""
+    return plain
+
+
+# The reads compared: both modes, unfiltered and through three time filters.
+TIME_FILTERS: list[dict[str, Any]] = [
+    {},
+    {"time_range": {"from": "2026-09-05T00:00:00Z", "to": "2026-09-20T00:00:00Z"}},
+    {
+        "time_range": {"from": "2026-09-30T00:00:00Z"},
+        "time_basis": common_pb2.REVIEW_GENERATED_AT,
+    },
+    {"time_range": {"to": "2026-10-11T20:00:00Z"}, "time_basis": common_pb2.RECORDED_AT},
+]
+
+
+async def every_page(
+    stub: graph_pb2_grpc.StoryGraphStub, request: graph_pb2.GetContextRequest
+) -> list[graph_pb2.GetContextResponse]:
+    """Every page of every collection of one read, following each collection's cursor to its
+    last page."""
+    first = await stub.GetContext(request)
+    pages = [as_compared(first)]
+    for collection in first.collections:
+        cursor = collection.page.next_cursor
+        while cursor:
+            following = graph_pb2.GetContextRequest()
+            following.CopyFrom(request)
+            following.cursor = cursor
+            page = await stub.GetContext(following)
+            pages.append(as_compared(page))
+            (continued,) = page.collections
+            cursor = continued.page.next_cursor
+    return pages
+
+
 async def test_a_lower_threshold_makes_hubs_that_read_the_same(
     cluster: pgcluster.ClusterInfo,
 ) -> None:
-    """The acceptance story, read through GetContext with no hubs, reads the same once a
-    tree_service started with a lower threshold has made hubs of its objects, and those hubs'
-    stored members equal the live walk."""
+    """The acceptance story with a busy entity, every page of every collection of every object
+    read through GetContext (both modes, with and without time filters) with no hubs, reads
+    the same once a tree_service started with a lower threshold has made hubs of its objects
+    (their collections then paged in SQL), and those hubs' stored members equal the live
+    walk."""
     async with fresh_database(cluster) as name:
         primary = with_database(cluster.primary_dsn, name)
 
@@ -303,18 +411,18 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
                     read = []
                     for object_type, object_id in objects:
                         for mode in (graph_pb2.CURRENT, graph_pb2.TIMELINE):
-                            response = await stub.GetContext(
-                                graph_pb2.GetContextRequest(
+                            for time_filter in TIME_FILTERS:
+                                request = graph_pb2.GetContextRequest(
                                     object_ref=common_pb2.ObjectRef(
                                         type=object_type.upper(), id=object_id
                                     ),
                                     scope=project_scope(story_project),
                                     mode=mode,
-                                    page_size=3,
+                                    page_size=2,
                                     options=options,
+                                    **time_filter,
                                 )
-                            )
-                            read.append(list(response.collections))
+                                read.append(await every_page(stub, request))
                     return read
             finally:
                 await graph.stop()
@@ -324,7 +432,11 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
         )
         try:
             story = await load_acceptance_story(f"127.0.0.1:{service.port}")
-            options = story.options()
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
+                tree_stub = tree_pb2_grpc.TreeServiceStub(channel)
+                for request in busy_entity_results(story.project):
+                    written = await tree_stub.RecordReview(request)
+            options = graph_pb2.ReadOptions(min_consistency=written.consistency)
             scope_key = f"projects:{story.project}"
             conn = await asyncpg.connect(primary)
             try:
@@ -349,7 +461,12 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
             assert await lower.hub_catch_up > 0
             conn = await asyncpg.connect(primary)
             try:
-                assert await conn.fetchval("SELECT count(*) FROM context_hubs") > 0
+                assert (
+                    await conn.fetchval(
+                        "SELECT count(*) FROM context_hubs WHERE object_type = 'entity'"
+                    )
+                    > 0
+                )
                 await assert_hubs_match_live(conn, scope_key, 2)
                 assert await conn.fetchval("SELECT hub_links FROM context_hub_threshold") == 2
             finally:
@@ -357,4 +474,7 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
             after = await every_context(lower.port, story.project, objects)
         finally:
             await lower.stop()
-        assert after == before
+        assert len(before) == len(objects) * 2 * len(TIME_FILTERS)
+        assert sum(len(pages) for pages in before) > 4 * len(before)  # collections were paged
+        for object_read, (read_before, read_after) in enumerate(zip(before, after, strict=True)):
+            assert read_after == read_before, object_read
