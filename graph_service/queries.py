@@ -381,14 +381,13 @@ ORDER BY o.result_id = $4 DESC, r.graph_revision
 LIMIT $5
 """
 
-# X's neighbourhood, read once per context read: what paging, filtering and ordering need of
-# every stored copy in it (no text), each with its role — "self" (X's own copies, with the
-# graph revision that recorded them) or "member" (a copy of an object related to X, see
-# mirrortree.neighbourhoods: stored for a hub, walked live otherwise) — and the source
-# references it cites (graph_service.context derives the cited sources from them). Every
-# collection of the read is paged from these rows; only the copies on a page are then read
-# whole (OBJECT_COPIES). The live walk runs only when X is not a hub (a one-time filter: its
-# subqueries are then never executed).
+# X's neighbourhood, read whole once per context read of an object that is not a hub (a
+# hub's is paged in SQL, below): what paging, filtering and ordering need of every stored copy
+# in it (no text), each with its role — "self" (X's own copies, with the graph revision that
+# recorded them) or "member" (a copy of an object related to X, mirrortree.neighbourhoods) —
+# and the source references it cites (graph_service.context derives the cited sources from
+# them). Every collection of the read is paged from these rows; only the copies on a page are
+# then read whole (OBJECT_COPIES).
 _MEMBERS = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
 CONTEXT_NEIGHBOURHOOD = (
     neighbourhoods.RELATED
@@ -398,15 +397,9 @@ FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 UNION ALL
 SELECT 'member', {_MEMBERS}, 0, o.cited_ids
-FROM context_members o
-WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
-UNION ALL
-SELECT 'member', {_MEMBERS}, 0, o.cited_ids
 FROM related m
 JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
 WHERE NOT (m.t = $2 AND m.id = $3)
-  AND NOT EXISTS (SELECT 1 FROM context_hubs
-                  WHERE scope_key = $1 AND object_type = $2 AND object_id = $3)
 """
 )
 
@@ -415,14 +408,13 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 # Neighbourhood answers for the same copies: Member's columns in its order, evidence order
 # (event time, unknown last and all unknowns equal; type rank; stable id; result id) with text
 # compared by code point (COLLATE "C", as Python compares str).
-_HUB_MEMBER = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
 _HUB_COPIES = f"""
 WITH copies AS (
-    SELECT 'member' AS role, {_HUB_MEMBER}, 0::bigint AS graph_revision, o.cited_ids
+    SELECT 'member' AS role, {_MEMBERS}, 0::bigint AS graph_revision, o.cited_ids
     FROM context_members o
     WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
     UNION ALL
-    SELECT 'self', {_HUB_MEMBER}, r.graph_revision, o.cited_ids
+    SELECT 'self', {_MEMBERS}, r.graph_revision, o.cited_ids
     FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
     WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 )"""
@@ -451,7 +443,7 @@ SELECT NULL AS role, NULL AS object_type, NULL AS object_id, NULL AS result_id,
        NULL::bigint AS graph_revision, (SELECT count(*) FROM chosen) AS total
 WHERE $16::boolean
 UNION ALL
-(SELECT o.role, {_HUB_MEMBER}, o.graph_revision, NULL
+(SELECT o.role, {_MEMBERS}, o.graph_revision, NULL
  FROM chosen o
  WHERE $10::boolean IS NULL
     OR {_EVIDENCE_ORDER}
@@ -490,7 +482,7 @@ UNION ALL
 
 # X's own copies, with the graph revision that recorded each.
 HUB_SELF = f"""
-SELECT 'self', {_HUB_MEMBER}, r.graph_revision
+SELECT 'self', {_MEMBERS}, r.graph_revision
 FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 """
@@ -498,7 +490,7 @@ WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 # The related decision events, the newest copy of each (of the latest review, then the latest
 # recorded), by stable id, $4 at most.
 HUB_DECISIONS = f"""
-SELECT DISTINCT ON (o.object_id COLLATE "C") 'member', {_HUB_MEMBER}, 0::bigint
+SELECT DISTINCT ON (o.object_id COLLATE "C") 'member', {_MEMBERS}, 0::bigint
 FROM context_members o
 WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
   AND o.object_type = 'event' AND o.kind = 'decision'

@@ -14,10 +14,12 @@ Walked live (RELATED), that costs an index probe per neighbour and per member co
 25 ms for an entity a thousand events mention, however few of them a page shows. So for a
 *hub* — an object with at least `hub_links` links in its scope (a tree_service setting) —
 tree_service keeps the member copies in context_members, written in the same transaction as
-the review result that adds them, and graph_service reads them as one index range. A hub's
-stored members are exactly what the live walk would return (tests/tree_service/
-test_context_hubs.py compares the two over generated graphs), so whether an object is a hub
-changes how fast its context is read, never what it says.
+the review result that adds them, and graph_service pages the hub's collections in SQL over
+them (graph_service.context.StoredNeighbourhood). A hub's stored members are exactly what
+the live walk would return, so whether an object is a hub changes how fast its context is
+read, never what it says (tests/tree_service/test_context_hubs.py compares the two over
+generated graphs, and reads every page of a story's contexts before and after its objects
+become hubs).
 
 The graph only grows (copies and links are never updated or deleted), so a hub's members
 only ever gain rows. A review result R adds copies and links; the member pairs (hub X, object
@@ -89,7 +91,7 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 """
 )
 
-# A hub's stored member copies ($1 scope, $2 type, $3 id): one index range.
+# A hub's stored member copies ($1 scope, $2 type, $3 id), as LIVE_MEMBERS returns them.
 STORED_MEMBERS = f"""
 SELECT {", ".join(MEMBER_COLUMNS)}
 FROM context_members
