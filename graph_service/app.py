@@ -49,7 +49,9 @@ async def start(settings: Settings) -> GraphService:
     gate: Gate | None = None
     try:
         gate = await Gate.connect(settings.gate_dsn, router.run)
-        store = GraphStore(router, settings.consistency_wait_ms / 1000)
+        store = GraphStore(
+            router, settings.consistency_wait_ms / 1000, settings.context_cache_copies
+        )
         servicer = StoryGraphServicer(store, CursorCodec(settings.cursor_secret), gate)
         rpc = await start_server(
             service="graph_service",

@@ -25,6 +25,9 @@ class Settings:
     # The primary, read-only, for the switches that gate the tools (see graph_service.gate);
     # empty = read them from the replicas (a switch then applies once replicated).
     gate_dsn: str = ""
+    # Copies of context-read neighbourhoods held in memory (graph_service.context.
+    # NeighbourhoodCache); 0 holds none.
+    context_cache_copies: int = 100_000
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -52,4 +55,7 @@ class Settings:
             pool_max=env_int("MIRRORTREE_GRAPH_POOL_MAX", 20, 1, 500),
             consistency_wait_ms=env_int("MIRRORTREE_GRAPH_CONSISTENCY_WAIT_MS", 2000, 0, 60_000),
             gate_dsn=os.environ.get("MIRRORTREE_GRAPH_GATE_DSN", ""),
+            context_cache_copies=env_int(
+                "MIRRORTREE_GRAPH_CONTEXT_CACHE_COPIES", 100_000, 0, 100_000_000
+            ),
         )

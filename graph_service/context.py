@@ -355,15 +355,14 @@ class StoredNeighbourhood:
             selection.dated,
             *(after if after else (None,) * 5),
             size + 1,
-            count,
         )
-        return self._page(rows, size)
+        return self._page(rows, size, count and after is None)
 
     async def cited_page(self, after: tuple[str, str] | None, size: int, count: bool) -> Page:
         rows = await self._conn.fetch(
-            queries.HUB_CITED_PAGE, *self._x, *(after or (None, None)), size + 1, count
+            queries.HUB_CITED_PAGE, *self._x, *(after or (None, None)), size + 1
         )
-        return self._page(rows, size)
+        return self._page(rows, size, count and after is None)
 
     async def self_copies(self) -> list[Member]:
         if self._self_copies is None:
@@ -379,17 +378,17 @@ class StoredNeighbourhood:
         return int(await self._conn.fetchval(queries.HUB_UNDATED, *self._x, list(roles)))
 
     @staticmethod
-    def _page(rows: Sequence[asyncpg.Record], size: int) -> Page:
-        """A page from its statement's rows: the copies (one more than the page: whether more
-        follow) and, when counted, a row of its own with the total (role NULL)."""
-        total = next((r["total"] for r in rows if r["role"] is None), None)
-        members = [stored_member(tuple(r)[:-1]) for r in rows if r["role"] is not None]
+    def _page(rows: Sequence[asyncpg.Record], size: int, total_known: bool) -> Page:
+        """A page from its statement's rows (one more than the page: whether more follow),
+        each with how many follow the position it started from — the collection's total when
+        that is its start (`total_known`)."""
+        members = [stored_member(tuple(r)[:-1]) for r in rows]
         members.sort(key=lambda m: evidence_order(tuple(m)))
         page = members[:size]
         return Page(
             page,
             len(members) > size,
-            total,
+            (rows[0]["total"] if rows else 0) if total_known else None,
             evidence_order(tuple(page[-1])) if page else None,
         )
 
@@ -410,12 +409,33 @@ class NeighbourhoodCache:
     which raises the scope's read revision, so an entry can never go stale — entries of older
     revisions just age out. A cursor's next page and repeated reads of one object skip the
     neighbourhood walk. Bounded by the number of copies held.
+
+    A hub's neighbourhood is paged in SQL the first time it is read at a revision, and read
+    whole and held only when it is read again (`read_before`): a hub's first read costs less
+    paged, a repeated read or a cursor's next page less from memory, and a hub read once does
+    not push out what is read often.
     """
+
+    SEEN_KEPT = 10_000  # the hub reads remembered as read once
 
     def __init__(self, max_copies: int = 100_000) -> None:
         self._max = max_copies
         self._held = 0
         self._entries: OrderedDict[tuple[str, int, str, str], Neighbourhood] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, int, str, str], None] = OrderedDict()
+
+    def read_before(self, key: tuple[str, int, str, str]) -> bool:
+        """Whether `key` was asked about before; remembers that it now has been. Never, when
+        nothing is held (max_copies 0): a hub is then always paged in SQL."""
+        if self._max == 0:
+            return False
+        if key in self._seen:
+            self._seen.move_to_end(key)
+            return True
+        self._seen[key] = None
+        if len(self._seen) > self.SEEN_KEPT:
+            self._seen.popitem(last=False)
+        return False
 
     def get(self, key: tuple[str, int, str, str]) -> Neighbourhood | None:
         found = self._entries.get(key)
@@ -689,14 +709,15 @@ class ContextReader:
     # ---- the neighbourhood --------------------------------------------------------------
 
     async def members(self) -> NeighbourhoodView:
-        """X's neighbourhood: a hub's paged in SQL, any other object's read whole (at most once
-        per call, and cached); a preference has none."""
+        """X's neighbourhood: read whole (at most once per call, and cached), or, the first
+        time a hub is read at this revision, paged in SQL (see NeighbourhoodCache); a
+        preference has none."""
         if self._members is None:
             self._members = self._cache.get(self._cache_key)
         if self._members is None:
             if self.object_type == "preference":
                 self._members = Neighbourhood(())
-            elif self.opening.is_hub:
+            elif self.opening.is_hub and not self._cache.read_before(self._cache_key):
                 self._members = StoredNeighbourhood(self.conn, self.x)
             else:
                 rows = await self.conn.fetch(queries.CONTEXT_NEIGHBOURHOOD, *self.x)

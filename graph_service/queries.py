@@ -381,13 +381,14 @@ ORDER BY o.result_id = $4 DESC, r.graph_revision
 LIMIT $5
 """
 
-# X's neighbourhood, read whole once per context read of an object that is not a hub (a
-# hub's is paged in SQL, below): what paging, filtering and ordering need of every stored copy
-# in it (no text), each with its role — "self" (X's own copies, with the graph revision that
-# recorded them) or "member" (a copy of an object related to X, mirrortree.neighbourhoods) —
-# and the source references it cites (graph_service.context derives the cited sources from
-# them). Every collection of the read is paged from these rows; only the copies on a page are
-# then read whole (OBJECT_COPIES).
+# X's neighbourhood, read whole (graph_service.context.Neighbourhood): what paging, filtering
+# and ordering need of every stored copy in it (no text), each with its role — "self" (X's own
+# copies, with the graph revision that recorded them) or "member" (a copy of an object related
+# to X, mirrortree.neighbourhoods: stored for a hub, walked live otherwise) — and the source
+# references it cites (graph_service.context derives the cited sources from them). Every
+# collection of the read is paged from these rows; only the copies on a page are then read
+# whole (OBJECT_COPIES). The live walk runs only when X is not a hub (a one-time filter: its
+# subqueries are then never executed).
 _MEMBERS = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
 CONTEXT_NEIGHBOURHOOD = (
     neighbourhoods.RELATED
@@ -397,9 +398,15 @@ FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 UNION ALL
 SELECT 'member', {_MEMBERS}, 0, o.cited_ids
+FROM context_members o
+WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
+UNION ALL
+SELECT 'member', {_MEMBERS}, 0, o.cited_ids
 FROM related m
 JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
 WHERE NOT (m.t = $2 AND m.id = $3)
+  AND NOT EXISTS (SELECT 1 FROM context_hubs
+                  WHERE scope_key = $1 AND object_type = $2 AND object_id = $3)
 """
 )
 
@@ -419,64 +426,56 @@ WITH copies AS (
     WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 )"""
 _UNKNOWN_TIME_STAND_IN = "'0001-01-02 00:00:00+00'::timestamptz"
-_EVIDENCE_ORDER = f"""(o.event_time_start IS NULL,
-     coalesce(o.event_time_start, {_UNKNOWN_TIME_STAND_IN}), o.type_rank,
-     o.object_id COLLATE "C", o.result_id COLLATE "C")"""
+_EVIDENCE_ORDER = (
+    "o.event_time_start IS NULL, "
+    f"coalesce(o.event_time_start, {_UNKNOWN_TIME_STAND_IN}), o.type_rank, "
+    'o.object_id COLLATE "C", o.result_id COLLATE "C"'
+)
 
 # One page of a collection: the copies of roles $7 and types $8, dated / undated / either
 # ($9), in the time filter ($4 from, $5 to, $6 basis), after the evidence order
-# ($10..$14, all NULL: from the first), $15 at most; and, when $16, a row with their total
-# (role NULL).
+# ($10..$14, all NULL: from the first), $15 at most, each with how many there are after that
+# position (from the first: the collection's total).
 HUB_PAGE = (
     _HUB_COPIES
-    + """, chosen AS MATERIALIZED (
-    SELECT * FROM copies o
-    WHERE o.role = any($7::text[]) AND o.object_type = any($8::text[])
-      AND ($9::text = 'any' OR (o.event_time_start IS NULL) = ($9::text = 'undated'))
-      AND """
+    + f"""
+SELECT o.role, {_MEMBERS}, o.graph_revision, count(*) OVER () AS total
+FROM copies o
+WHERE o.role = any($7::text[]) AND o.object_type = any($8::text[])
+  AND ($9::text = 'any' OR (o.event_time_start IS NULL) = ($9::text = 'undated'))
+  AND ($10::boolean IS NULL
+       OR ({_EVIDENCE_ORDER})
+          > ($10::boolean, $11::timestamptz, $12::smallint, $13::text COLLATE "C",
+             $14::text COLLATE "C"))
+  AND """
     + TIME_FILTER
-    + f""")
-SELECT NULL AS role, NULL AS object_type, NULL AS object_id, NULL AS result_id,
-       NULL::smallint AS type_rank, NULL AS kind, NULL::timestamptz AS event_time_start,
-       NULL::timestamptz AS event_time_end, NULL AS event_time_precision,
-       NULL::timestamptz AS review_generated_at, NULL::timestamptz AS recorded_at,
-       NULL::bigint AS graph_revision, (SELECT count(*) FROM chosen) AS total
-WHERE $16::boolean
-UNION ALL
-(SELECT o.role, {_MEMBERS}, o.graph_revision, NULL
- FROM chosen o
- WHERE $10::boolean IS NULL
-    OR {_EVIDENCE_ORDER}
-       > ($10::boolean, $11::timestamptz, $12::smallint, $13::text COLLATE "C",
-          $14::text COLLATE "C")
- ORDER BY {_EVIDENCE_ORDER}
- LIMIT $15)
+    + f"""
+ORDER BY {_EVIDENCE_ORDER}
+LIMIT $15
 """
 )
 
 # One page of the sources X or a related copy cites (in the citing copy's result, with its
-# times), by reference id and result id, after ($4, $5) (NULL: from the first), $6 at most;
-# and, when $7, a row with their total (role NULL). As Member rows ("cited").
+# times), by reference id and result id, after ($4, $5) (NULL: from the first), $6 at most,
+# as Member rows ("cited"), each with how many there are after that position.
 HUB_CITED_PAGE = (
     _HUB_COPIES
-    + """, cited AS MATERIALIZED (
-    SELECT DISTINCT c.id, o.result_id, o.review_generated_at, o.recorded_at
+    + """, cited AS (
+    SELECT c.id, o.result_id, min(o.review_generated_at) AS review_generated_at,
+           min(o.recorded_at) AS recorded_at
     FROM copies o, unnest(o.cited_ids) AS c (id)
+    GROUP BY c.id, o.result_id
 )
-SELECT NULL AS role, NULL AS object_type, NULL AS object_id, NULL AS result_id,
-       NULL::smallint AS type_rank, NULL AS kind, NULL::timestamptz AS event_time_start,
+SELECT 'cited' AS role, 'source_reference' AS object_type, c.id AS object_id, c.result_id,
+       0::smallint AS type_rank, NULL AS kind, NULL::timestamptz AS event_time_start,
        NULL::timestamptz AS event_time_end, NULL AS event_time_precision,
-       NULL::timestamptz AS review_generated_at, NULL::timestamptz AS recorded_at,
-       NULL::bigint AS graph_revision, (SELECT count(*) FROM cited) AS total
-WHERE $7::boolean
-UNION ALL
-(SELECT 'cited', 'source_reference', c.id, c.result_id, 0::smallint, NULL, NULL, NULL, NULL,
-        c.review_generated_at, c.recorded_at, 0::bigint, NULL
- FROM cited c
- WHERE $4::text IS NULL
-    OR (c.id COLLATE "C", c.result_id COLLATE "C") > ($4::text COLLATE "C", $5::text COLLATE "C")
- ORDER BY c.id COLLATE "C", c.result_id COLLATE "C"
- LIMIT $6)
+       c.review_generated_at, c.recorded_at, 0::bigint AS graph_revision,
+       count(*) OVER () AS total
+FROM cited c
+WHERE $4::text IS NULL
+   OR (c.id COLLATE "C", c.result_id COLLATE "C") > ($4::text COLLATE "C", $5::text COLLATE "C")
+ORDER BY c.id COLLATE "C", c.result_id COLLATE "C"
+LIMIT $6
 """
 )
 

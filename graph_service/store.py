@@ -93,10 +93,12 @@ class CurrentSource:
 class GraphStore:
     """Read-only queries over the replicas."""
 
-    def __init__(self, router: ReplicaRouter, consistency_wait_s: float) -> None:
+    def __init__(
+        self, router: ReplicaRouter, consistency_wait_s: float, cache_copies: int = 100_000
+    ) -> None:
         self._router = router
         self._wait = consistency_wait_s
-        self._neighbourhoods = NeighbourhoodCache()
+        self._neighbourhoods = NeighbourhoodCache(cache_copies)
 
     async def resolve_binding(self, token: str) -> Caller:
         digest = hashlib.sha256(token.encode()).digest()
