@@ -345,7 +345,9 @@ class StoredNeighbourhood:
     ) -> Page:
         tf = selection.time_filter
         rows = await self._conn.fetch(
-            queries.HUB_PAGE,
+            queries.HUB_TYPE_PAGE
+            if selection.roles == ("member",) and len(selection.types) == 1
+            else queries.HUB_PAGE,
             *self._x,
             tf.start if tf else None,
             tf.end if tf else None,
@@ -355,14 +357,15 @@ class StoredNeighbourhood:
             selection.dated,
             *(after if after else (None,) * 5),
             size + 1,
+            count,
         )
-        return self._page(rows, size, count and after is None)
+        return self._page(rows, size, count)
 
     async def cited_page(self, after: tuple[str, str] | None, size: int, count: bool) -> Page:
         rows = await self._conn.fetch(
             queries.HUB_CITED_PAGE, *self._x, *(after or (None, None)), size + 1
-        )
-        return self._page(rows, size, count and after is None)
+        )  # each row counts the sources after `after`: from the first, all of them
+        return self._page(rows, size, count)
 
     async def self_copies(self) -> list[Member]:
         if self._self_copies is None:
@@ -378,17 +381,16 @@ class StoredNeighbourhood:
         return int(await self._conn.fetchval(queries.HUB_UNDATED, *self._x, list(roles)))
 
     @staticmethod
-    def _page(rows: Sequence[asyncpg.Record], size: int, total_known: bool) -> Page:
+    def _page(rows: Sequence[asyncpg.Record], size: int, counted: bool) -> Page:
         """A page from its statement's rows (one more than the page: whether more follow),
-        each with how many follow the position it started from — the collection's total when
-        that is its start (`total_known`)."""
+        each with the collection's total when it was `counted`."""
         members = [stored_member(tuple(r)[:-1]) for r in rows]
         members.sort(key=lambda m: evidence_order(tuple(m)))
         page = members[:size]
         return Page(
             page,
             len(members) > size,
-            (rows[0]["total"] if rows else 0) if total_known else None,
+            (rows[0]["total"] if rows else 0) if counted else None,
             evidence_order(tuple(page[-1])) if page else None,
         )
 

@@ -416,7 +416,7 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 # (event time, unknown last and all unknowns equal; type rank; stable id; result id) with text
 # compared by code point (COLLATE "C", as Python compares str).
 _HUB_COPIES = f"""
-WITH copies AS (
+WITH copies AS NOT MATERIALIZED (
     SELECT 'member' AS role, {_MEMBERS}, 0::bigint AS graph_revision, o.cited_ids
     FROM context_members o
     WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
@@ -432,27 +432,45 @@ _EVIDENCE_ORDER = (
     'o.object_id COLLATE "C", o.result_id COLLATE "C"'
 )
 
+
 # One page of a collection: the copies of roles $7 and types $8, dated / undated / either
 # ($9), in the time filter ($4 from, $5 to, $6 basis), after the evidence order
-# ($10..$14, all NULL: from the first), $15 at most, each with how many there are after that
-# position (from the first: the collection's total).
-HUB_PAGE = (
-    _HUB_COPIES
-    + f"""
-SELECT o.role, {_MEMBERS}, o.graph_revision, count(*) OVER () AS total
-FROM copies o
-WHERE o.role = any($7::text[]) AND o.object_type = any($8::text[])
+# ($10..$14, all NULL: from the first), $15 at most; each with how many there are in all
+# when $16. HUB_TYPE_PAGE reads the members of one type ($8 holds one), as the current mode's
+# evidence collections do: in context_members_evidence_order's order, so that the page is the
+# first entries of the type's range (an equality, not "any", keeps PostgreSQL reading the
+# index in order). HUB_PAGE reads several types, with X's own copies when $7 asks for them
+# (timeline), and orders them.
+def _hub_page(copies: str, of_types: str) -> str:
+    chosen = (
+        f"""o.role = any($7::text[]) AND {of_types}
   AND ($9::text = 'any' OR (o.event_time_start IS NULL) = ($9::text = 'undated'))
+  AND """
+        + TIME_FILTER
+    )
+    return f"""{copies}
+SELECT o.role, {_MEMBERS}, o.graph_revision,
+       CASE WHEN $16::boolean THEN (SELECT count(*) FROM copies o WHERE {chosen}) END AS total
+FROM copies o
+WHERE {chosen}
   AND ($10::boolean IS NULL
        OR ({_EVIDENCE_ORDER})
           > ($10::boolean, $11::timestamptz, $12::smallint, $13::text COLLATE "C",
              $14::text COLLATE "C"))
-  AND """
-    + TIME_FILTER
-    + f"""
 ORDER BY {_EVIDENCE_ORDER}
 LIMIT $15
 """
+
+
+HUB_PAGE = _hub_page(_HUB_COPIES, "o.object_type = any($8::text[])")
+HUB_TYPE_PAGE = _hub_page(
+    f"""
+WITH copies AS NOT MATERIALIZED (
+    SELECT 'member'::text AS role, {_MEMBERS}, 0::bigint AS graph_revision
+    FROM context_members o
+    WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
+)""",
+    "o.object_type = ($8::text[])[1]",
 )
 
 # One page of the sources X or a related copy cites (in the citing copy's result, with its
