@@ -229,18 +229,23 @@ def review_results(draw: st.DrawFn) -> list[dict[str, Any]]:
     return results
 
 
+def daily_review(project: str, day: str) -> tree_pb2.RecordReviewRequest:
+    """An empty daily review result of the project, covering the morning of `day`."""
+    return tree_pb2.RecordReviewRequest(
+        idempotency_key=unique("k"),
+        result_id=unique("res"),
+        scope=project_scope(project),
+        phase="daily",
+        covered={"from": f"{day}T00:00:00Z", "to": f"{day}T12:00:00Z"},
+        review_generated_at=f"{day}T13:00:00Z",
+    )
+
+
 async def record_all(
     stub: tree_pb2_grpc.TreeServiceStub, project: str, results: Sequence[dict[str, Any]]
 ) -> AsyncIterator[tree_pb2.RecordReviewResponse]:
     for day, fields in enumerate(results, start=1):
-        request = tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("res"),
-            scope=project_scope(project),
-            phase="daily",
-            covered={"from": f"2026-11-{day:02d}T00:00:00Z", "to": f"2026-11-{day:02d}T12:00:00Z"},
-            review_generated_at=f"2026-11-{day:02d}T13:00:00Z",
-        )
+        request = daily_review(project, f"2026-11-{day:02d}")
         for name, values in fields.items():
             getattr(request, name).extend(values)
         yield await stub.RecordReview(request)
@@ -284,18 +289,11 @@ def busy_entity_results(project: str) -> list[tree_pb2.RecordReviewRequest]:
     results = []
     for day in (1, 2):
         evidence = f"src-busy-{day}"
-        request = tree_pb2.RecordReviewRequest(
-            idempotency_key=unique("k"),
-            result_id=unique("busy"),
-            scope=project_scope(project),
-            phase="daily",
-            covered={"from": f"2026-10-1{day}T00:00:00Z", "to": f"2026-10-1{day}T12:00:00Z"},
-            review_generated_at=f"2026-10-1{day}T13:00:00Z",
-            source_references=[
-                tree_pb2.SourceReferenceInput(
-                    id=evidence, source_type="document", source_id="doc-busy", fragment="quoted"
-                )
-            ],
+        request = daily_review(project, f"2026-10-1{day}")
+        request.source_references.append(
+            tree_pb2.SourceReferenceInput(
+                id=evidence, source_type="document", source_id="doc-busy", fragment="quoted"
+            )
         )
         for n in range(24 if day == 1 else 12):
             precision = [common_pb2.MINUTE, common_pb2.DAY, common_pb2.MONTH][n % 3]
