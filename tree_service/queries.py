@@ -288,6 +288,9 @@ SELECT_REVIEW_HASH = "SELECT request_hash FROM review_results WHERE result_id = 
 # really covers everything below it: a cursor bound to it cannot miss a late-committing result.
 LOCK_SCOPE_REVISIONS = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))"
 
+# For the rest of the transaction, every statement is planned for its parameters' values.
+FORCE_CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan"
+
 # The lowest links-per-object threshold hubs were made at (mirrortree.neighbourhoods).
 HUB_THRESHOLD_APPLIED = "SELECT hub_links FROM context_hub_threshold"
 RECORD_HUB_THRESHOLD = """

@@ -1014,7 +1014,7 @@ class TreeStore:
         scope_key, result_id = review.scope.key, review.result_id
         # Planned for these arrays' sizes every time, never as a generic plan (see
         # MAINTAIN_HUB_MEMBERS); the setting ends with the transaction.
-        await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        await conn.execute(queries.FORCE_CUSTOM_PLANS)
         await conn.execute(
             neighbourhoods.MAINTAIN_HUB_MEMBERS,
             scope_key,
