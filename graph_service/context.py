@@ -171,25 +171,15 @@ class Neighbourhood:
         self._cited = tuple(cited[key] for key in sorted(cited))
         self._decisions: tuple[tuple[Any, ...], ...] | None = None
 
-    @property
-    def cited(self) -> tuple[Stored, ...]:
-        """The cited sources, by reference id and result id."""
-        return self._cited
-
-    def of_role(self, role: str) -> list[Member]:
-        return [
-            Member._make(fields)
-            for (r, _), group in self._groups.items()
-            if r == role
-            for _, fields in group
-        ]
-
     def collection(self, roles: Iterable[str], types: Iterable[str]) -> list[Stored]:
         """The copies of these roles and types, in evidence order."""
         parts = [self._groups.get((r, t), ()) for r in roles for t in types]
         return list(heapq.merge(*[p for p in parts if p], key=stored_order))
 
-    def decisions(self, limit: int) -> list[Member]:
+    # The neighbourhood as a context read pages it (StoredNeighbourhood answers the same from
+    # SQL, for hubs).
+
+    async def newest_decisions(self, limit: int) -> list[Member]:
         """Related decision events (the newest copy of each: of the latest review, then the
         latest recorded) by stable id, at most `limit`."""
         if self._decisions is None:  # once per neighbourhood: a hub has a thousand events
@@ -204,9 +194,6 @@ class Neighbourhood:
                         newest[fields[OBJECT_ID]] = fields
             self._decisions = tuple(newest[i] for i in sorted(newest))
         return [Member._make(fields) for fields in self._decisions[:limit]]
-
-    # The neighbourhood as a context read pages it (StoredNeighbourhood answers the same from
-    # SQL, for hubs).
 
     async def page(
         self, selection: Selection, after: EvidenceOrder | None, size: int, count: bool
@@ -237,10 +224,13 @@ class Neighbourhood:
         )
 
     async def self_copies(self) -> list[Member]:
-        return self.of_role("self")
-
-    async def newest_decisions(self, limit: int) -> list[Member]:
-        return self.decisions(limit)
+        """X's own copies, in evidence order."""
+        return [
+            Member._make(fields)
+            for (role, _), group in self._groups.items()
+            if role == "self"
+            for _, fields in group
+        ]
 
     async def undated(self, roles: tuple[str, ...]) -> int:
         return sum(1 for stored in self.collection(roles, EVIDENCE) if is_undated(stored))
@@ -382,10 +372,9 @@ class StoredNeighbourhood:
 
     @staticmethod
     def _page(rows: Sequence[asyncpg.Record], size: int, counted: bool) -> Page:
-        """A page from its statement's rows (one more than the page: whether more follow),
-        each with the collection's total when it was `counted`."""
+        """A page from its statement's rows, in its order (one more than the page: whether
+        more follow), each with the collection's total when it was `counted`."""
         members = [stored_member(tuple(r)[:-1]) for r in rows]
-        members.sort(key=lambda m: evidence_order(tuple(m)))
         page = members[:size]
         return Page(
             page,
