@@ -360,7 +360,7 @@ class StoredNeighbourhood:
     async def self_copies(self) -> list[Member]:
         if self._self_copies is None:
             rows = await self._conn.fetch(queries.HUB_SELF, *self._x)
-            self._self_copies = [stored_member(r) for r in rows]
+            self._self_copies = [stored_member(tuple(r)[:-1]) for r in rows]
         return self._self_copies
 
     async def newest_decisions(self, limit: int) -> list[Member]:

@@ -390,22 +390,27 @@ LIMIT $5
 # whole (OBJECT_COPIES). The live walk runs only when X is not a hub (a one-time filter: its
 # subqueries are then never executed).
 _MEMBERS = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
+# X's own copies ("self", with the graph revision that recorded each) and a hub's stored
+# members ("member"): Member's columns, the cited ids last.
+_SELF_COPIES = f"""
+SELECT 'self'::text AS role, {_MEMBERS}, r.graph_revision, o.cited_ids
+FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3"""
+_STORED_MEMBERS = f"""
+SELECT 'member'::text AS role, {_MEMBERS}, 0::bigint AS graph_revision, o.cited_ids
+FROM context_members o
+WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3"""
+_LIVE_MEMBER_COLUMNS = ", ".join(f"c.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
 CONTEXT_NEIGHBOURHOOD = (
     neighbourhoods.RELATED
+    + _SELF_COPIES
+    + "\nUNION ALL"
+    + _STORED_MEMBERS
     + f"""
-SELECT 'self' AS role, {_MEMBERS}, r.graph_revision, o.cited_ids
-FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
-WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
 UNION ALL
-SELECT 'member', {_MEMBERS}, 0, o.cited_ids
-FROM context_members o
-WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
-UNION ALL
-SELECT 'member', {_MEMBERS}, 0, o.cited_ids
-FROM related m
-JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
-WHERE NOT (m.t = $2 AND m.id = $3)
-  AND NOT EXISTS (SELECT 1 FROM context_hubs
+SELECT 'member', {_LIVE_MEMBER_COLUMNS}, 0, c.cited_ids
+FROM ({neighbourhoods.RELATED_COPIES}) c
+WHERE NOT EXISTS (SELECT 1 FROM context_hubs
                   WHERE scope_key = $1 AND object_type = $2 AND object_id = $3)
 """
 )
@@ -416,14 +421,8 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 # (event time, unknown last and all unknowns equal; type rank; stable id; result id) with text
 # compared by code point (COLLATE "C", as Python compares str).
 _HUB_COPIES = f"""
-WITH copies AS NOT MATERIALIZED (
-    SELECT 'member' AS role, {_MEMBERS}, 0::bigint AS graph_revision, o.cited_ids
-    FROM context_members o
-    WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
-    UNION ALL
-    SELECT 'self', {_MEMBERS}, r.graph_revision, o.cited_ids
-    FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
-    WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+WITH copies AS NOT MATERIALIZED ({_STORED_MEMBERS}
+    UNION ALL{_SELF_COPIES}
 )"""
 _UNKNOWN_TIME_STAND_IN = "'0001-01-02 00:00:00+00'::timestamptz"
 _EVIDENCE_ORDER = (
@@ -465,10 +464,7 @@ LIMIT $15
 HUB_PAGE = _hub_page(_HUB_COPIES, "o.object_type = any($8::text[])")
 HUB_TYPE_PAGE = _hub_page(
     f"""
-WITH copies AS NOT MATERIALIZED (
-    SELECT 'member'::text AS role, {_MEMBERS}, 0::bigint AS graph_revision
-    FROM context_members o
-    WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
+WITH copies AS NOT MATERIALIZED ({_STORED_MEMBERS}
 )""",
     "o.object_type = ($8::text[])[1]",
 )
@@ -497,12 +493,8 @@ LIMIT $6
 """
 )
 
-# X's own copies, with the graph revision that recorded each.
-HUB_SELF = f"""
-SELECT 'self', {_MEMBERS}, r.graph_revision
-FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
-WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
-"""
+# X's own copies, with the graph revision that recorded each (and the ids they cite).
+HUB_SELF = _SELF_COPIES
 
 # The related decision events, the newest copy of each (of the latest review, then the latest
 # recorded), by stable id, $4 at most.

@@ -80,16 +80,16 @@ MEMBER_COLUMNS = (
 _OBJECT_MEMBER_COLUMNS = ", ".join(f"o.{name}" for name in MEMBER_COLUMNS)
 _STORED_COLUMNS = "scope_key, anchor_type, anchor_id, " + ", ".join(MEMBER_COLUMNS)
 
-# X's member copies, walked live ($1 scope, $2 type, $3 id).
-LIVE_MEMBERS = (
-    RELATED
-    + f"""
+# X's member copies, walked live ($1 scope, $2 type, $3 id): the copies of the `related`
+# CTE's objects, MEMBER_COLUMNS. RELATED_COPIES is the statement's body, for callers that
+# use its rows inside a statement of their own.
+RELATED_COPIES = f"""
 SELECT {_OBJECT_MEMBER_COLUMNS}
 FROM related m
 JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
 WHERE NOT (m.t = $2 AND m.id = $3)
 """
-)
+LIVE_MEMBERS = RELATED + RELATED_COPIES
 
 # A hub's stored member copies ($1 scope, $2 type, $3 id), as LIVE_MEMBERS returns them.
 STORED_MEMBERS = f"""
@@ -107,10 +107,7 @@ FILL_HUB_MEMBERS = (
     ON CONFLICT DO NOTHING
 )
 INSERT INTO context_members ({_STORED_COLUMNS})
-SELECT $1, $2, $3, {_OBJECT_MEMBER_COLUMNS}
-FROM related m
-JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
-WHERE NOT (m.t = $2 AND m.id = $3)
+SELECT $1, $2, $3, c.* FROM ({RELATED_COPIES}) c
 ON CONFLICT DO NOTHING
 """
 )
