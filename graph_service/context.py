@@ -179,7 +179,16 @@ class Neighbourhood:
     # The neighbourhood as a context read pages it (StoredNeighbourhood answers the same from
     # SQL, for hubs).
 
-    async def newest_decisions(self, limit: int) -> list[Member]:
+    async def answer(
+        self, requests: Sequence[PageRequest], self_copies: bool, decisions: int
+    ) -> Answers:
+        return Answers(
+            [self._cited_page(r) if r.selection is None else self._page(r) for r in requests],
+            self._self_copies() if self_copies else [],
+            self._newest_decisions(decisions) if decisions else [],
+        )
+
+    def _newest_decisions(self, limit: int) -> list[Member]:
         """Related decision events (the newest copy of each: of the latest review, then the
         latest recorded) by stable id, at most `limit`."""
         if self._decisions is None:  # once per neighbourhood: a hub has a thousand events
@@ -195,9 +204,9 @@ class Neighbourhood:
             self._decisions = tuple(newest[i] for i in sorted(newest))
         return [Member._make(fields) for fields in self._decisions[:limit]]
 
-    async def page(
-        self, selection: Selection, after: EvidenceOrder | None, size: int, count: bool
-    ) -> Page:
+    def _page(self, request: PageRequest) -> Page:
+        selection, after, size = request.selection, request.after, request.size
+        assert selection is not None
         selected = [
             stored
             for stored in self.collection(selection.roles, selection.types)
@@ -208,22 +217,22 @@ class Neighbourhood:
         return Page(
             [Member._make(fields) for _, fields in page],
             start + size < len(selected),
-            len(selected) if count else None,
+            len(selected) if request.counted else None,
             page[-1][0] if page else None,
         )
 
-    async def cited_page(self, after: tuple[str, str] | None, size: int, count: bool) -> Page:
-        cited = self._cited
+    def _cited_page(self, request: PageRequest) -> Page:
+        cited, after, size = self._cited, request.after, request.size
         start = bisect_right(cited, after, key=citation_order) if after else 0
         page = cited[start : start + size]
         return Page(
             [Member._make(fields) for _, fields in page],
             start + size < len(cited),
-            len(cited) if count else None,
+            len(cited) if request.counted else None,
             None,
         )
 
-    async def self_copies(self) -> list[Member]:
+    def _self_copies(self) -> list[Member]:
         """X's own copies, in evidence order."""
         return [
             Member._make(fields)
@@ -253,6 +262,17 @@ class Selection:
         return self.time_filter is None or Member._make(stored[1]).admitted_by(self.time_filter)
 
 
+class PageRequest(NamedTuple):
+    """One keyset page a context read asks of X's neighbourhood: of the copies a selection
+    holds, after an evidence order, or (selection None) of the sources they cite, after a
+    (reference id, result id)."""
+
+    selection: Selection | None
+    after: tuple[Any, ...] | None
+    size: int
+    counted: bool  # whether to count the whole collection
+
+
 class Page(NamedTuple):
     """One keyset page of a collection: its copies, whether more follow, how many the
     collection holds (None: not counted), and the last copy's evidence order."""
@@ -261,6 +281,15 @@ class Page(NamedTuple):
     has_more: bool
     total: int | None
     last: EvidenceOrder | None
+
+
+class Answers(NamedTuple):
+    """What a context read asks of X's neighbourhood at once: the pages asked for, in order,
+    X's own copies (when asked for) and its newest related decisions (as many as asked)."""
+
+    pages: list[Page]
+    self_copies: list[Member]
+    decisions: list[Member]
 
 
 def newest_copy(copies: list[Member]) -> Member | None:
@@ -328,44 +357,52 @@ class StoredNeighbourhood:
     def __init__(self, conn: asyncpg.Connection, x: tuple[str, str, str]) -> None:
         self._conn = conn
         self._x = x
-        self._self_copies: list[Member] | None = None  # snapshots and the projection use them
 
-    async def page(
-        self, selection: Selection, after: EvidenceOrder | None, size: int, count: bool
-    ) -> Page:
-        tf = selection.time_filter
-        rows = await self._conn.fetch(
-            queries.HUB_TYPE_PAGE
-            if selection.roles == ("member",) and len(selection.types) == 1
-            else queries.HUB_PAGE,
-            *self._x,
-            tf.start if tf else None,
-            tf.end if tf else None,
-            tf.basis if tf else "event_time",
-            list(selection.roles),
-            list(selection.types),
-            selection.dated,
-            *(after if after else (None,) * 5),
-            size + 1,
-            count,
+    async def answer(
+        self, requests: Sequence[PageRequest], self_copies: bool, decisions: int
+    ) -> Answers:
+        """In one statement (queries.hub_read): one part per page asked for, then X's own
+        copies and the decisions when asked for."""
+        parts: list[str] = []
+        arguments: list[Any] = []
+        for request in requests:
+            selection, after = request.selection, request.after
+            if selection is None:
+                parts.append(queries.HUB_CITED_PAGE)
+                arguments += [*(after or (None, None)), request.size + 1, request.counted]
+                continue
+            tf = selection.time_filter
+            parts.append(
+                queries.HUB_TYPE_PAGE
+                if selection.roles == ("member",) and len(selection.types) == 1
+                else queries.HUB_PAGE
+            )
+            arguments += [
+                tf.start if tf else None,
+                tf.end if tf else None,
+                tf.basis if tf else "event_time",
+                list(selection.roles),
+                list(selection.types),
+                selection.dated,
+                *(after if after else (None,) * 5),
+                request.size + 1,
+                request.counted,
+            ]
+        if self_copies:
+            parts.append(queries.HUB_SELF)
+        if decisions:
+            parts.append(queries.HUB_DECISIONS)
+            arguments.append(decisions)
+        rows_of: list[list[asyncpg.Record]] = [[] for _ in parts]
+        if parts:
+            for row in await self._conn.fetch(queries.hub_read(tuple(parts)), *self._x, *arguments):
+                rows_of[row["part"]].append(row)
+        asked = len(requests)
+        return Answers(
+            [self._page(rows_of[i], r.size, r.counted) for i, r in enumerate(requests)],
+            [stored_member(r) for r in rows_of[asked]] if self_copies else [],
+            [stored_member(r) for r in rows_of[-1]] if decisions else [],
         )
-        return self._page(rows, size, count)
-
-    async def cited_page(self, after: tuple[str, str] | None, size: int, count: bool) -> Page:
-        rows = await self._conn.fetch(
-            queries.HUB_CITED_PAGE, *self._x, *(after or (None, None)), size + 1
-        )  # each row counts the sources after `after`: from the first, all of them
-        return self._page(rows, size, count)
-
-    async def self_copies(self) -> list[Member]:
-        if self._self_copies is None:
-            rows = await self._conn.fetch(queries.HUB_SELF, *self._x)
-            self._self_copies = [stored_member(tuple(r)[:-1]) for r in rows]
-        return self._self_copies
-
-    async def newest_decisions(self, limit: int) -> list[Member]:
-        rows = await self._conn.fetch(queries.HUB_DECISIONS, *self._x, limit)
-        return [stored_member(r) for r in rows]
 
     async def undated(self, roles: tuple[str, ...]) -> int:
         return int(await self._conn.fetchval(queries.HUB_UNDATED, *self._x, list(roles)))
@@ -374,7 +411,7 @@ class StoredNeighbourhood:
     def _page(rows: Sequence[asyncpg.Record], size: int, counted: bool) -> Page:
         """A page from its statement's rows, in its order (one more than the page: whether
         more follow), each with the collection's total when it was `counted`."""
-        members = [stored_member(tuple(r)[:-1]) for r in rows]
+        members = [stored_member(r) for r in rows]
         page = members[:size]
         return Page(
             page,
@@ -387,10 +424,11 @@ class StoredNeighbourhood:
 NeighbourhoodView = Neighbourhood | StoredNeighbourhood
 
 
-def stored_member(columns: Sequence[Any]) -> Member:
-    """A Member from a hub statement's columns (all of Member's but the cited ids, which only
-    the in-memory neighbourhood needs: it derives the cited sources from them)."""
-    return Member._make((*columns, ()))
+def stored_member(row: asyncpg.Record) -> Member:
+    """A Member from a row of queries.hub_read: its part and position, Member's columns but the
+    cited ids (which only the in-memory neighbourhood needs: it derives the cited sources from
+    them), then a total."""
+    return Member._make((*tuple(row)[2:-1], ()))
 
 
 class NeighbourhoodCache:
@@ -465,6 +503,46 @@ class PlannedPreferences:
     has_more: bool
     total: int | None
     position: list[Any]
+
+
+def linked_page(name: str, page: Page) -> PlannedPage:
+    last = page.last
+    return PlannedPage(
+        name,
+        tuple(m.key for m in page.members),
+        collection_label(name),
+        page.has_more,
+        page.total,
+        [last[0], last[1].isoformat(), *last[2:]] if last else [],
+    )
+
+
+def snapshots_page(
+    copies_of_x: list[Member], size: int, after: list[Any] | None, count: bool
+) -> PlannedPage:
+    """X's own copies in recording order, after a graph revision."""
+    rest = [m for m in copies_of_x if after is None or m.graph_revision > int(after[0])]
+    page = rest[:size]
+    return PlannedPage(
+        "snapshots",
+        tuple(m.key for m in page),
+        collection_label("snapshots"),
+        len(rest) > size,
+        len(copies_of_x) if count else None,
+        [page[-1].graph_revision] if page else [],
+    )
+
+
+def sources_page(page: Page) -> PlannedPage:
+    shown = page.members
+    return PlannedPage(
+        "sources",
+        tuple(m.key for m in shown),
+        collection_label("sources"),
+        page.has_more,
+        page.total,
+        [shown[-1].object_id, shown[-1].result_id] if shown else [],
+    )
 
 
 @dataclass(frozen=True)
@@ -716,10 +794,10 @@ class ContextReader:
                 self._cache.put(self._cache_key, self._members)
         return self._members
 
-    async def _copies_of_x(self, members: NeighbourhoodView) -> list[Member]:
+    def _copies_of_x(self, copies: list[Member]) -> list[Member]:
         """X's own copies in recording order (only the named result's, when one is named)."""
         return sorted(
-            (m for m in await members.self_copies() if self.result_filter in (None, m.result_id)),
+            (m for m in copies if self.result_filter in (None, m.result_id)),
             key=lambda m: m.graph_revision,
         )
 
@@ -752,23 +830,37 @@ class ContextReader:
             if any(spec != "preferences" for spec in specs)
             else Neighbourhood(())
         )
+        # Everything asked of the neighbourhood, at once (for a hub: one statement).
+        requests: dict[str, PageRequest] = {}
+        for spec in specs:
+            if isinstance(spec, Linked):
+                requests[spec.name] = self._linked_request(spec, size, after, count)
+            elif spec == "sources":
+                cited_after = (str(after[0]), str(after[1])) if after else None
+                requests[spec] = PageRequest(None, cited_after, size, count)
+        wants_current = "current" in specs
+        answers = await members.answer(
+            list(requests.values()),
+            self_copies=wants_current or "snapshots" in specs,
+            # One more than shown: whether the list is complete.
+            decisions=DECISIONS_SHOWN + 1 if wants_current else 0,
+        )
+        answered = dict(zip(requests, answers.pages, strict=True))
+        copies_of_x = self._copies_of_x(answers.self_copies)
         planned: list[PlannedPage | PlannedPreferences | str] = []
         for spec in specs:
             if isinstance(spec, Linked):
-                planned.append(await self._plan_linked(spec, members, size, after, count))
+                planned.append(linked_page(spec.name, answered[spec.name]))
             elif spec == "snapshots":
-                planned.append(await self._plan_snapshots(members, size, after, count))
+                planned.append(snapshots_page(copies_of_x, size, after, count))
             elif spec == "sources":
-                planned.append(await self._plan_sources(members, size, after, count))
+                planned.append(sources_page(answered[spec]))
             elif spec == "preferences":
                 planned.append(await self._plan_preferences(size, after, count))
             else:
                 planned.append(spec)  # "current": built once the copies are read
-        wants_current = "current" in specs
-        copies_of_x = await self._copies_of_x(members) if wants_current else []
-        newest = newest_copy(copies_of_x)
-        # One more than shown: whether the list is complete.
-        decisions = await members.newest_decisions(DECISIONS_SHOWN + 1) if wants_current else []
+        newest = newest_copy(copies_of_x) if wants_current else None
+        decisions = answers.decisions
         keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
         keys.update(m.key for m in [*([newest] if newest else []), *decisions[:DECISIONS_SHOWN]])
         # Whose validity the pages show: every copy's object, X, the preferences.
@@ -794,14 +886,9 @@ class ContextReader:
                 )
         return pages
 
-    async def _plan_linked(
-        self,
-        spec: Linked,
-        members: NeighbourhoodView,
-        size: int,
-        after: list[Any] | None,
-        count: bool,
-    ) -> PlannedPage:
+    def _linked_request(
+        self, spec: Linked, size: int, after: list[Any] | None, count: bool
+    ) -> PageRequest:
         selection = Selection(
             ("member", "self") if spec.include_self else ("member",),
             spec.types,
@@ -817,47 +904,7 @@ class ContextReader:
                 str(after[3]),
                 str(after[4]),
             )
-        page = await members.page(selection, position, size, count)
-        last = page.last
-        return PlannedPage(
-            spec.name,
-            tuple(m.key for m in page.members),
-            collection_label(spec.name),
-            page.has_more,
-            page.total,
-            [last[0], last[1].isoformat(), *last[2:]] if last else [],
-        )
-
-    async def _plan_snapshots(
-        self, members: NeighbourhoodView, size: int, after: list[Any] | None, count: bool
-    ) -> PlannedPage:
-        copies = await self._copies_of_x(members)
-        rest = [m for m in copies if after is None or m.graph_revision > int(after[0])]
-        page = rest[:size]
-        return PlannedPage(
-            "snapshots",
-            tuple(m.key for m in page),
-            collection_label("snapshots"),
-            len(rest) > size,
-            len(copies) if count else None,
-            [page[-1].graph_revision] if page else [],
-        )
-
-    async def _plan_sources(
-        self, members: NeighbourhoodView, size: int, after: list[Any] | None, count: bool
-    ) -> PlannedPage:
-        page = await members.cited_page(
-            (str(after[0]), str(after[1])) if after else None, size, count
-        )
-        shown = page.members
-        return PlannedPage(
-            "sources",
-            tuple(m.key for m in shown),
-            collection_label("sources"),
-            page.has_more,
-            page.total,
-            [shown[-1].object_id, shown[-1].result_id] if shown else [],
-        )
+        return PageRequest(selection, position, size, count)
 
     async def _read_copies(
         self, keys: set[RowKey], refs: set[Ref]

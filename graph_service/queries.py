@@ -1,5 +1,8 @@
 """SQL of the graph service (read-only, on replicas), as named constants with $n parameters."""
 
+import re
+from collections.abc import Callable
+
 from mirrortree import neighbourhoods
 
 REPLICA_POSITION = """
@@ -390,12 +393,18 @@ LIMIT $5
 # whole (OBJECT_COPIES). The live walk runs only when X is not a hub (a one-time filter: its
 # subqueries are then never executed).
 _MEMBERS = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS[:-1])
+
+
 # X's own copies ("self", with the graph revision that recorded each) and a hub's stored
 # members ("member"): Member's columns, the cited ids last.
-_SELF_COPIES = f"""
-SELECT 'self'::text AS role, {_MEMBERS}, r.graph_revision, o.cited_ids
+def _self_copies(last: str) -> str:
+    return f"""
+SELECT 'self'::text AS role, {_MEMBERS}, r.graph_revision, {last}
 FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3"""
+
+
+_SELF_COPIES = _self_copies("o.cited_ids")
 _STORED_MEMBERS = f"""
 SELECT 'member'::text AS role, {_MEMBERS}, 0::bigint AS graph_revision, o.cited_ids
 FROM context_members o
@@ -469,43 +478,69 @@ WITH copies AS NOT MATERIALIZED ({_STORED_MEMBERS}
     "o.object_type = ($8::text[])[1]",
 )
 
-# One page of the sources X or a related copy cites (in the citing copy's result, with its
-# times), by reference id and result id, after ($4, $5) (NULL: from the first), $6 at most,
-# as Member rows ("cited"), each with how many there are after that position.
-HUB_CITED_PAGE = (
-    _HUB_COPIES
-    + """, cited AS (
-    SELECT c.id, o.result_id, min(o.review_generated_at) AS review_generated_at,
-           min(o.recorded_at) AS recorded_at
-    FROM copies o, unnest(o.cited_ids) AS c (id)
-    GROUP BY c.id, o.result_id
-)
-SELECT 'cited' AS role, 'source_reference' AS object_type, c.id AS object_id, c.result_id,
-       0::smallint AS type_rank, NULL AS kind, NULL::timestamptz AS event_time_start,
-       NULL::timestamptz AS event_time_end, NULL AS event_time_precision,
-       c.review_generated_at, c.recorded_at, 0::bigint AS graph_revision,
-       count(*) OVER () AS total
-FROM cited c
-WHERE $4::text IS NULL
-   OR (c.id COLLATE "C", c.result_id COLLATE "C") > ($4::text COLLATE "C", $5::text COLLATE "C")
-ORDER BY c.id COLLATE "C", c.result_id COLLATE "C"
+# One page of the sources X or a related copy cites (stored in order with the hub's members:
+# context_citations), by reference id and result id, after ($4, $5) (NULL: from the first), $6
+# at most, as Member rows ("cited"), each with how many there are in all when $7.
+HUB_CITED_PAGE = """
+SELECT 'cited'::text AS role, 'source_reference'::text AS object_type, c.source_id AS object_id,
+       c.result_id, 0::smallint AS type_rank, NULL::text AS kind,
+       NULL::timestamptz AS event_time_start, NULL::timestamptz AS event_time_end,
+       NULL::text AS event_time_precision, c.review_generated_at, c.recorded_at,
+       0::bigint AS graph_revision,
+       CASE WHEN $7::boolean
+            THEN (SELECT count(*) FROM context_citations
+                  WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3) END AS total
+FROM context_citations c
+WHERE c.scope_key = $1 AND c.anchor_type = $2 AND c.anchor_id = $3
+  AND ($4::text IS NULL
+       OR (c.source_id COLLATE "C", c.result_id COLLATE "C")
+          > ($4::text COLLATE "C", $5::text COLLATE "C"))
+ORDER BY c.source_id COLLATE "C", c.result_id COLLATE "C"
 LIMIT $6
 """
-)
 
-# X's own copies, with the graph revision that recorded each (and the ids they cite).
-HUB_SELF = _SELF_COPIES
+# X's own copies, with the graph revision that recorded each.
+HUB_SELF = _self_copies("NULL::bigint AS total")
 
 # The related decision events, the newest copy of each (of the latest review, then the latest
 # recorded), by stable id, $4 at most.
 HUB_DECISIONS = f"""
-SELECT DISTINCT ON (o.object_id COLLATE "C") 'member', {_MEMBERS}, 0::bigint
+SELECT DISTINCT ON (o.object_id COLLATE "C") 'member'::text AS role, {_MEMBERS},
+       0::bigint AS graph_revision, NULL::bigint AS total
 FROM context_members o
 WHERE o.scope_key = $1 AND o.anchor_type = $2 AND o.anchor_id = $3
   AND o.object_type = 'event' AND o.kind = 'decision'
 ORDER BY o.object_id COLLATE "C", o.review_generated_at DESC, o.recorded_at DESC
 LIMIT $4
 """
+
+
+def _shifted(shift: int) -> Callable[[re.Match[str]], str]:
+    """Renumbers a hub statement's own parameters ($4 on; $1-$3 are X) by `shift`."""
+
+    def renumbered(match: re.Match[str]) -> str:
+        number = int(match[1])
+        return f"${number + shift if number > 3 else number}"
+
+    return renumbered
+
+
+def hub_read(parts: tuple[str, ...]) -> str:
+    """One statement answering several of the hub statements above (each: X as $1-$3, its own
+    parameters after, Member's columns but the cited ids, then `total`): one round trip for
+    everything a read asks of a hub. Each row carries its part's position and its own within
+    the part (`part`, `n`), and the rows come in that order; each part's own parameters are
+    numbered after those of the parts before it."""
+    selects, shift = [], 0
+    for position, part in enumerate(parts):
+        numbers = [int(n) for n in re.findall(r"\$(\d+)", part)]
+        numbered = re.sub(r"\$(\d+)", _shifted(shift), part)
+        selects.append(
+            f"SELECT {position} AS part, row_number() OVER () AS n, s.*\nFROM ({numbered}) s"
+        )
+        shift += max([3, *numbers]) - 3
+    return "\nUNION ALL\n".join(selects) + "\nORDER BY part, n"
+
 
 # How many copies of roles $4 among the evidence have no event time.
 HUB_UNDATED = (

@@ -98,6 +98,10 @@ class ReplicaRouter:
             # statement asyncpg sends by default — one round trip less per read. An open
             # transaction is still rolled back on release.
             reset=keep_session,
+            # Keep every statement prepared, however long: asyncpg's default leaves out those
+            # over 15 KiB, which are then parsed, described and planned again on every call (a
+            # hub's one statement for all its pages is 17 KiB).
+            max_cacheable_statement_size=64 * 1024,
             server_settings={
                 # Search selectivity depends on the term: plan every call with its values
                 # instead of a generic plan cached after five executions.

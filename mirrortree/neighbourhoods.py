@@ -28,6 +28,11 @@ in R (MAINTAIN_HUB_MEMBERS lists the cases). Ingestions of one scope are seriali
 scope's lock, so each sees the one before it whole. An object becomes a hub when a result
 brings its links to the threshold (or when a lower threshold is configured): its members are
 then filled once from the live walk (FILL_HUB_MEMBERS).
+
+Beside its members, a hub keeps the sources its context cites (context_citations): every
+(source reference, result) cited by a copy of the hub or by one of its members, in the order
+a context read lists them. Each statement that adds members adds their citations, and those of
+the hub's own new copies, in the same statement.
 """
 
 # An object with this many links in its scope is a hub. Walked live, 128 links cost about
@@ -91,6 +96,38 @@ WHERE NOT (m.t = $2 AND m.id = $3)
 """
 LIVE_MEMBERS = RELATED + RELATED_COPIES
 
+# The sources X's context cites ($1 scope, $2 type, $3 id), walked live: (source id, result
+# id, the citing result's review_generated_at and recorded_at) for every id a copy of X or
+# of a related object cites, once each.
+LIVE_CITATIONS = (
+    RELATED
+    + f"""
+SELECT DISTINCT c.id, s.result_id, s.review_generated_at, s.recorded_at
+FROM ({RELATED_COPIES}
+      UNION ALL
+      SELECT {_OBJECT_MEMBER_COLUMNS} FROM graph_objects o
+      WHERE o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3) s,
+     unnest(s.cited_ids) AS c (id)
+"""
+)
+
+# A hub's stored citations, as LIVE_CITATIONS returns them.
+STORED_CITATIONS = """
+SELECT source_id, result_id, review_generated_at, recorded_at
+FROM context_citations
+WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
+"""
+
+# Ends a statement whose CTE `cited` (anchor_type, anchor_id, result_id, cited_ids,
+# review_generated_at, recorded_at) holds copies that hubs of scope $1 just gained, as
+# members or as their own copies: stores the sources they cite for those hubs.
+_STORE_CITATIONS = """
+INSERT INTO context_citations
+SELECT $1, s.anchor_type, s.anchor_id, c.id, s.result_id, s.review_generated_at, s.recorded_at
+FROM cited s, unnest(s.cited_ids) AS c (id)
+ON CONFLICT DO NOTHING
+"""
+
 # A hub's stored member copies ($1 scope, $2 type, $3 id), as LIVE_MEMBERS returns them.
 STORED_MEMBERS = f"""
 SELECT {", ".join(MEMBER_COLUMNS)}
@@ -98,18 +135,27 @@ FROM context_members
 WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
 """
 
-# Makes X ($1 scope, $2 type, $3 id) a hub: records it and stores its members, walked live.
-# Idempotent; run under the scope's lock, so no ingestion of the scope is half seen.
+# Makes X ($1 scope, $2 type, $3 id) a hub: records it and stores its members, walked live,
+# and the sources they and X's copies cite. Idempotent; run under the scope's lock, so no
+# ingestion of the scope is half seen.
+_CITING = "result_id, cited_ids, review_generated_at, recorded_at"
 FILL_HUB_MEMBERS = (
     RELATED
     + f""", hub AS (
     INSERT INTO context_hubs (scope_key, object_type, object_id) VALUES ($1, $2, $3)
     ON CONFLICT DO NOTHING
-)
-INSERT INTO context_members ({_STORED_COLUMNS})
-SELECT $1, $2, $3, c.* FROM ({RELATED_COPIES}) c
-ON CONFLICT DO NOTHING
-"""
+), added AS (
+    INSERT INTO context_members ({_STORED_COLUMNS})
+    SELECT $1, $2, $3, c.* FROM ({RELATED_COPIES}) c
+    ON CONFLICT DO NOTHING
+    RETURNING {_CITING}
+), cited AS (
+    SELECT $2::text AS anchor_type, $3::text AS anchor_id, {_CITING} FROM added
+    UNION ALL
+    SELECT $2, $3, {_CITING} FROM graph_objects
+    WHERE scope_key = $1 AND object_type = $2 AND object_id = $3
+)"""
+    + _STORE_CITATIONS
 )
 
 # The objects result $2 (of scope $1) links, at either end, that are not hubs yet but now
@@ -172,8 +218,10 @@ _IS_HUB = """EXISTS (SELECT 1 FROM context_hubs h
 #   copies     Y has a copy in R: it joins the hubs Y already belongs to — Y's neighbours,
 #              and, for every relation r linking to Y, r's ends and their neighbours.
 # The first two cases add every copy of Y; the last only Y's copies in R. A pair that is not
-# new adds nothing (the primary key keeps one row per copy and hub).
-MAINTAIN_HUB_MEMBERS = f"""
+# new adds nothing (the unique index keeps one row per copy and hub). The sources the added
+# copies cite, and those cited by a hub's own copies in R, are stored with them.
+MAINTAIN_HUB_MEMBERS = (
+    f"""
 WITH fresh AS MATERIALIZED (
     SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[])
         AS l (from_type, from_id, to_type, to_id)
@@ -245,11 +293,21 @@ WITH fresh AS MATERIALIZED (
     FROM fresh_objects o
     JOIN graph_links n ON n.scope_key = $1 AND n.to_type = o.t AND n.to_id = o.id
     WHERE {_IS_HUB.format(t="n.from_type", id="n.from_id")}
+), added AS (
+    INSERT INTO context_members ({_STORED_COLUMNS})
+    SELECT $1, p.xt, p.xid, {_OBJECT_MEMBER_COLUMNS}
+    FROM pairs p
+    JOIN graph_objects o ON o.object_type = p.yt AND o.object_id = p.yid AND o.scope_key = $1
+    WHERE NOT (p.xt = p.yt AND p.xid = p.yid) AND (NOT p.fresh_only OR o.result_id = $2)
+    ON CONFLICT DO NOTHING
+    RETURNING anchor_type, anchor_id, {_CITING}
+), cited AS (
+    SELECT * FROM added
+    UNION ALL
+    SELECT f.t, f.id, o.result_id, o.cited_ids, o.review_generated_at, o.recorded_at
+    FROM fresh_objects f
+    JOIN graph_objects o ON o.result_id = $2 AND o.object_type = f.t AND o.object_id = f.id
+    WHERE {_IS_HUB.format(t="f.t", id="f.id")}
+)"""
+    + _STORE_CITATIONS
 )
-INSERT INTO context_members ({_STORED_COLUMNS})
-SELECT $1, p.xt, p.xid, {_OBJECT_MEMBER_COLUMNS}
-FROM pairs p
-JOIN graph_objects o ON o.object_type = p.yt AND o.object_id = p.yid AND o.scope_key = $1
-WHERE NOT (p.xt = p.yt AND p.xid = p.yid) AND (NOT p.fresh_only OR o.result_id = $2)
-ON CONFLICT DO NOTHING
-"""

@@ -76,7 +76,7 @@ async def tree_in(dsn: str, hub_links: int) -> AsyncIterator[tree_pb2_grpc.TreeS
 
 async def assert_hubs_match_live(conn: asyncpg.Connection, scope_key: str, hub_links: int) -> None:
     """The hubs are the objects with `hub_links` links or more, and each one's stored members
-    are the live walk's, row for row."""
+    and citations are the live walk's, row for row."""
     degrees = await conn.fetch(
         """SELECT t, id, count(*) AS links
            FROM (SELECT to_type AS t, to_id AS id FROM graph_links WHERE scope_key = $1
@@ -104,6 +104,17 @@ async def assert_hubs_match_live(conn: asyncpg.Connection, scope_key: str, hub_l
         stored = await conn.fetch(neighbourhoods.STORED_MEMBERS, scope_key, object_type, object_id)
         live = await conn.fetch(neighbourhoods.LIVE_MEMBERS, scope_key, object_type, object_id)
         assert sorted(map(tuple, stored)) == sorted(map(tuple, live)), (object_type, object_id)
+        cited = await conn.fetch(neighbourhoods.STORED_CITATIONS, scope_key, object_type, object_id)
+        walked = await conn.fetch(neighbourhoods.LIVE_CITATIONS, scope_key, object_type, object_id)
+        assert sorted(map(tuple, cited)) == sorted(map(tuple, walked)), (object_type, object_id)
+    stored_anchors = {
+        (r["anchor_type"], r["anchor_id"])
+        for r in await conn.fetch(
+            "SELECT DISTINCT anchor_type, anchor_id FROM context_citations WHERE scope_key = $1",
+            scope_key,
+        )
+    }
+    assert stored_anchors <= hubs
 
 
 @dataclass
