@@ -17,9 +17,10 @@ SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
 """
 
 # Every read is one REPEATABLE READ READ ONLY transaction on a replica (graph_service.store.
-# snapshot); a context read also plans with cached plans, set in the same round trip.
+# snapshot); a context read also uses each statement's generic plan, set in the same round
+# trip (see graph_service.store.GraphStore.get_context).
 BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-BEGIN_READ_WITH_CACHED_PLANS = BEGIN_READ + "; SET LOCAL plan_cache_mode = auto"
+BEGIN_READ_WITH_GENERIC_PLANS = BEGIN_READ + "; SET LOCAL plan_cache_mode = force_generic_plan"
 
 BINDING_BY_TOKEN_HASH = """
 SELECT b.id::text AS binding_id, b.session_id::text AS session_id, b.runtime, t.project_id,
