@@ -92,29 +92,19 @@ async def assert_hubs_match_live(conn: asyncpg.Connection, scope_key: str, hub_l
         )
     }
     assert hubs == {(r["t"], r["id"]) for r in degrees if r["links"] >= hub_links}
-    stored_anchors = {
-        (r["anchor_type"], r["anchor_id"])
-        for r in await conn.fetch(
-            "SELECT DISTINCT anchor_type, anchor_id FROM context_members WHERE scope_key = $1",
-            scope_key,
+    for table in ("context_members", "context_citations"):  # nothing stored for a non-hub
+        anchors = await conn.fetch(
+            f"SELECT DISTINCT anchor_type, anchor_id FROM {table} WHERE scope_key = $1", scope_key
         )
-    }
-    assert stored_anchors <= hubs
+        assert {(r["anchor_type"], r["anchor_id"]) for r in anchors} <= hubs, table
     for object_type, object_id in sorted(hubs):
-        stored = await conn.fetch(neighbourhoods.STORED_MEMBERS, scope_key, object_type, object_id)
-        live = await conn.fetch(neighbourhoods.LIVE_MEMBERS, scope_key, object_type, object_id)
-        assert sorted(map(tuple, stored)) == sorted(map(tuple, live)), (object_type, object_id)
-        cited = await conn.fetch(neighbourhoods.STORED_CITATIONS, scope_key, object_type, object_id)
-        walked = await conn.fetch(neighbourhoods.LIVE_CITATIONS, scope_key, object_type, object_id)
-        assert sorted(map(tuple, cited)) == sorted(map(tuple, walked)), (object_type, object_id)
-    stored_anchors = {
-        (r["anchor_type"], r["anchor_id"])
-        for r in await conn.fetch(
-            "SELECT DISTINCT anchor_type, anchor_id FROM context_citations WHERE scope_key = $1",
-            scope_key,
-        )
-    }
-    assert stored_anchors <= hubs
+        x = (scope_key, object_type, object_id)
+        for stored_rows, live_rows in (
+            (neighbourhoods.STORED_MEMBERS, neighbourhoods.LIVE_MEMBERS),
+            (neighbourhoods.STORED_CITATIONS, neighbourhoods.LIVE_CITATIONS),
+        ):
+            stored = sorted(map(tuple, await conn.fetch(stored_rows, *x)))
+            assert stored == sorted(map(tuple, await conn.fetch(live_rows, *x))), x
 
 
 @dataclass
