@@ -65,6 +65,10 @@ DECISIONS_SHOWN = 20
 VERSIONS_LISTED = 50  # the results named when a read asks for one that holds no copy
 # Not datetime.min: asyncpg sends that as -infinity.
 UNKNOWN_TIME_STAND_IN = datetime(1, 1, 2, tzinfo=UTC)
+# An evidence order before every copy's (no type rank is negative), and a citation order before
+# every source's (no id is empty): where a hub's SQL page reads from the first.
+BEFORE_ALL = (False, datetime(1, 1, 1, tzinfo=UTC), -1, "", "")
+BEFORE_ALL_SOURCES = ("", "")
 
 
 RowKey = tuple[str, str, str]  # result id, object type, object id
@@ -369,7 +373,7 @@ class StoredNeighbourhood:
             selection, after = request.selection, request.after
             if selection is None:
                 parts.append(queries.HUB_CITED_PAGE)
-                arguments += [*(after or (None, None)), request.size + 1, request.counted]
+                arguments += [*(after or BEFORE_ALL_SOURCES), request.size + 1, request.counted]
                 continue
             tf = selection.time_filter
             parts.append(
@@ -384,7 +388,7 @@ class StoredNeighbourhood:
                 list(selection.roles),
                 list(selection.types),
                 selection.dated,
-                *(after if after else (None,) * 5),
+                *(after or BEFORE_ALL),
                 request.size + 1,
                 request.counted,
             ]

@@ -444,12 +444,14 @@ _EVIDENCE_ORDER = (
 
 # One page of a collection: the copies of roles $7 and types $8, dated / undated / either
 # ($9), in the time filter ($4 from, $5 to, $6 basis), after the evidence order
-# ($10..$14, all NULL: from the first), $15 at most; each with how many there are in all
-# when $16. HUB_TYPE_PAGE reads the members of one type ($8 holds one), as the current mode's
-# evidence collections do: in context_members_evidence_order's order, so that the page is the
-# first entries of the type's range (an equality, not "any", keeps PostgreSQL reading the
-# index in order). HUB_PAGE reads several types, with X's own copies when $7 asks for them
-# (timeline), and orders them.
+# ($10..$14: graph_service.context.BEFORE_ALL from the first — a position, never NULL, so that
+# the generic plan seeks to it in the index instead of filtering every entry before it), $15
+# at most; each with how many there are in all when $16. HUB_TYPE_PAGE reads the members of
+# one type ($8 holds one), as the current mode's evidence collections do: in
+# context_members_evidence_order's order, so that the page is the first entries of the type's
+# range after the position (an equality, not "any", keeps PostgreSQL reading the index in
+# order). HUB_PAGE reads several types, with X's own copies when $7 asks for them (timeline),
+# and orders them.
 def _hub_page(copies: str, of_types: str) -> str:
     chosen = (
         f"""o.role = any($7::text[]) AND {of_types}
@@ -462,10 +464,9 @@ SELECT o.role, {_MEMBERS}, o.graph_revision,
        CASE WHEN $16::boolean THEN (SELECT count(*) FROM copies o WHERE {chosen}) END AS total
 FROM copies o
 WHERE {chosen}
-  AND ($10::boolean IS NULL
-       OR ({_EVIDENCE_ORDER})
-          > ($10::boolean, $11::timestamptz, $12::smallint, $13::text COLLATE "C",
-             $14::text COLLATE "C"))
+  AND ({_EVIDENCE_ORDER})
+      > ($10::boolean, $11::timestamptz, $12::smallint, $13::text COLLATE "C",
+         $14::text COLLATE "C")
 ORDER BY {_EVIDENCE_ORDER}
 LIMIT $15
 """
@@ -480,8 +481,9 @@ WITH copies AS NOT MATERIALIZED ({_STORED_MEMBERS}
 )
 
 # One page of the sources X or a related copy cites (stored in order with the hub's members:
-# context_citations), by reference id and result id, after ($4, $5) (NULL: from the first), $6
-# at most, as Member rows ("cited"), each with how many there are in all when $7.
+# context_citations), by reference id and result id, after ($4, $5) ('', '': from the first,
+# as no id is empty), $6 at most, as Member rows ("cited"), each with how many there are in
+# all when $7.
 HUB_CITED_PAGE = """
 SELECT 'cited'::text AS role, 'source_reference'::text AS object_type, c.source_id AS object_id,
        c.result_id, 0::smallint AS type_rank, NULL::text AS kind,
@@ -493,9 +495,8 @@ SELECT 'cited'::text AS role, 'source_reference'::text AS object_type, c.source_
                   WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3) END AS total
 FROM context_citations c
 WHERE c.scope_key = $1 AND c.anchor_type = $2 AND c.anchor_id = $3
-  AND ($4::text IS NULL
-       OR (c.source_id COLLATE "C", c.result_id COLLATE "C")
-          > ($4::text COLLATE "C", $5::text COLLATE "C"))
+  AND (c.source_id COLLATE "C", c.result_id COLLATE "C")
+      > ($4::text COLLATE "C", $5::text COLLATE "C")
 ORDER BY c.source_id COLLATE "C", c.result_id COLLATE "C"
 LIMIT $6
 """
