@@ -135,10 +135,12 @@ FROM context_members
 WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
 """
 
+# What _STORE_CITATIONS needs of a citing copy, after the hub it is stored for.
+_CITING = "result_id, cited_ids, review_generated_at, recorded_at"
+
 # Makes X ($1 scope, $2 type, $3 id) a hub: records it and stores its members, walked live,
 # and the sources they and X's copies cite. Idempotent; run under the scope's lock, so no
 # ingestion of the scope is half seen.
-_CITING = "result_id, cited_ids, review_generated_at, recorded_at"
 FILL_HUB_MEMBERS = (
     RELATED
     + f""", hub AS (
