@@ -26,7 +26,7 @@ import heapq
 import json
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -209,32 +209,17 @@ class Neighbourhood:
         return [Member._make(fields) for fields in self._decisions[:limit]]
 
     def _page(self, request: PageRequest) -> Page:
-        selection, after, size = request.selection, request.after, request.size
+        selection = request.selection
         assert selection is not None
         selected = [
             stored
             for stored in self.collection(selection.roles, selection.types)
             if selection.admits(stored)
         ]
-        start = bisect_right(selected, after, key=stored_order) if after else 0
-        page = selected[start : start + size]
-        return Page(
-            [Member._make(fields) for _, fields in page],
-            start + size < len(selected),
-            len(selected) if request.counted else None,
-            page[-1][0] if page else None,
-        )
+        return keyset_page(selected, stored_order, request)
 
     def _cited_page(self, request: PageRequest) -> Page:
-        cited, after, size = self._cited, request.after, request.size
-        start = bisect_right(cited, after, key=citation_order) if after else 0
-        page = cited[start : start + size]
-        return Page(
-            [Member._make(fields) for _, fields in page],
-            start + size < len(cited),
-            len(cited) if request.counted else None,
-            None,
-        )
+        return keyset_page(self._cited, citation_order, request)
 
     def _self_copies(self) -> list[Member]:
         """X's own copies, in evidence order."""
@@ -294,6 +279,21 @@ class Answers(NamedTuple):
     pages: list[Page]
     self_copies: list[Member]
     decisions: list[Member]
+
+
+def keyset_page(
+    ordered: Sequence[Stored], key: Callable[[Stored], Any], request: PageRequest
+) -> Page:
+    """The page `request` asks of copies in `key` order: those after its position."""
+    after, size = request.after, request.size
+    start = bisect_right(ordered, after, key=key) if after else 0
+    page = ordered[start : start + size]
+    return Page(
+        [Member._make(fields) for _, fields in page],
+        start + size < len(ordered),
+        len(ordered) if request.counted else None,
+        page[-1][0] if page else None,
+    )
 
 
 def newest_copy(copies: list[Member]) -> Member | None:
