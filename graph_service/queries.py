@@ -447,22 +447,37 @@ _EVIDENCE_ORDER = (
 # ($9), in the time filter ($4 from, $5 to, $6 basis), after the evidence order
 # ($10..$14: graph_service.context.BEFORE_ALL from the first — a position, never NULL, so that
 # the generic plan seeks to it in the index instead of filtering every entry before it), $15
-# at most; each with how many there are in all when $16. HUB_TYPE_PAGE reads the members of
-# one type ($8 holds one), as the current mode's evidence collections do: in
-# context_members_evidence_order's order, so that the page is the first entries of the type's
-# range after the position (an equality, not "any", keeps PostgreSQL reading the index in
-# order). HUB_PAGE reads several types, with X's own copies when $7 asks for them (timeline),
-# and orders them.
+# at most; each with how many there are in all when $16 (without a time filter: the members
+# counted in context_counts and X's own copies; with one: those it admits, read one by one).
+# HUB_TYPE_PAGE reads the members of one type ($8 holds one), as the current mode's evidence
+# collections do: in context_members_evidence_order's order, so that the page is the first
+# entries of the type's range after the position (an equality, not "any", keeps PostgreSQL
+# reading the index in order). HUB_PAGE reads several types, with X's own copies when $7 asks
+# for them (timeline), and orders them. `of_types` is the type condition on a table alias {o}.
 def _hub_page(copies: str, of_types: str) -> str:
+    of_dated = "($9::text = 'any' OR {undated} = ($9::text = 'undated'))"
     chosen = (
-        f"""o.role = any($7::text[]) AND {of_types}
-  AND ($9::text = 'any' OR (o.event_time_start IS NULL) = ($9::text = 'undated'))
+        f"""o.role = any($7::text[]) AND {of_types.format(o="o")}
+  AND {of_dated.format(undated="(o.event_time_start IS NULL)")}
   AND """
         + TIME_FILTER
     )
     return f"""{copies}
 SELECT o.role, {_MEMBERS}, o.graph_revision,
-       CASE WHEN $16::boolean THEN (SELECT count(*) FROM copies o WHERE {chosen}) END AS total
+       CASE WHEN NOT $16::boolean THEN NULL
+            WHEN $4::timestamptz IS NULL AND $5::timestamptz IS NULL
+            THEN (SELECT coalesce(sum(n.copies), 0)::bigint FROM context_counts n
+                  WHERE n.scope_key = $1 AND n.anchor_type = $2 AND n.anchor_id = $3
+                    AND n.role = 'member' AND 'member' = any($7::text[])
+                    AND {of_types.format(o="n")}
+                    AND {of_dated.format(undated="n.undated")})
+               + (SELECT count(*) FROM graph_objects o
+                  WHERE 'self' = any($7::text[])
+                    AND o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+                    AND {of_types.format(o="o")}
+                    AND {of_dated.format(undated="(o.event_time_start IS NULL)")})
+            ELSE (SELECT count(*) FROM copies o WHERE {chosen})
+       END AS total
 FROM copies o
 WHERE {chosen}
   AND ({_EVIDENCE_ORDER})
@@ -473,12 +488,12 @@ LIMIT $15
 """
 
 
-HUB_PAGE = _hub_page(_HUB_COPIES, "o.object_type = any($8::text[])")
+HUB_PAGE = _hub_page(_HUB_COPIES, "{o}.object_type = any($8::text[])")
 HUB_TYPE_PAGE = _hub_page(
     f"""
 WITH copies AS NOT MATERIALIZED ({_STORED_MEMBERS}
 )""",
-    "o.object_type = ($8::text[])[1]",
+    "{o}.object_type = ($8::text[])[1]",
 )
 
 # One page of the sources X or a related copy cites (stored in order with the hub's members:
@@ -492,8 +507,9 @@ SELECT 'cited'::text AS role, 'source_reference'::text AS object_type, c.source_
        NULL::text AS event_time_precision, c.review_generated_at, c.recorded_at,
        0::bigint AS graph_revision,
        CASE WHEN $7::boolean
-            THEN (SELECT count(*) FROM context_citations
-                  WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3) END AS total
+            THEN (SELECT coalesce(sum(copies), 0)::bigint FROM context_counts
+                  WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
+                    AND role = 'cited') END AS total
 FROM context_citations c
 WHERE c.scope_key = $1 AND c.anchor_type = $2 AND c.anchor_id = $3
   AND (c.source_id COLLATE "C", c.result_id COLLATE "C")
@@ -546,15 +562,18 @@ def hub_read(parts: tuple[str, ...]) -> str:
     return "\nUNION ALL\n".join(selects) + "\nORDER BY part, n"
 
 
-# How many copies of roles $4 among the evidence have no event time.
-HUB_UNDATED = (
-    _HUB_COPIES
-    + """
-SELECT count(*) FROM copies
-WHERE role = any($4::text[]) AND event_time_start IS NULL
-  AND object_type IN ('event', 'entity_change', 'relation', 'leaf_fact')
+# How many copies of roles $4 among the evidence have no event time: the members counted in
+# context_counts, and X's own copies.
+_EVIDENCE_TYPES = "IN ('event', 'entity_change', 'relation', 'leaf_fact')"
+HUB_UNDATED = f"""
+SELECT (SELECT coalesce(sum(copies), 0)::bigint FROM context_counts
+        WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3 AND role = 'member'
+          AND 'member' = any($4::text[]) AND undated AND object_type {_EVIDENCE_TYPES})
+     + (SELECT count(*) FROM graph_objects
+        WHERE 'self' = any($4::text[]) AND scope_key = $1 AND object_type = $2
+          AND object_id = $3 AND event_time_start IS NULL
+          AND object_type {_EVIDENCE_TYPES})
 """
-)
 
 # Whole stored copies by key ($1 result ids, $2 types, $3 ids) ('copy'), the source
 # references they cite, in their own result ('cited'), and the evidenced relations touching the
@@ -604,6 +623,8 @@ LIMIT $3
 #                           most: one more than are listed says the list goes on)
 #   completion              (entity change id, result id) of the changes that record X being
 #                           carried out ("completed"): the only evidence a decision was executed
+#                           (their links are graph_links_changes, read index-only: the join
+#                           names the change's type as a constant, not as the link's column)
 #   first_preferences       the first preferences that apply, by id (preference_row's columns)
 SCOPES_LISTED = 20
 HISTORY_GAPS_LISTED = 20
@@ -624,7 +645,7 @@ CONTEXT_OPENING = _scope_state(
     ARRAY(SELECT ROW(o.object_id, o.result_id)
           FROM graph_links l
           JOIN graph_objects o
-            ON o.result_id = l.result_id AND o.object_type = l.from_type
+            ON o.result_id = l.result_id AND o.object_type = 'entity_change'
            AND o.object_id = l.from_id
           WHERE $7 AND l.scope_key = $1 AND l.to_type = $3 AND l.to_id = $4
             AND l.from_type = 'entity_change' AND l.link IN ('during', 'changes')

@@ -32,7 +32,8 @@ then filled once from the live walk (FILL_HUB_MEMBERS).
 Beside its members, a hub keeps the sources its context cites (context_citations): every
 (source reference, result) cited by a copy of the hub or by one of its members, in the order
 a context read lists them. Each statement that adds members adds their citations, and those of
-the hub's own new copies, in the same statement.
+the hub's own new copies, in the same statement, and counts what it stored (context_counts:
+a read's totals without reading every member).
 """
 
 # An object with this many links in its scope is a hub. Walked live, 128 links cost about
@@ -118,14 +119,30 @@ FROM context_citations
 WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
 """
 
-# Ends a statement whose CTE `cited` (anchor_type, anchor_id, result_id, cited_ids,
-# review_generated_at, recorded_at) holds copies that hubs of scope $1 just gained, as
-# members or as their own copies: stores the sources they cite for those hubs.
-_STORE_CITATIONS = """
-INSERT INTO context_citations
-SELECT $1, s.anchor_type, s.anchor_id, c.id, s.result_id, s.review_generated_at, s.recorded_at
-FROM cited s, unnest(s.cited_ids) AS c (id)
-ON CONFLICT DO NOTHING
+# Ends a statement whose CTEs `added` (the member rows it stored, _ADDED columns) and `cited`
+# (anchor_type, anchor_id, result_id, cited_ids, review_generated_at, recorded_at: copies that
+# hubs of scope $1 just gained, as members or as their own copies) say what the hubs gained:
+# stores the sources those copies cite for those hubs, and counts what was stored
+# (context_counts). Only rows actually inserted are counted: a statement run again adds and
+# counts nothing.
+_STORE_CITATIONS_AND_COUNTS = """, stored AS (
+    INSERT INTO context_citations
+    SELECT $1, s.anchor_type, s.anchor_id, c.id, s.result_id, s.review_generated_at,
+           s.recorded_at
+    FROM cited s, unnest(s.cited_ids) AS c (id)
+    ON CONFLICT DO NOTHING
+    RETURNING anchor_type, anchor_id
+)
+INSERT INTO context_counts AS n
+SELECT $1, anchor_type, anchor_id, 'member', object_type, undated, count(*)
+FROM added
+GROUP BY anchor_type, anchor_id, object_type, undated
+UNION ALL
+SELECT $1, anchor_type, anchor_id, 'cited', 'source_reference', true, count(*)
+FROM stored
+GROUP BY anchor_type, anchor_id
+ON CONFLICT (scope_key, anchor_type, anchor_id, role, object_type, undated)
+DO UPDATE SET copies = n.copies + excluded.copies
 """
 
 # A hub's stored member copies ($1 scope, $2 type, $3 id), as LIVE_MEMBERS returns them.
@@ -135,8 +152,29 @@ FROM context_members
 WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
 """
 
-# What _STORE_CITATIONS needs of a citing copy, after the hub it is stored for.
+# What context_counts holds for a hub ($1 scope, $2 type, $3 id): (role, object type,
+# undated, copies); COUNTED_STORED derives the same from the stored rows.
+STORED_COUNTS = """
+SELECT role, object_type, undated, copies
+FROM context_counts
+WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
+"""
+COUNTED_STORED = """
+SELECT 'member' AS role, object_type, event_time_start IS NULL AS undated, count(*) AS copies
+FROM context_members
+WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
+GROUP BY object_type, event_time_start IS NULL
+UNION ALL
+SELECT 'cited', 'source_reference', true, count(*)
+FROM context_citations
+WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3
+HAVING count(*) > 0
+"""
+
+# What _STORE_CITATIONS_AND_COUNTS needs of a citing copy, after the hub it is stored for,
+# and of a stored member row.
 _CITING = "result_id, cited_ids, review_generated_at, recorded_at"
+_ADDED = f"anchor_type, anchor_id, object_type, event_time_start IS NULL AS undated, {_CITING}"
 
 # Makes X ($1 scope, $2 type, $3 id) a hub: records it and stores its members, walked live,
 # and the sources they and X's copies cite. Idempotent; run under the scope's lock, so no
@@ -150,14 +188,14 @@ FILL_HUB_MEMBERS = (
     INSERT INTO context_members ({_STORED_COLUMNS})
     SELECT $1, $2, $3, c.* FROM ({RELATED_COPIES}) c
     ON CONFLICT DO NOTHING
-    RETURNING {_CITING}
+    RETURNING {_ADDED}
 ), cited AS (
-    SELECT $2::text AS anchor_type, $3::text AS anchor_id, {_CITING} FROM added
+    SELECT anchor_type, anchor_id, {_CITING} FROM added
     UNION ALL
     SELECT $2, $3, {_CITING} FROM graph_objects
     WHERE scope_key = $1 AND object_type = $2 AND object_id = $3
 )"""
-    + _STORE_CITATIONS
+    + _STORE_CITATIONS_AND_COUNTS
 )
 
 # The objects result $2 (of scope $1) links, at either end, that are not hubs yet but now
@@ -302,14 +340,14 @@ WITH fresh AS MATERIALIZED (
     JOIN graph_objects o ON o.object_type = p.yt AND o.object_id = p.yid AND o.scope_key = $1
     WHERE NOT (p.xt = p.yt AND p.xid = p.yid) AND (NOT p.fresh_only OR o.result_id = $2)
     ON CONFLICT DO NOTHING
-    RETURNING anchor_type, anchor_id, {_CITING}
+    RETURNING {_ADDED}
 ), cited AS (
-    SELECT * FROM added
+    SELECT anchor_type, anchor_id, {_CITING} FROM added
     UNION ALL
     SELECT f.t, f.id, o.result_id, o.cited_ids, o.review_generated_at, o.recorded_at
     FROM fresh_objects f
     JOIN graph_objects o ON o.result_id = $2 AND o.object_type = f.t AND o.object_id = f.id
     WHERE {_IS_HUB.format(t="f.t", id="f.id")}
 )"""
-    + _STORE_CITATIONS
+    + _STORE_CITATIONS_AND_COUNTS
 )

@@ -33,6 +33,7 @@ from tests.conftest import graph_settings, switch_app, unique
 from tests.graph_service.story import load_acceptance_story, project_scope, ref, relation_input
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings
+from tree_service.migrate import migrate
 
 ENTITIES = [f"ent-{i}" for i in range(3)]
 EVENTS = [f"ev-{i}" for i in range(5)]
@@ -75,8 +76,8 @@ async def tree_in(dsn: str, hub_links: int) -> AsyncIterator[tree_pb2_grpc.TreeS
 
 
 async def assert_hubs_match_live(conn: asyncpg.Connection, scope_key: str, hub_links: int) -> None:
-    """The hubs are the objects with `hub_links` links or more, and each one's stored members
-    and citations are the live walk's, row for row."""
+    """The hubs are the objects with `hub_links` links or more, each one's stored members and
+    citations are the live walk's, row for row, and its counts are theirs."""
     degrees = await conn.fetch(
         """SELECT t, id, count(*) AS links
            FROM (SELECT to_type AS t, to_id AS id FROM graph_links WHERE scope_key = $1
@@ -92,7 +93,8 @@ async def assert_hubs_match_live(conn: asyncpg.Connection, scope_key: str, hub_l
         )
     }
     assert hubs == {(r["t"], r["id"]) for r in degrees if r["links"] >= hub_links}
-    for table in ("context_members", "context_citations"):  # nothing stored for a non-hub
+    # nothing stored for a non-hub
+    for table in ("context_members", "context_citations", "context_counts"):
         anchors = await conn.fetch(
             f"SELECT DISTINCT anchor_type, anchor_id FROM {table} WHERE scope_key = $1", scope_key
         )
@@ -105,6 +107,8 @@ async def assert_hubs_match_live(conn: asyncpg.Connection, scope_key: str, hub_l
         ):
             stored = sorted(map(tuple, await conn.fetch(stored_rows, *x)))
             assert stored == sorted(map(tuple, await conn.fetch(live_rows, *x))), x
+        counts = sorted(map(tuple, await conn.fetch(neighbourhoods.STORED_COUNTS, *x)))
+        assert counts == sorted(map(tuple, await conn.fetch(neighbourhoods.COUNTED_STORED, *x))), x
 
 
 @dataclass
@@ -487,3 +491,35 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
         ):
             assert read_after == read_before, object_read
             assert read_after_held == read_before, object_read
+
+
+async def test_the_counts_migration_counts_the_hubs_made_before_it(hub_database: str) -> None:
+    """Migration 0015 fills context_counts for the hubs of a graph stored before it: its
+    counts are those of their stored members and citations, and later results keep adding to
+    them."""
+    service = await tree_app.start(
+        TreeSettings(dsn=hub_database, listen="127.0.0.1:0", hub_links=2)
+    )
+    try:
+        story = await load_acceptance_story(f"127.0.0.1:{service.port}")
+        scope_key = f"projects:{story.project}"
+        conn = await asyncpg.connect(hub_database)
+        try:
+            # The database as it was before 0015, with the hubs and members 0013 and 0014 keep.
+            await conn.execute(
+                """DROP TABLE context_counts;
+                   DROP INDEX context_members_decisions, graph_links_changes;
+                   DELETE FROM schema_migrations WHERE version = 15"""
+            )
+            assert await conn.fetchval("SELECT count(*) FROM context_members") > 0
+            assert await migrate(conn) == [15]
+            await assert_hubs_match_live(conn, scope_key, 2)
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
+                tree_stub = tree_pb2_grpc.TreeServiceStub(channel)
+                for request in busy_entity_results(story.project):
+                    await tree_stub.RecordReview(request)
+            await assert_hubs_match_live(conn, scope_key, 2)
+        finally:
+            await conn.close()
+    finally:
+        await service.stop()
