@@ -347,12 +347,23 @@ WHERE l.from_type = 'relation'
 # The columns a part other than 'touch' leaves empty.
 _NOT_A_TOUCH = "NULL AS link, NULL AS touched_type, NULL AS touched_id"
 
+# What a 'cited' row carries of a source reference's copy (lookups.sources_by_key reads its
+# ids and details), in the places of _OBJECT_COLUMNS and the cited ids: a page cites dozens of
+# sources, and each column received is decoded.
+_CITED_COLUMNS = """
+o.result_id, o.object_type, o.object_id, NULL::smallint AS type_rank, NULL::text AS scope_key,
+NULL::text AS title, NULL::text AS body, NULL::text AS kind, NULL::text AS object_revision,
+NULL::text AS confirmation_state, NULL::timestamptz AS event_time_start,
+NULL::timestamptz AS event_time_end, NULL::text AS event_time_precision,
+NULL::text AS event_time_basis, NULL::timestamptz AS review_generated_at,
+NULL::timestamptz AS recorded_at, o.details, NULL::text[] AS cited_ids"""
+
 VALIDITY_RELATIONS = _validity_relations("$1", "$2", "$3")
 
 # The source references ($1 result ids, $2 reference ids) that a page of search hits cites
 # ('cited'), and the evidenced relations touching the hits ($3 scope, $4 types, $5 ids).
 SOURCES_AND_TOUCHES = f"""
-SELECT 'cited' AS part, {_OBJECT_COLUMNS}, o.cited_ids, {_NOT_A_TOUCH}
+SELECT 'cited' AS part, {_CITED_COLUMNS}, {_NOT_A_TOUCH}
 FROM graph_objects o
 WHERE o.object_type = 'source_reference'
   AND (o.result_id, o.object_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))
@@ -590,7 +601,7 @@ WITH page AS (
 )
 SELECT 'copy' AS part, p.*, {_NOT_A_TOUCH} FROM page p
 UNION ALL
-SELECT 'cited', {_OBJECT_COLUMNS}, o.cited_ids, {_NOT_A_TOUCH}
+SELECT 'cited', {_CITED_COLUMNS}, {_NOT_A_TOUCH}
 FROM cited c
 JOIN graph_objects o
   ON o.result_id = c.result_id AND o.object_type = 'source_reference' AND o.object_id = c.id

@@ -6,6 +6,7 @@ run in, so it is refused rather than guessed. Outputs are always UTC with a trai
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 
 
@@ -27,6 +28,9 @@ def parse_aware(text: str) -> datetime:
         raise ValueError(f"{text!r} is outside the representable range in UTC") from None
 
 
+# A read formats the same few times many times over (each result's review and record times on
+# every copy it recorded); equal datetimes are the same instant, so they format alike.
+@functools.lru_cache(maxsize=4096)
 def format_utc(value: datetime | None) -> str:
     """RFC 3339 in UTC with microseconds only when present; "" for None."""
     if value is None:
