@@ -1053,6 +1053,11 @@ def stop(cfg: ClusterConfig) -> None:
                 _stop_node(runner, node)
 
 
+def replica_data_folder(cfg: ClusterConfig) -> Path:
+    """Where the replica keeps its data files."""
+    return _layout(cfg).replica.datadir
+
+
 def running(cfg: ClusterConfig) -> tuple[str, ...]:
     """The servers ("primary", "replica") whose postmaster is alive; cheap enough to poll.
 
