@@ -508,7 +508,8 @@ async def test_the_counts_migration_counts_the_hubs_made_before_it(hub_database:
             # The database as it was before 0015, with the hubs and members 0013 and 0014 keep.
             await conn.execute(
                 """DROP TABLE context_counts;
-                   DROP INDEX context_members_decisions, graph_links_changes;
+                   DROP INDEX context_members_decisions, graph_links_changes,
+                              graph_objects_completed_changes;
                    DELETE FROM schema_migrations WHERE version = 15"""
             )
             assert await conn.fetchval("SELECT count(*) FROM context_members") > 0
