@@ -175,10 +175,12 @@ class Neighbourhood:
         self._cited = tuple(cited[key] for key in sorted(cited))
         self._decisions: tuple[tuple[Any, ...], ...] | None = None
 
-    def collection(self, roles: Iterable[str], types: Iterable[str]) -> list[Stored]:
-        """The copies of these roles and types, in evidence order."""
-        parts = [self._groups.get((r, t), ()) for r in roles for t in types]
-        return list(heapq.merge(*[p for p in parts if p], key=stored_order))
+    def collection(self, roles: Iterable[str], types: Iterable[str]) -> Sequence[Stored]:
+        """The copies of these roles and types, in evidence order (one group as it is held)."""
+        parts = [p for p in (self._groups.get((r, t), ()) for r in roles for t in types) if p]
+        if len(parts) == 1:
+            return parts[0]
+        return list(heapq.merge(*parts, key=stored_order))
 
     # The neighbourhood as a context read pages it (StoredNeighbourhood answers the same from
     # SQL, for hubs).
@@ -211,11 +213,9 @@ class Neighbourhood:
     def _page(self, request: PageRequest) -> Page:
         selection = request.selection
         assert selection is not None
-        selected = [
-            stored
-            for stored in self.collection(selection.roles, selection.types)
-            if selection.admits(stored)
-        ]
+        selected = self.collection(selection.roles, selection.types)
+        if selection.dated != "any" or selection.time_filter is not None:  # else all admitted
+            selected = [stored for stored in selected if selection.admits(stored)]
         return keyset_page(selected, stored_order, request)
 
     def _cited_page(self, request: PageRequest) -> Page:
