@@ -226,18 +226,12 @@ VALIDITY_VALUES = {
 }
 
 
-def validity(view: ValidityView) -> common_pb2.Validity:
-    """Validity is only ever established by evidenced `replaces`/`contradicts` relations (their
-    ids are the basis); without one it is unknown — never derived from confirmation, review or
-    record times."""
-    message = common_pb2.Validity()
-    set_validity(message, view)
-    return message
-
-
 # The fields of a context read's items are set in place: a hub's first page builds fifty
 # items, and building each part as a message of its own, then copying it in, cost a third more.
 def set_validity(message: common_pb2.Validity, view: ValidityView) -> None:
+    """Validity is only ever established by evidenced `replaces`/`contradicts` relations (their
+    ids are the basis); without one it is unknown — never derived from confirmation, review or
+    record times."""
     message.state = VALIDITY_VALUES[view.state]
     if view.valid_from is not None:
         setattr(message, "from", format_utc(view.valid_from))
@@ -337,13 +331,19 @@ def source_entries(row: SearchRow) -> list[graph_pb2.SourceEntry]:
     ]
 
 
+@functools.lru_cache(maxsize=1024)
+def _scope_message(scope_key: str) -> common_pb2.Scope:
+    """The Scope message of a stored scope key; copied into each hit and item, never changed."""
+    return scope_to_proto(ScopeValue.from_key(scope_key))
+
+
 def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
     fields = matched_fields(row, query)
     related = related_refs(row)
     return graph_pb2.SearchHit(
         ref=common_pb2.ObjectRef(type=OBJECT_TYPE_TO_PROTO[row.object_type], id=row.object_id),
         result_id=row.result_id,
-        scope=scope_to_proto(ScopeValue.from_key(row.scope_key)),
+        scope=_scope_message(row.scope_key),
         title=row.title,
         kind=row.kind or "",
         matched_fields=fields,
@@ -514,12 +514,6 @@ def content_page_size(check: Checker, value: int) -> int:
             f"must be between 1 and {MAX_CONTENT_PAGE} code points (0 = {DEFAULT_CONTENT_PAGE})",
         )
     return value or DEFAULT_CONTENT_PAGE
-
-
-@functools.lru_cache(maxsize=1024)
-def _scope_message(scope_key: str) -> common_pb2.Scope:
-    """The Scope message of a stored scope key; copied into each item, never changed."""
-    return scope_to_proto(ScopeValue.from_key(scope_key))
 
 
 def context_item(

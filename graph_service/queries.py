@@ -465,6 +465,22 @@ _EVIDENCE_ORDER = (
 # entries of the type's range after the position (an equality, not "any", keeps PostgreSQL
 # reading the index in order). HUB_PAGE reads several types, with X's own copies when $7 asks
 # for them (timeline), and orders them. `of_types` is the type condition on a table alias {o}.
+def _stored_total(roles: str, of_types: str, of_dated: str) -> str:
+    """How many of a hub's copies of `roles` a selection holds, without a time filter: its
+    members counted in context_counts, and X's own copies. `of_types` and `of_dated` are the
+    type and datedness conditions, on a table alias {o} and an undated flag {undated}."""
+    return f"""(SELECT coalesce(sum(n.copies), 0)::bigint FROM context_counts n
+                  WHERE n.scope_key = $1 AND n.anchor_type = $2 AND n.anchor_id = $3
+                    AND n.role = 'member' AND 'member' = any({roles})
+                    AND {of_types.format(o="n")}
+                    AND {of_dated.format(undated="n.undated")})
+               + (SELECT count(*) FROM graph_objects o
+                  WHERE 'self' = any({roles})
+                    AND o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
+                    AND {of_types.format(o="o")}
+                    AND {of_dated.format(undated="(o.event_time_start IS NULL)")})"""
+
+
 def _hub_page(copies: str, of_types: str) -> str:
     of_dated = "($9::text = 'any' OR {undated} = ($9::text = 'undated'))"
     chosen = (
@@ -477,16 +493,7 @@ def _hub_page(copies: str, of_types: str) -> str:
 SELECT o.role, {_MEMBERS}, o.graph_revision,
        CASE WHEN NOT $16::boolean THEN NULL
             WHEN $4::timestamptz IS NULL AND $5::timestamptz IS NULL
-            THEN (SELECT coalesce(sum(n.copies), 0)::bigint FROM context_counts n
-                  WHERE n.scope_key = $1 AND n.anchor_type = $2 AND n.anchor_id = $3
-                    AND n.role = 'member' AND 'member' = any($7::text[])
-                    AND {of_types.format(o="n")}
-                    AND {of_dated.format(undated="n.undated")})
-               + (SELECT count(*) FROM graph_objects o
-                  WHERE 'self' = any($7::text[])
-                    AND o.scope_key = $1 AND o.object_type = $2 AND o.object_id = $3
-                    AND {of_types.format(o="o")}
-                    AND {of_dated.format(undated="(o.event_time_start IS NULL)")})
+            THEN {_stored_total("$7::text[]", of_types, of_dated)}
             ELSE (SELECT count(*) FROM copies o WHERE {chosen})
        END AS total
 FROM copies o
@@ -573,18 +580,12 @@ def hub_read(parts: tuple[str, ...]) -> str:
     return "\nUNION ALL\n".join(selects) + "\nORDER BY part, n"
 
 
-# How many copies of roles $4 among the evidence have no event time: the members counted in
-# context_counts, and X's own copies.
-_EVIDENCE_TYPES = "IN ('event', 'entity_change', 'relation', 'leaf_fact')"
-HUB_UNDATED = f"""
-SELECT (SELECT coalesce(sum(copies), 0)::bigint FROM context_counts
-        WHERE scope_key = $1 AND anchor_type = $2 AND anchor_id = $3 AND role = 'member'
-          AND 'member' = any($4::text[]) AND undated AND object_type {_EVIDENCE_TYPES})
-     + (SELECT count(*) FROM graph_objects
-        WHERE 'self' = any($4::text[]) AND scope_key = $1 AND object_type = $2
-          AND object_id = $3 AND event_time_start IS NULL
-          AND object_type {_EVIDENCE_TYPES})
-"""
+# How many copies of roles $4 among the evidence have no event time.
+HUB_UNDATED = "SELECT " + _stored_total(
+    "$4::text[]",
+    "{o}.object_type IN ('event', 'entity_change', 'relation', 'leaf_fact')",
+    "{undated}",
+)
 
 # Whole stored copies by key ($1 result ids, $2 types, $3 ids) ('copy'), the source
 # references they cite, in their own result ('cited'), and the evidenced relations touching the
