@@ -18,8 +18,8 @@ SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
 """
 
 # Every read is one REPEATABLE READ READ ONLY transaction on a replica (graph_service.store.
-# snapshot); a context read also uses each statement's generic plan, set in the same round
-# trip (see graph_service.store.GraphStore.get_context).
+# snapshot); a context read and a search without a time range also use each statement's
+# generic plan, set in the same round trip (see graph_service.store.GraphStore).
 BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 BEGIN_READ_WITH_GENERIC_PLANS = BEGIN_READ + "; SET LOCAL plan_cache_mode = force_generic_plan"
 

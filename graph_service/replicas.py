@@ -103,8 +103,10 @@ class ReplicaRouter:
             # hub's one statement for all its pages is 17 KiB).
             max_cacheable_statement_size=64 * 1024,
             server_settings={
-                # Search selectivity depends on the term: plan every call with its values
-                # instead of a generic plan cached after five executions.
+                # A search within a time range depends on its values: plan every call with
+                # them instead of a generic plan cached after five executions. (Reads whose
+                # plans do not depend on their values ask for generic plans in their own
+                # transaction: queries.BEGIN_READ_WITH_GENERIC_PLANS.)
                 "plan_cache_mode": "force_custom_plan",
                 # Short OLTP reads; JIT compilation would cost more than it saves.
                 "jit": "off",
