@@ -14,7 +14,7 @@ calls in flight (calls/s), after a warm-up:
 - baselines: an empty gRPC call (grpc.health.v1 Check) and a raw asyncpg point query on the
   replica (primary-key lookup in graph_objects);
 - StoryGraph.Search for a rare, a medium and a common term; the medium and common term within
-  one month of event time; and restricted to events;
+  one month of event time; all three within one day of event time; and restricted to events;
 - StoryGraph.GetContext, current mode, of an event with relations and of a hub entity that
   about 1,000 events involve — each read first (every call a different object, so its
   neighbourhood is not cached yet) and again (the same object every call); timeline mode of
@@ -75,7 +75,7 @@ import asyncpg
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bench.story import MONTH, PROJECT, TERMS, StoryPlan
+from bench.story import DAY, MONTH, PROJECT, TERMS, StoryPlan
 from mirrortree import pgcluster
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
@@ -327,15 +327,15 @@ class Reads:
         self,
         term: str,
         *,
-        month: bool = False,
+        within: tuple[str, str] | None = None,
         types: tuple[common_pb2.ObjectType, ...] = (),
     ) -> graph_pb2.SearchRequest:
         request = graph_pb2.SearchRequest(
             query=term, scope=self.scope, object_types=list(types), time_basis=common_pb2.EVENT_TIME
         )
-        if month:
-            setattr(request.time_range, "from", MONTH[0])
-            request.time_range.to = MONTH[1]
+        if within:
+            setattr(request.time_range, "from", within[0])
+            request.time_range.to = within[1]
         return request
 
     def context(
@@ -397,10 +397,18 @@ class Reads:
             *(
                 Case(
                     f"Search, {cls} term, event time in one month ({month})",
-                    searching(self.search(TERMS[cls], month=True)),
+                    searching(self.search(TERMS[cls], within=MONTH)),
                     True,
                 )
                 for cls in ("medium", "common")
+            ),
+            *(
+                Case(
+                    f"Search, {cls} term, event time in one day ({DAY[0][:10]})",
+                    searching(self.search(TERMS[cls], within=DAY)),
+                    True,
+                )
+                for cls in TERMS
             ),
             *(
                 Case(

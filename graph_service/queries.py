@@ -18,8 +18,8 @@ SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
 """
 
 # Every read is one REPEATABLE READ READ ONLY transaction on a replica (graph_service.store.
-# snapshot); a context read and a search without a time range also use each statement's
-# generic plan, set in the same round trip (see graph_service.store.GraphStore).
+# snapshot); context reads and searches also use each statement's generic plan, set in the
+# same round trip (see graph_service.store.GraphStore).
 BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 BEGIN_READ_WITH_GENERIC_PLANS = BEGIN_READ + "; SET LOCAL plan_cache_mode = force_generic_plan"
 
@@ -155,34 +155,38 @@ _TIER_MATCH = {
     1: "o.body ILIKE $3 AND o.title NOT ILIKE $3 AND o.object_type <> 'summary'",
 }
 
-# A walk reads up to $11 copies of the ordered index that pass the type and time filters and
-# returns the tier's matches among them, every row carrying where the walk ended and how many
-# copies it walked — one row with no match when nothing matched, none when the tier is done.
-# Two ways to walk, by whether a time range is given:
+# A walk reads the ordered index of the asked types from the keyset and returns the tier's
+# matches among the copies it met, every row carrying where the walk ended, how many entries
+# it read and how many of them were in the time range — one row with no match when nothing
+# matched, none when the tier is done. Two ways to walk, by whether a time range is given:
 #
-# - SEARCH_WALKS: `walked` reads the copies themselves in index order and matches the text as
-#   it goes; only its few matches are read again whole. A copy costs one heap visit (measured at
-#   1M objects: 1,280 copies in 2.3 ms).
-# - SEARCH_WALKS_IN_TIME_RANGE: `walked` applies the type and time filters to index entries
-#   alone (index-only: graph_objects_scope_order includes those columns), and `matched` visits
-#   the heap, by primary key, only for the copies that pass them: within one month, a walk
-#   reads one month's copies, not all. A copy that passes costs about four times as much
-#   (1,280 in 9 ms).
+# - SEARCH_WALKS reads $11 entries and their copies, matching the text as it goes; only its
+#   few matches are read again whole. A copy costs one heap visit (measured at 1M objects:
+#   1,280 copies in 2.3 ms).
+# - SEARCH_WALKS_IN_TIME_RANGE reads entries until $11 of them were in the range or it has
+#   read $14, whichever comes first. It applies the time rule to the index entries alone
+#   (index-only: graph_objects_scope_order includes the time columns) and visits the heap,
+#   by primary key, only for the entries in range: within one month, a walk reads that
+#   month's copies, not all. The second bound keeps a narrow range from costing a walk the
+#   index: before it, a walk that had to meet 256 copies in one day of event time read
+#   180,000 entries (70 ms at 1M objects), and in a range of recording times that holds
+#   nothing, the whole index (220-340 ms). An entry costs about 1 µs, a copy in range 12 µs
+#   more.
 _WALK_END = (
     """, walk_end AS (
     SELECT w.type_rank AS end_rank, w.object_id AS end_id, w.result_id AS end_result,
-           (SELECT count(*) FROM walked) AS walked
+           {walked} AS walked, {in_range} AS in_range
     FROM walked w
-    ORDER BY w.type_rank DESC, w.object_id DESC, w.result_id DESC
+    ORDER BY {last_first}
     LIMIT 1
 ), matched AS (
     SELECT """
     + _OBJECT_COLUMNS
     + """
     FROM walked w
-    -- One primary-key probe per walked copy, or per match when the walk matched as it went
-    -- (LIMIT keeps the planner from turning this into a hash join over every text match,
-    -- which it prefers when it misjudges how many there are).
+    -- One primary-key probe per entry walked in range, or per match when the walk matched as
+    -- it went (LIMIT keeps the planner from turning this into a hash join over every text
+    -- match, which it prefers when it misjudges how many there are).
     JOIN LATERAL (
         SELECT * FROM graph_objects g
         WHERE g.result_id = w.result_id AND g.object_type = w.object_type
@@ -199,42 +203,68 @@ ORDER BY m.type_rank, m.object_id, m.result_id
 )
 
 
-# A walk's time filter is never an index condition: given the event-time index, PostgreSQL
-# plans a long walk within a time range as reading the whole range's copies and sorting them
-# (measured at 1M objects, a walk of 1,280 within one month: 43-84 ms, against 17-27 ms along
-# the ordered index). Wrapped in coalesce, the filter only checks the entries walked.
-_WALK_TIME_FILTER = "coalesce(" + _WALK_TIME_RULE + ", false)"
-
-
-def _search_walk(walked_columns: str, matched: str) -> str:
-    return (
+# A walk's time rule is a column of the entries walked, never a condition of the index scan:
+# given the event-time index, PostgreSQL plans a long walk within a time range as reading the
+# whole range's copies and sorting them (measured at 1M objects, a walk of 1,280 within one
+# month: 43-84 ms, against 17-27 ms along the ordered index).
+_IN_RANGE = "coalesce(" + _WALK_TIME_RULE + ", false)"
+_WALK_ORDER = "ORDER BY o.type_rank, o.object_id, o.result_id"
+_WALK_FROM = (
+    """
+        FROM graph_objects o
+        WHERE o.scope_key = $1 AND o.type_rank BETWEEN $12::smallint AND $13::smallint
+          AND """
+    + _KEYSET
+    + """
+          AND o.object_type = any($2::text[])
         """
-WITH walked AS MATERIALIZED (
-    SELECT o.result_id, o.object_type, o.object_id, o.type_rank"""
-        + walked_columns
-        + """
-    FROM graph_objects o
-    WHERE o.scope_key = $1 AND o.type_rank BETWEEN $12::smallint AND $13::smallint
-      AND """
-        + _KEYSET
-        + """
-      AND o.object_type = any($2::text[])
-      AND """
-        + _WALK_TIME_FILTER
-        + """
-    ORDER BY o.type_rank, o.object_id, o.result_id
-    LIMIT $11
-)"""
-        + _WALK_END.replace("{matched}", matched)
+    + _WALK_ORDER
+)
+
+
+def _walk_end(walked: str, in_range: str, last_first: str, matched: str) -> str:
+    return (
+        _WALK_END.replace("{walked}", walked)
+        .replace("{in_range}", in_range)
+        .replace("{last_first}", last_first)
+        .replace("{matched}", matched)
     )
 
 
+# Without a time range, $4..$6 are NULL and every entry is in range (the rule is there so
+# that both kinds of walk take the same first parameters).
 SEARCH_WALKS = {
-    score: _search_walk(f", ({match}) AS matches", "w.matches")
+    score: f"""
+WITH walked AS MATERIALIZED (
+        SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
+               ({match}) AND {_IN_RANGE} AS matches{_WALK_FROM}
+        LIMIT $11
+)"""
+    + _walk_end(
+        "(SELECT count(*) FROM walked)",
+        "(SELECT count(*) FROM walked)",
+        "w.type_rank DESC, w.object_id DESC, w.result_id DESC",
+        "w.matches",
+    )
     for score, match in _TIER_MATCH.items()
 }
+# `walked` keeps the entries in range and the last one read (n = $14), where a walk that met
+# too few in range ends.
 SEARCH_WALKS_IN_TIME_RANGE = {
-    score: _search_walk("", match) for score, match in _TIER_MATCH.items()
+    score: f"""
+WITH walked AS MATERIALIZED (
+    SELECT e.* FROM (
+        SELECT o.result_id, o.object_type, o.object_id, o.type_rank, {_IN_RANGE} AS in_range,
+               row_number() OVER ({_WALK_ORDER}) AS n{_WALK_FROM}
+        LIMIT $14
+    ) e
+    WHERE e.in_range OR e.n = $14
+    LIMIT $11
+)"""
+    + _walk_end(
+        "w.n", "(SELECT count(*) FROM walked WHERE in_range)", "w.n DESC", f"w.in_range AND {match}"
+    )
+    for score, match in _TIER_MATCH.items()
 }
 
 _SEARCH_SCAN = (
@@ -257,30 +287,115 @@ LIMIT $10
 )
 SEARCH_SCANS = {score: _SEARCH_SCAN.replace("{match}", m) for score, m in _TIER_MATCH.items()}
 
-# A search's counts, each up to a cap ($8): the matches, and (when $7, an event-time filter)
-# the matches it left out because their event time is unknown. Beyond the cap — or the time
-# budget the caller sets — a count is reported unknown, not guessed.
-SEARCH_COUNTS = (
+# A time range that holds few of the scope's copies is read through the time instead:
+# RANGE_SCANS[basis] reads every copy in the range (of the asked types) once, matches the text
+# on each, and returns the page from tier $11 (after the keyset in that tier) down, with the
+# number of all matches in the range and of the copies in it (range_matches, range_copies, on
+# every row; one row with only them when the page is empty). The trigram indexes cannot
+# serve a common term there — PostgreSQL still ANDs their bitmap with the event-time index's
+# when given both (at 1M objects, "status" within one day: 666,220 index entries, 91 ms, for
+# 1,918 copies in range). graph_service.search picks this way from the share of the entries
+# its walks found in range, never from the planner's guess. An event time is read through
+# graph_objects_event_time; a result's times through the scope's results (each copy carries
+# its result's times), then each result's copies by primary key. The text is matched in the
+# materialized part's select list, where no index can be chosen for it.
+_RANGE_SOURCES = {
+    "event_time": """
+    FROM graph_objects o
+    WHERE $6::text = 'event_time'
+      AND o.event_time_start IS NOT NULL
+      AND tstzrange(o.event_time_start, """
+    + _EVENT_TIME_UNTIL
+    + """, '[]')
+          && tstzrange($4::timestamptz, $5::timestamptz, '[]')
+      AND o.scope_key = $1 AND o.object_type = any($2::text[])""",
+    **{
+        basis: f"""
+    FROM review_results r
+    -- Lateral and not flattened (OFFSET 0): each result's copies by primary key, whatever
+    -- the planner guesses of how many results the range holds (a generic plan guesses a
+    -- third, and joins a sequential scan of every copy).
+    CROSS JOIN LATERAL (
+        SELECT * FROM graph_objects g
+        WHERE g.result_id = r.result_id AND g.object_type = any($2::text[])
+        OFFSET 0
+    ) o
+    WHERE $6::text = '{basis}' AND r.scope_key = $1
+      AND ($4::timestamptz IS NULL OR r.{basis} >= $4)
+      AND ($5::timestamptz IS NULL OR r.{basis} <= $5)"""
+        for basis in ("review_generated_at", "recorded_at")
+    },
+}
+# The range's copies are held as keys and two flags; only the page's rows are read whole.
+_RANGE_SCAN = (
     """
-SELECT
-    (SELECT count(*) FROM (
-        SELECT 1 FROM graph_objects o
-        WHERE o.scope_key = $1
-          AND o.object_type = any($2::text[])
-          AND (o.title ILIKE $3 OR o.body ILIKE $3)
-          AND """
-    + TIME_FILTER
+WITH in_range AS MATERIALIZED (
+    SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
+           o.title ILIKE $3 AS in_title, o.body ILIKE $3 AS in_body{from_in_range}
+), matched AS (
+    SELECT o.*,
+           CASE WHEN o.in_title AND o.in_body THEN 3
+                WHEN o.in_title OR o.object_type = 'summary' AND o.in_body THEN 2
+                ELSE 1 END AS score
+    FROM in_range o
+    WHERE o.in_title OR o.in_body
+)
+SELECT c.range_matches, c.range_copies, p.score, """
+    + _OBJECT_COLUMNS
     + """
-        LIMIT $8) capped) AS total,
-    CASE WHEN $7::bool THEN (SELECT count(*) FROM (
-        SELECT 1 FROM graph_objects o
-        WHERE o.scope_key = $1
-          AND o.object_type = any($2::text[])
-          AND (o.title ILIKE $3 OR o.body ILIKE $3)
-          AND o.event_time_start IS NULL
-        LIMIT $8) capped) END AS unknown_time
+FROM (SELECT (SELECT count(*) FROM matched) AS range_matches,
+             (SELECT count(*) FROM in_range) AS range_copies) c
+LEFT JOIN LATERAL (
+    SELECT * FROM matched o
+    WHERE o.score < $11::smallint OR o.score = $11::smallint AND """
+    + _KEYSET
+    + """
+    ORDER BY o.score DESC, o.type_rank, o.object_id, o.result_id
+    LIMIT $10
+) p ON true
+LEFT JOIN graph_objects o
+    ON o.result_id = p.result_id AND o.object_type = p.object_type AND o.object_id = p.object_id
+ORDER BY p.score DESC, p.type_rank, p.object_id, p.result_id
 """
 )
+RANGE_SCANS = {
+    basis: _RANGE_SCAN.replace("{from_in_range}", from_in_range)
+    for basis, from_in_range in _RANGE_SOURCES.items()
+}
+
+# A search's counts, each up to a cap ($7): its matches (SEARCH_TOTALS through the trigram
+# indexes, RANGE_TOTALS[basis] through a small time range as RANGE_SCANS — when the page did
+# not read the range already), and with an event-time range the matches it left out because
+# their event time is unknown (UNKNOWN_TIME_MATCHES; $1..$3 and the cap as $4). Beyond the
+# cap — or the time budget the caller sets — a count is reported unknown, not guessed.
+_MATCHES = "(o.title ILIKE $3 OR o.body ILIKE $3)"
+
+
+def _capped_count(condition: str, cap: str) -> str:
+    return f"""
+SELECT count(*) FROM (
+    SELECT 1 FROM graph_objects o
+    WHERE o.scope_key = $1
+      AND o.object_type = any($2::text[])
+      AND {_MATCHES}
+      AND {condition}
+    LIMIT {cap}) capped
+"""
+
+
+SEARCH_TOTALS = _capped_count(TIME_FILTER, "$7")
+# (The text is matched in the select list here too: as a condition, the trigram indexes would
+# be ANDed with the range's.)
+RANGE_TOTALS = {
+    basis: f"""
+WITH in_range AS MATERIALIZED (
+    SELECT o.title ILIKE $3 AS in_title, o.body ILIKE $3 AS in_body{from_in_range}
+)
+SELECT count(*) FROM (SELECT 1 FROM in_range WHERE in_title OR in_body LIMIT $7) capped
+"""
+    for basis, from_in_range in _RANGE_SOURCES.items()
+}
+UNKNOWN_TIME_MATCHES = _capped_count("o.event_time_start IS NULL", "$4")
 
 
 # ---- sources ------------------------------------------------------------------------------

@@ -103,10 +103,10 @@ class ReplicaRouter:
             # hub's one statement for all its pages is 17 KiB).
             max_cacheable_statement_size=64 * 1024,
             server_settings={
-                # A search within a time range depends on its values: plan every call with
-                # them instead of a generic plan cached after five executions. (Reads whose
-                # plans do not depend on their values ask for generic plans in their own
-                # transaction: queries.BEGIN_READ_WITH_GENERIC_PLANS.)
+                # Plan every call with its values instead of a generic plan cached after five
+                # executions, unless a read asks for generic plans in its own transaction
+                # (queries.BEGIN_READ_WITH_GENERIC_PLANS: context reads and searches, whose
+                # statements are written so that one plan serves every value).
                 "plan_cache_mode": "force_custom_plan",
                 # Short OLTP reads; JIT compilation would cost more than it saves.
                 "jit": "off",

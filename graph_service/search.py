@@ -2,22 +2,26 @@
 
 A tier is read by walking the index in result order (queries.SEARCH_WALKS, or
 SEARCH_WALKS_IN_TIME_RANGE with a time range) as long as what the walk finds says that is
-cheaper, and through the trigram and time indexes (SEARCH_SCANS) once it says the tier's
-matches are rare. The choice is made from the walk, never from the planner's estimate of how
-common a term is: that estimate comes from a statistics sample and flips between plans that
-differ a hundredfold.
+cheaper, and through the trigram indexes (SEARCH_SCANS) once it says the tier's matches are
+rare — or, when the walks saw that the time range holds few copies, by reading the range's
+copies (RANGE_SCANS). The choice is made from the walk, never from the planner's estimate of
+how common a term is: that estimate comes from a statistics sample and flips between plans
+that differ a hundredfold.
 
 The counts of a first page are taken after its hits, in the same read transaction, unless
 what the read saw says they would be "unknown" anyway: a walk filled the page at a density of
-matches (at least) that, over the scope's copies, comes to well over COUNT_CAP. Counting such
-a term reads copy after copy for longer than COUNT_BUDGET_MS (measured at 1M objects: 80 ms
-for a term in 1 of 20 copies) only to report "unknown", on the CPU the next read needs. The
-density only decides whether to count; a count is never estimated.
+matches (at least) — or a read of the time range found a share of its copies matching — that,
+over the scope's copies, comes to well over COUNT_CAP. Counting such a term reads copy after
+copy for longer than COUNT_BUDGET_MS (measured at 1M objects: 80 ms for a term in 1 of 20
+copies) only to report "unknown", on the CPU the next read needs. The density only decides
+whether to count; a count is never estimated. (A read of the time range counts its matches as
+it goes: that total is always given.)
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,18 +32,33 @@ from graph_service.errors import SearchBudgetExceeded
 from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
 from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 
-# A tier's first walk reads FIRST_WALK copies (that pass the type and time filters): a page
+# A tier's first walk reads FIRST_WALK copies (in the time range, when one is given): a page
 # for a term in every other copy. With no match among them, one more walk of NO_MATCH_WALK;
 # with none among those either, matches are rarer than about 1 in 100. With some matches, the
-# next walk is sized from their density (with a margin). A walk that would be longer than
-# LONGEST_WALK costs more than letting the trigram and time indexes find the rest (measured
-# at 1M objects: a walk reads about 100 copies per millisecond within a time range, 250
-# without; the indexes answer a term in 1 of 100 copies in about 12 ms).
+# next walk is sized from their density (with a margin). A walk that would read more than
+# LONGEST_WALK copies costs more than letting the trigram indexes find the rest (measured at
+# 1M objects: a walk reads about 250 copies per millisecond without a time range; the indexes
+# answer a term in 1 of 100 copies in about 12 ms).
 FIRST_WALK = 64
 NO_MATCH_WALK = 256
 LONGEST_WALK = 2_048
 WALK_MARGIN = 1.5
 MAX_WALKS = 3
+# Within a time range a walk also stops after reading this many index entries, in range or
+# not (queries.SEARCH_WALKS_IN_TIME_RANGE; at 1M objects an entry costs about 1 µs, a copy in
+# range 12 µs more): FIRST_RANGE_WALK for a tier's first walk — enough to see whether the range
+# is small — LONGEST_RANGE_WALK for the others.
+FIRST_RANGE_WALK = 1_024
+LONGEST_RANGE_WALK = 4_096
+# When the walks saw that the time range holds at most this many of the scope's copies, the
+# rest of the page — this tier's and every later tier's — and its count are read through the
+# range (queries.RANGE_SCANS) — unless a walk is about to fill the page. A few thousand
+# copies cost less than a trigram index scan of a term that may be in every copy, and less
+# than walking three tiers for a term that is rare in the range (measured at 1M objects: the
+# 1,918 copies of one day of event time, 7-9 ms for the page and its count, where the trigram
+# scan of "status" took 95 ms for the page alone; the 4,980 copies of one review result,
+# 15-20 ms, where the walks and scans of a rare term took 44 ms).
+RANGE_SCAN_COPIES = 8_192
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
 # than this many times COUNT_CAP matches.
 UNCOUNTABLE_MARGIN = 2
@@ -53,13 +72,45 @@ SCAN_BUDGET_S = 2.0
 Hit = tuple[int, asyncpg.Record]  # (relevance tier, row)
 
 
+@dataclass
+class Walked:
+    """What the walks of one search read: index entries, and how many were in the time range
+    (all of them without one)."""
+
+    entries: int = 0
+    in_range: int = 0
+
+    def share_in_range(self) -> float:
+        """The share of entries in range, a little high: (in range + 1) / (entries + 1)."""
+        return (self.in_range + 1) / (self.entries + 1)
+
+
 @dataclass(frozen=True)
 class HitsRead:
     hits: list[Hit]
     # When a walk filled the page before the end of its tier: at least this share of the
-    # copies walked in that tier matched (a walk stops matching at a full page; module
-    # docstring). None otherwise.
+    # entries walked in that tier matched (a walk stops matching at a full page; module
+    # docstring). When the time range was read: the share of its copies that matched. None
+    # otherwise.
     density: float | None
+    # Whether the walks saw the time range to hold few enough copies to be read through it
+    # (RANGE_SCAN_COPIES). False without a time range.
+    through_range: bool
+    # Every match in the time range, counted when the range was read (None otherwise).
+    range_matches: int | None = None
+
+
+@dataclass(frozen=True)
+class _TierWalked:
+    rows: list[asyncpg.Record]
+    density: float | None  # as HitsRead.density
+    # Where the walks stopped when the tier's rest is left to the indexes; None when the walks
+    # read the tier to its end or filled the page.
+    stopped_at: list[Any] | None
+
+
+def time_range_is_given(filters: tuple[Any, ...]) -> bool:
+    return filters[3] is not None or filters[4] is not None
 
 
 async def read_hits(
@@ -68,14 +119,23 @@ async def read_hits(
     types: list[str],
     position: list[Any] | None,
     limit: int,
+    *,
+    scope_copies: int,
 ) -> HitsRead:
     """Up to `limit` (score, row) pairs after `position`, walking the tiers 3 → 2 → 1.
 
     `filters` are the parameters $1..$6 of the search statements (scope, types, pattern, time
-    range and basis). Raises TimeoutError when the index scans run past SCAN_BUDGET_S."""
+    range and basis); `scope_copies` the copies stored in the scope. Raises TimeoutError when
+    the index scans run past SCAN_BUDGET_S."""
     ranks = [OBJECT_TYPE_RANKS[t] for t in types]
     scans_until = time.monotonic() + SCAN_BUDGET_S
     rank_range = (min(ranks), max(ranks))
+    in_time_range = time_range_is_given(filters)
+    walked = Walked()
+
+    def through_range() -> bool:
+        return in_time_range and walked.share_in_range() * scope_copies <= RANGE_SCAN_COPIES
+
     found: list[Hit] = []
     density: float | None = None
     start_score = position[0] if position else 3
@@ -83,22 +143,42 @@ async def read_hits(
         if score > start_score:
             continue
         after = list(position[1:]) if position and score == start_score else [None, None, None]
-        rows, density = await _read_tier(
-            conn,
-            score,
-            filters=filters,
-            ranks=rank_range,
-            after=after,
-            need=limit - len(found),
-            scans_until=scans_until,
+        need = limit - len(found)
+        # Once the walks have seen the time range to be small, reading it costs less than
+        # walking on.
+        if not through_range():
+            tier = await _walk_tier(
+                conn, score, filters=filters, ranks=rank_range, after=after, need=need,
+                walked=walked, range_is_small=through_range,
+            )  # fmt: skip
+            found.extend((score, row) for row in tier.rows)
+            density = tier.density
+            if tier.stopped_at is None:
+                if len(found) >= limit:
+                    break
+                continue
+            after, need = tier.stopped_at, limit - len(found)
+        timeout = max(scans_until - time.monotonic(), 0.001)
+        if through_range():
+            # This tier's rest and every later tier's, at once.
+            rows = await conn.fetch(
+                queries.RANGE_SCANS[filters[5]], *filters, *after, need, score, timeout=timeout
+            )
+            found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
+            matches, copies = rows[0]["range_matches"], rows[0]["range_copies"]
+            return HitsRead(found, matches / max(copies, 1), True, matches)
+        # Rare in this tier: let the trigram indexes find the rest.
+        rows = await conn.fetch(
+            queries.SEARCH_SCANS[score], *filters, *after, need, timeout=timeout
         )
         found.extend((score, row) for row in rows)
+        density = None
         if len(found) >= limit:
             break
-    return HitsRead(found, density)
+    return HitsRead(found, density, through_range())
 
 
-async def _read_tier(
+async def _walk_tier(
     conn: asyncpg.Connection,
     score: int,
     *,
@@ -106,41 +186,45 @@ async def _read_tier(
     ranks: tuple[int, int],
     after: list[Any],
     need: int,
-    scans_until: float,
-) -> tuple[list[asyncpg.Record], float | None]:
-    """The tier's next `need` matches, and — when a walk found them before the tier's end —
-    the share of the copies walked that matched, at least (None otherwise)."""
+    walked: Walked,
+    range_is_small: Callable[[], bool],
+) -> _TierWalked:
+    """The tier's next `need` matches as far as walking finds them cheaply — and until the
+    walks have seen the time range to be small (`range_is_small`); adds what its walks read to
+    `walked`."""
     found: list[asyncpg.Record] = []
-    walked = 0
-    walk = FIRST_WALK
-    in_time_range = filters[3] is not None or filters[4] is not None
+    tier_entries = tier_copies = 0
+    in_time_range = time_range_is_given(filters)
     walks = queries.SEARCH_WALKS_IN_TIME_RANGE if in_time_range else queries.SEARCH_WALKS
+    copies, entries = FIRST_WALK, FIRST_RANGE_WALK
     for _ in range(MAX_WALKS):
-        rows = await conn.fetch(walks[score], *filters, *after, need - len(found), walk, *ranks)
+        bound = (copies, *ranks, entries) if in_time_range else (copies, *ranks)
+        rows = await conn.fetch(walks[score], *filters, *after, need - len(found), *bound)
         if not rows:
-            return found, None  # the tier is done
+            return _TierWalked(found, None, None)  # the tier is done
         found.extend(r for r in rows if r["result_id"] is not None)
-        walked += rows[0]["walked"]
-        reached_end = rows[0]["walked"] < walk
-        if len(found) >= need or reached_end:
-            return found, None if reached_end else len(found) / walked
         end = rows[0]
+        tier_entries += end["walked"]
+        tier_copies += end["in_range"]
+        walked.entries += end["walked"]
+        walked.in_range += end["in_range"]
+        if end["in_range"] < copies and (not in_time_range or end["walked"] < entries):
+            return _TierWalked(found, None, None)  # the tier's end
+        if len(found) >= need:
+            return _TierWalked(found, len(found) / tier_entries, None)
         after = [end["end_rank"], end["end_id"], end["end_result"]]
+        entries = LONGEST_RANGE_WALK
         if found:
-            walk = int((need - len(found)) * walked / len(found) * WALK_MARGIN) + 1
+            copies = int((need - len(found)) * tier_copies / len(found) * WALK_MARGIN) + 1
+            # A walk that should fill the page costs less than reading even a small range.
+            within_reach = copies / walked.share_in_range() <= entries
+            if copies <= LONGEST_WALK and (within_reach or not range_is_small()):
+                continue
         else:
-            walk = NO_MATCH_WALK if walked < NO_MATCH_WALK else LONGEST_WALK + 1
-        if walk > LONGEST_WALK:
+            copies = NO_MATCH_WALK if tier_copies < NO_MATCH_WALK else LONGEST_WALK + 1
+        if range_is_small() or copies > LONGEST_WALK:
             break
-    # Rare in this tier: let the text and time indexes find the rest.
-    rest = await conn.fetch(
-        queries.SEARCH_SCANS[score],
-        *filters,
-        *after,
-        need - len(found),
-        timeout=max(scans_until - time.monotonic(), 0.001),
-    )
-    return found + list(rest), None
+    return _TierWalked(found, None, after)  # rare in this tier
 
 
 def budget_exceeded(query: str, scope: str) -> SearchBudgetExceeded:
@@ -164,28 +248,56 @@ def worth_counting(read: HitsRead, scope_copies: int) -> bool:
     return read.density is None or read.density * scope_copies <= UNCOUNTABLE_MARGIN * COUNT_CAP
 
 
+def needs_counting(read: HitsRead, scope_copies: int) -> bool:
+    """Whether a first page has counts to take (count_matches): one already taken, or one worth
+    taking."""
+    return read.range_matches is not None or worth_counting(read, scope_copies)
+
+
 async def count_matches(
-    conn: asyncpg.Connection, search_args: tuple[Any, ...], excludes_unknown: bool
+    conn: asyncpg.Connection,
+    search_args: tuple[Any, ...],
+    excludes_unknown: bool,
+    read: HitsRead,
+    scope_copies: int,
 ) -> tuple[int | None, int | None]:
-    """(total, unknown-time) of a search, each up to COUNT_CAP and None beyond it; both None
-    when counting takes more than COUNT_BUDGET_MS.
+    """(total, unknown-time) of a search, each up to COUNT_CAP and None beyond it, when not
+    worth counting (worth_counting) or when counting it takes more than COUNT_BUDGET_MS. The
+    total is the one `read` took when it read the time range, or else counted the way the hits
+    were read (through the range or not). The matches without an event time are in no time
+    range, so the range read cannot count them: they are counted apart, when the density the
+    read saw is low enough for their number to be known.
 
     Runs last in the page's read transaction, so it counts exactly what the page was read
     from. The budget is asyncpg's: past it the statement is cancelled and the transaction,
-    which has read everything it needs by then, ends. (A statement_timeout set for the count
+    which has read everything it needs by then, ends — so the unknown-time count, which can
+    take longer (its times are in no index), comes last. (A statement_timeout set for a count
     would stay set for the COMMIT, and on a loaded machine fail it.)
     """
+    worth = worth_counting(read, scope_copies)
+    total = read.range_matches
+    if total is None and worth:
+        totals = (
+            queries.RANGE_TOTALS[search_args[5]] if read.through_range else queries.SEARCH_TOTALS
+        )
+        try:
+            total = await conn.fetchval(
+                totals, *search_args, COUNT_CAP + 1, timeout=COUNT_BUDGET_MS / 1000
+            )
+        except TimeoutError:
+            return None, None
+    if not excludes_unknown or not worth:
+        return _capped(total), None
     try:
-        row = await conn.fetchrow(
-            queries.SEARCH_COUNTS,
-            *search_args,
-            excludes_unknown,
+        unknown_time = await conn.fetchval(
+            queries.UNKNOWN_TIME_MATCHES,
+            *search_args[:3],
             COUNT_CAP + 1,
             timeout=COUNT_BUDGET_MS / 1000,
         )
     except TimeoutError:
-        return None, None
-    return _capped(row["total"]), _capped(row["unknown_time"])
+        unknown_time = None
+    return _capped(total), _capped(unknown_time)
 
 
 def _capped(value: int | None) -> int | None:

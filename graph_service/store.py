@@ -30,7 +30,7 @@ from graph_service.errors import (
 )
 from graph_service.lookups import object_row, sources_and_touches
 from graph_service.replicas import ReplicaRouter
-from graph_service.search import budget_exceeded, count_matches, read_hits, worth_counting
+from graph_service.search import budget_exceeded, count_matches, needs_counting, read_hits
 from graph_service.views import (
     Caller,
     CollectionPage,
@@ -150,16 +150,13 @@ class GraphStore:
         search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
         excludes_unknown = time_filter.excludes_unknown_times
 
-        # Without a time range every statement of a search has one good plan whatever its
-        # values (the walks follow the ordered index, the scans and the count the trigram
-        # indexes), so each is planned once, not on every call (measured at 1M objects: about
-        # 1.5 of a rare term's 14 ms of statements was planning). A time range's values decide
-        # whether the event-time index serves a scan or a count, so those searches are planned
-        # per call, as the replica pools are set to.
-        begin = queries.BEGIN_READ if time_filter.active else queries.BEGIN_READ_WITH_GENERIC_PLANS
-
+        # Every statement of a search has one good plan whatever its values — the walks follow
+        # the ordered index, the scans and counts the trigram indexes, a small time range's
+        # reads its own (graph_service.search chooses between them, not the planner) — so each
+        # is planned once, not on every call (measured at 1M objects: about 1.5 of a rare
+        # term's 14 ms of statements was planning, and a millisecond a walk within a range).
         async def read(conn: asyncpg.Connection) -> SearchPage:
-            async with snapshot(conn, begin):
+            async with snapshot(conn, queries.BEGIN_READ_WITH_GENERIC_PLANS):
                 state = await read_scope_state(conn, scope_key)
                 revision, coverage, read_at = state.revision, state.coverage, state.read_at
                 if expected_revision is not None and revision != expected_revision:
@@ -170,7 +167,12 @@ class GraphStore:
                     )
                 try:
                     found = await read_hits(
-                        conn, search_args, object_types, position, page_size + 1
+                        conn,
+                        search_args,
+                        object_types,
+                        position,
+                        page_size + 1,
+                        scope_copies=state.copies,
                     )
                 except TimeoutError:
                     raise budget_exceeded(query, scope.resolved.describe()) from None
@@ -184,10 +186,10 @@ class GraphStore:
                     # A first page that is not full holds every hit: its total is known.
                     known = len(rows) if position is None and len(rows) <= page_size else None
                     total, unknown_time = None, None
-                    if (known is None or excludes_unknown) and worth_counting(found, state.copies):
+                    if (known is None or excludes_unknown) and needs_counting(found, state.copies):
                         # Last: a count that runs out of its budget aborts the transaction.
                         total, unknown_time = await count_matches(
-                            conn, search_args, excludes_unknown
+                            conn, search_args, excludes_unknown, found, state.copies
                         )
                     counts = MatchCounts(
                         known if known is not None else total,

@@ -558,8 +558,8 @@ async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
     tree_stub, graph_stub, monkeypatch
 ):
     monkeypatch.setattr(search, "COUNT_BUDGET_MS", COUNT_BUDGET_MS)  # the service's own
-    slow = f"SELECT pg_sleep({COUNT_BUDGET_MS * 20} / 1000.0), c.* FROM ({queries.SEARCH_COUNTS}) c"
-    monkeypatch.setattr(queries, "SEARCH_COUNTS", slow)
+    slow = f"SELECT c.* FROM pg_sleep({COUNT_BUDGET_MS * 20} / 1000.0), ({queries.SEARCH_TOTALS}) c"
+    monkeypatch.setattr(queries, "SEARCH_TOTALS", slow)
     # Twice: the cancelled count leaves every pooled connection fit for the next read.
     for _ in range(2):
         total = await counted_search(tree_stub, graph_stub, events=900, every=97)

@@ -1,0 +1,237 @@
+"""Search reads a tier by walking the ordered index, through the trigram indexes, or through a
+small time range (graph_service.search picks by what its walks see). Every way must give the
+same pages and counts: here each is forced in turn and every search is paged to its end and
+compared with a reference computed from what was recorded."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from graph_service import queries, search
+from mirrortree.protoscope import time_range
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from mirrortree.vocabulary import OBJECT_TYPE_RANKS
+from tests.conftest import unique
+from tests.graph_service.story import options, project_scope, record
+
+TERMS = {"amber": 2, "cobalt": 6, "zircon": 30}  # a term is in 1 of N titles, bodies
+GENERATED = ["2026-10-02T01:00:00Z", "2026-10-09T01:00:00Z", "2026-10-16T01:00:00Z"]
+DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Copy:
+    object_type: str
+    object_id: str
+    result_id: str
+    title: str
+    body: str
+    start: datetime | None
+    end: datetime | None
+    generated: datetime
+
+    def tier(self, term: str) -> int:
+        in_title, in_body = term in self.title.lower(), term in self.body.lower()
+        if in_title and in_body:
+            return 3
+        if in_title or (self.object_type == "summary" and in_body):
+            return 2
+        return 1 if in_body else 0
+
+    def key(self, term: str) -> tuple[Any, ...]:
+        rank = OBJECT_TYPE_RANKS[self.object_type]
+        return (-self.tier(term), rank, self.object_id, self.result_id)
+
+
+def text(rng: random.Random, word: str) -> str:
+    words = [word, rng.choice(["plan", "note", "step"])]
+    words += [term.upper() if rng.random() < 0.3 else term for term, every in TERMS.items()
+              if rng.randrange(every) == 0]  # fmt: skip
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def stamp(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def record_graph(tree_stub, project: str) -> tuple[list[Copy], Any]:
+    """Three results, each with 50 events (a fifth without an event time, some with an end),
+    a few entities (the same ids in every result) and summaries."""
+    rng = random.Random(20261203)
+    copies: list[Copy] = []
+    written = None
+    for n, generated in enumerate(GENERATED):
+        result_id = unique("res")
+        events, entities, summaries = [], [], []
+        for i in range(50):
+            title, body = text(rng, "event"), text(rng, "detail")
+            start = end = None
+            time = common_pb2.EventTime()
+            if rng.randrange(5):
+                start = DAY0 + timedelta(days=rng.randrange(300), hours=rng.randrange(24))
+                time.start = stamp(start)
+                if rng.randrange(3) == 0:
+                    end = start + timedelta(days=rng.randrange(1, 40))
+                    time.end = stamp(end)
+            event_id = f"ev-{n}-{i:02d}"
+            event = tree_pb2.EventInput(
+                id=event_id, kind=tree_pb2.CHANGE, title=title, description=body
+            )
+            if start:
+                event.event_time.CopyFrom(time)
+            events.append(event)
+            copies.append(
+                Copy("event", event_id, result_id, title, body, start, end, _at(generated))
+            )
+        for i in range(6):
+            label, body = text(rng, "entity"), text(rng, "about")
+            entities.append(tree_pb2.EntityInput(id=f"ent-{i}", label=label, description=body))
+            copies.append(
+                Copy("entity", f"ent-{i}", result_id, label, body, None, None, _at(generated))
+            )
+        for i in range(4):
+            title, body = text(rng, "summary"), text(rng, "summed")
+            summaries.append(tree_pb2.SummaryInput(id=f"sum-{n}-{i}", title=title, text=body))
+            copies.append(
+                Copy("summary", f"sum-{n}-{i}", result_id, title, body, None, None, _at(generated))
+            )
+        written = await record(
+            tree_stub, project, result_id=result_id, review_generated_at=generated,
+            events=events, entities=entities, summaries=summaries,
+        )  # fmt: skip
+    return copies, written
+
+
+def _at(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+# (name, basis, from, to): narrow and wide event-time ranges, open ends, a result time.
+RANGES = [
+    ("no range", common_pb2.EVENT_TIME, None, None),
+    ("ten days", common_pb2.EVENT_TIME, "2026-03-01T00:00:00Z", "2026-03-10T23:59:59Z"),
+    ("most of the year", common_pb2.EVENT_TIME, "2026-02-01T00:00:00Z", "2026-10-01T00:00:00Z"),
+    ("from June", common_pb2.EVENT_TIME, "2026-06-01T00:00:00Z", None),
+    ("the second review", common_pb2.REVIEW_GENERATED_AT, "2026-10-05T00:00:00Z",
+     "2026-10-10T00:00:00Z"),
+    ("recorded long ago", common_pb2.RECORDED_AT, None, "2001-01-01T00:00:00Z"),
+    ("recorded since 2001", common_pb2.RECORDED_AT, "2001-01-01T00:00:00Z", None),
+]  # fmt: skip
+
+# How each way is forced: module constants of graph_service.search.
+WAYS = {
+    "walks only": {"LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
+                   "LONGEST_RANGE_WALK": 10**6, "MAX_WALKS": 10**3, "RANGE_SCAN_COPIES": -1},
+    # Short walks that stop at the range's bound too: the walks end each other's keysets.
+    "short walks": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3, "LONGEST_WALK": 50,
+                    "FIRST_RANGE_WALK": 5, "LONGEST_RANGE_WALK": 7, "MAX_WALKS": 10**3,
+                    "RANGE_SCAN_COPIES": -1},
+    "trigram indexes": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3, "LONGEST_WALK": 4,
+                        "FIRST_RANGE_WALK": 8, "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": -1},
+    "time range from the start": {"RANGE_SCAN_COPIES": 10**9},
+    "time range once walks see it small": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
+                                           "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
+                                           "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": 60},
+    # Each tier read in one walk to its end; the count then taken through the range.
+    "whole walks": {"FIRST_WALK": 10**4, "LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
+                    "LONGEST_RANGE_WALK": 10**6, "RANGE_SCAN_COPIES": 179},
+    "as configured": {},
+}  # fmt: skip
+
+
+def expected(copies: list[Copy], term: str, basis: int, start: str | None, end: str | None):
+    """(hits in order as (type, id, result), matches, matches without an event time)."""
+    low = _at(start) if start else None
+    high = _at(end) if end else None
+
+    def admitted(c: Copy) -> bool:
+        if low is None and high is None:
+            return True
+        if basis == common_pb2.EVENT_TIME:
+            if c.start is None:
+                return False
+            return (high is None or c.start <= high) and (low is None or (c.end or c.start) >= low)
+        if basis == common_pb2.REVIEW_GENERATED_AT:
+            at = c.generated
+            return (low is None or at >= low) and (high is None or at <= high)
+        now = datetime.now(UTC)  # every copy was recorded during this test
+        return (low is None or now >= low) and (high is None or now <= high)
+
+    matching = [c for c in copies if c.tier(term)]
+    hits = sorted((c for c in matching if admitted(c)), key=lambda c: c.key(term))
+    unknown = sum(1 for c in matching if c.start is None)
+    return [(c.object_type, c.object_id, c.result_id) for c in hits], len(hits), unknown
+
+
+class Recording(dict[Any, str]):
+    """A statement table that notes which ways a search used."""
+
+    def __init__(self, name: str, table: dict[Any, str], used: set[str]) -> None:
+        super().__init__(table)
+        self.name, self.used = name, used
+
+    def __getitem__(self, key: Any) -> str:
+        self.used.add(self.name)
+        return super().__getitem__(key)
+
+
+async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
+    tree_stub, graph_stub, monkeypatch
+):
+    project = unique("proj")
+    copies, written = await record_graph(tree_stub, project)
+    # The counts are what is checked here, not their time budget.
+    monkeypatch.setattr(search, "COUNT_BUDGET_MS", 5_000)
+    used: set[str] = set()
+    tables = ("SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS")
+    for name in (*tables, "RANGE_TOTALS"):
+        monkeypatch.setattr(queries, name, Recording(name, getattr(queries, name), used))
+    ways_used: dict[str, set[str]] = {}
+    defaults = {name: getattr(search, name) for way in WAYS.values() for name in way}
+    for way, constants in WAYS.items():
+        for name, value in defaults.items():
+            monkeypatch.setattr(search, name, constants.get(name, value))
+        used.clear()
+        for term in (*TERMS, "nowhere"):
+            for range_name, basis, start, end in RANGES:
+                want, total, unknown = expected(copies, term, basis, start, end)
+                got: list[tuple[str, str, str]] = []
+                cursor, first = "", None
+                while True:
+                    response = await graph_stub.Search(
+                        graph_pb2.SearchRequest(
+                            query=term, page_size=7, cursor=cursor, scope=project_scope(project),
+                            options=options(written), time_basis=basis,
+                            time_range=time_range(start or "", end or "")
+                            if start or end else None,
+                        )
+                    )  # fmt: skip
+                    first = first or response
+                    got.extend(
+                        (common_pb2.ObjectType.Name(h.ref.type).lower(), h.ref.id, h.result_id)
+                        for h in response.hits
+                    )
+                    if not response.page.has_more or len(got) > len(want):
+                        break
+                    cursor = response.page.next_cursor
+                case = f"{way}: {term!r}, {range_name}"
+                assert got == want, case
+                assert first.page.total.exact == total, case
+                if basis == common_pb2.EVENT_TIME and (start or end):
+                    assert first.coverage.unknown_time_excluded.exact == unknown, case
+        ways_used[way] = set(used)
+    # Each way was taken where it was forced.
+    assert "SEARCH_SCANS" not in ways_used["walks only"]
+    assert "RANGE_SCANS" not in ways_used["walks only"] | ways_used["trigram indexes"]
+    assert "RANGE_SCANS" not in ways_used["short walks"]
+    assert "SEARCH_SCANS" in ways_used["trigram indexes"]
+    assert {"RANGE_SCANS", "SEARCH_WALKS"} <= ways_used["time range from the start"]
+    assert "SEARCH_WALKS_IN_TIME_RANGE" not in ways_used["time range from the start"]
+    assert {"RANGE_SCANS", "SEARCH_WALKS_IN_TIME_RANGE"} <= ways_used[
+        "time range once walks see it small"
+    ]
+    assert "RANGE_TOTALS" in ways_used["whole walks"]
