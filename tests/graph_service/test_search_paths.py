@@ -122,6 +122,10 @@ RANGES = [
     ("recorded since 2001", common_pb2.RECORDED_AT, "2001-01-01T00:00:00Z", None),
 ]  # fmt: skip
 
+# (term, object types asked for: none = all)
+SEARCHES = [*((term, ()) for term in (*TERMS, "nowhere")),
+            ("amber", ("event", "summary")), ("cobalt", ("entity", "summary"))]  # fmt: skip
+
 # How each way is forced: module constants of graph_service.search.
 WAYS = {
     "walks only": {"LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
@@ -143,7 +147,15 @@ WAYS = {
 }  # fmt: skip
 
 
-def expected(copies: list[Copy], term: str, basis: int, start: str | None, end: str | None):
+def expected(
+    copies: list[Copy],
+    term: str,
+    types: tuple[str, ...],
+    *,
+    basis: int,
+    start: str | None,
+    end: str | None,
+):
     """(hits in order as (type, id, result), matches, matches without an event time)."""
     low = _at(start) if start else None
     high = _at(end) if end else None
@@ -161,7 +173,7 @@ def expected(copies: list[Copy], term: str, basis: int, start: str | None, end: 
         now = datetime.now(UTC)  # every copy was recorded during this test
         return (low is None or now >= low) and (high is None or now <= high)
 
-    matching = [c for c in copies if c.tier(term)]
+    matching = [c for c in copies if c.tier(term) and (not types or c.object_type in types)]
     hits = sorted((c for c in matching if admitted(c)), key=lambda c: c.key(term))
     unknown = sum(1 for c in matching if c.start is None)
     return [(c.object_type, c.object_id, c.result_id) for c in hits], len(hits), unknown
@@ -196,15 +208,18 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
         for name, value in defaults.items():
             monkeypatch.setattr(search, name, constants.get(name, value))
         used.clear()
-        for term in (*TERMS, "nowhere"):
+        for term, types in SEARCHES:
             for range_name, basis, start, end in RANGES:
-                want, total, unknown = expected(copies, term, basis, start, end)
+                want, total, unknown = expected(
+                    copies, term, types, basis=basis, start=start, end=end
+                )
                 got: list[tuple[str, str, str]] = []
                 cursor, first = "", None
                 while True:
                     response = await graph_stub.Search(
                         graph_pb2.SearchRequest(
                             query=term, page_size=7, cursor=cursor, scope=project_scope(project),
+                            object_types=[t.upper() for t in types],
                             options=options(written), time_basis=basis,
                             time_range=time_range(start or "", end or "")
                             if start or end else None,
@@ -218,7 +233,7 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
                     if not response.page.has_more or len(got) > len(want):
                         break
                     cursor = response.page.next_cursor
-                case = f"{way}: {term!r}, {range_name}"
+                case = f"{way}: {term!r} {types}, {range_name}"
                 assert got == want, case
                 assert first.page.total.exact == total, case
                 if basis == common_pb2.EVENT_TIME and (start or end):
