@@ -22,6 +22,9 @@ SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
 # same round trip (see graph_service.store.GraphStore).
 BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 BEGIN_READ_WITH_GENERIC_PLANS = BEGIN_READ + "; SET LOCAL plan_cache_mode = force_generic_plan"
+# Within such a transaction: plan the next statements with their values, or generically again.
+PLAN_WITH_VALUES = "SET LOCAL plan_cache_mode = force_custom_plan"
+PLAN_GENERICALLY = "SET LOCAL plan_cache_mode = force_generic_plan"
 
 BINDING_BY_TOKEN_HASH = """
 SELECT b.id::text AS binding_id, b.session_id::text AS session_id, b.runtime, t.project_id,
@@ -286,6 +289,12 @@ LIMIT $10
 """
 )
 SEARCH_SCANS = {score: _SEARCH_SCAN.replace("{match}", m) for score, m in _TIER_MATCH.items()}
+# Within a time range a scan is planned with its values (PLAN_WITH_VALUES before it,
+# PLAN_GENERICALLY after): then PostgreSQL can AND the event-time index's bitmap with the
+# trigram indexes' (at 1M objects, a medium term's tier within one week of event time: 19 ms;
+# with the generic plan, which cannot use the range, 88 ms). Only the scan: planned with its
+# values, the count of a rare term within a month ANDed in the month's 59,000 entries (10 ms,
+# where the generic plan's trigram bitmaps alone take 4).
 
 # A time range that holds few of the scope's copies is read through the time instead:
 # RANGE_SCANS[basis] reads every copy in the range (of the asked types) once, matches the text

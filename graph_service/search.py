@@ -167,10 +167,15 @@ async def read_hits(
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
             matches, copies = rows[0]["range_matches"], rows[0]["range_copies"]
             return HitsRead(found, matches / max(copies, 1), True, matches)
-        # Rare in this tier: let the trigram indexes find the rest.
+        # Rare in this tier: let the trigram indexes find the rest (within a time range, with
+        # a plan for its values: queries.SEARCH_SCANS).
+        if in_time_range:
+            await conn.execute(queries.PLAN_WITH_VALUES)
         rows = await conn.fetch(
             queries.SEARCH_SCANS[score], *filters, *after, need, timeout=timeout
         )
+        if in_time_range:
+            await conn.execute(queries.PLAN_GENERICALLY)
         found.extend((score, row) for row in rows)
         density = None
         if len(found) >= limit:
