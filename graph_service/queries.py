@@ -336,12 +336,14 @@ _RANGE_SOURCES = {
     },
 }
 # The range's copies are held as keys and two flags; only the page's rows are read whole.
-_RANGE_SCAN = (
-    """
+_IN_RANGE_COPIES = """
 WITH in_range AS MATERIALIZED (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
            o.title ILIKE $3 AS in_title, o.body ILIKE $3 AS in_body{from_in_range}
-), matched AS (
+)"""
+_RANGE_SCAN = (
+    _IN_RANGE_COPIES
+    + """, matched AS (
     SELECT o.*,
            CASE WHEN o.in_title AND o.in_body THEN 3
                 WHEN o.in_title OR o.object_type = 'summary' AND o.in_body THEN 2
@@ -396,12 +398,8 @@ SEARCH_TOTALS = _capped_count(TIME_FILTER, "$7")
 # (The text is matched in the select list here too: as a condition, the trigram indexes would
 # be ANDed with the range's.)
 RANGE_TOTALS = {
-    basis: f"""
-WITH in_range AS MATERIALIZED (
-    SELECT o.title ILIKE $3 AS in_title, o.body ILIKE $3 AS in_body{from_in_range}
-)
-SELECT count(*) FROM (SELECT 1 FROM in_range WHERE in_title OR in_body LIMIT $7) capped
-"""
+    basis: _IN_RANGE_COPIES.replace("{from_in_range}", from_in_range)
+    + "\nSELECT count(*) FROM (SELECT 1 FROM in_range WHERE in_title OR in_body LIMIT $7) capped\n"
     for basis, from_in_range in _RANGE_SOURCES.items()
 }
 UNKNOWN_TIME_MATCHES = _capped_count("o.event_time_start IS NULL", "$4")

@@ -150,11 +150,13 @@ class GraphStore:
         search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
         excludes_unknown = time_filter.excludes_unknown_times
 
-        # Every statement of a search has one good plan whatever its values — the walks follow
+        # A search's statements have one good plan whatever their values — the walks follow
         # the ordered index, the scans and counts the trigram indexes, a small time range's
         # reads its own (graph_service.search chooses between them, not the planner) — so each
         # is planned once, not on every call (measured at 1M objects: about 1.5 of a rare
         # term's 14 ms of statements was planning, and a millisecond a walk within a range).
+        # The one exception, a trigram scan within a time range, asks for a plan for its
+        # values itself (queries.SEARCH_SCANS).
         async def read(conn: asyncpg.Connection) -> SearchPage:
             async with snapshot(conn, queries.BEGIN_READ_WITH_GENERIC_PLANS):
                 state = await read_scope_state(conn, scope_key)

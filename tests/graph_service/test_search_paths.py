@@ -12,6 +12,7 @@ from typing import Any
 
 from graph_service import queries, search
 from mirrortree.protoscope import time_range
+from mirrortree.timefmt import format_utc, parse_aware
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 from tests.conftest import unique
@@ -54,10 +55,6 @@ def text(rng: random.Random, word: str) -> str:
     return " ".join(words)
 
 
-def stamp(value: datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 async def record_graph(tree_stub, project: str) -> tuple[list[Copy], Any]:
     """Three results, each with 50 events (a fifth without an event time, some with an end),
     a few entities (the same ids in every result) and summaries."""
@@ -73,10 +70,10 @@ async def record_graph(tree_stub, project: str) -> tuple[list[Copy], Any]:
             time = common_pb2.EventTime()
             if rng.randrange(5):
                 start = DAY0 + timedelta(days=rng.randrange(300), hours=rng.randrange(24))
-                time.start = stamp(start)
+                time.start = format_utc(start)
                 if rng.randrange(3) == 0:
                     end = start + timedelta(days=rng.randrange(1, 40))
-                    time.end = stamp(end)
+                    time.end = format_utc(end)
             event_id = f"ev-{n}-{i:02d}"
             event = tree_pb2.EventInput(
                 id=event_id, kind=tree_pb2.CHANGE, title=title, description=body
@@ -85,29 +82,36 @@ async def record_graph(tree_stub, project: str) -> tuple[list[Copy], Any]:
                 event.event_time.CopyFrom(time)
             events.append(event)
             copies.append(
-                Copy("event", event_id, result_id, title, body, start, end, _at(generated))
+                Copy("event", event_id, result_id, title, body, start, end, parse_aware(generated))
             )
         for i in range(6):
             label, body = text(rng, "entity"), text(rng, "about")
             entities.append(tree_pb2.EntityInput(id=f"ent-{i}", label=label, description=body))
             copies.append(
-                Copy("entity", f"ent-{i}", result_id, label, body, None, None, _at(generated))
+                Copy(
+                    "entity", f"ent-{i}", result_id, label, body, None, None, parse_aware(generated)
+                )
             )
         for i in range(4):
             title, body = text(rng, "summary"), text(rng, "summed")
             summaries.append(tree_pb2.SummaryInput(id=f"sum-{n}-{i}", title=title, text=body))
             copies.append(
-                Copy("summary", f"sum-{n}-{i}", result_id, title, body, None, None, _at(generated))
+                Copy(
+                    "summary",
+                    f"sum-{n}-{i}",
+                    result_id,
+                    title,
+                    body,
+                    None,
+                    None,
+                    parse_aware(generated),
+                )
             )
         written = await record(
             tree_stub, project, result_id=result_id, review_generated_at=generated,
             events=events, entities=entities, summaries=summaries,
         )  # fmt: skip
     return copies, written
-
-
-def _at(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 # (name, basis, from, to): narrow and wide event-time ranges, open ends, a result time.
@@ -157,8 +161,8 @@ def expected(
     end: str | None,
 ):
     """(hits in order as (type, id, result), matches, matches without an event time)."""
-    low = _at(start) if start else None
-    high = _at(end) if end else None
+    low = parse_aware(start) if start else None
+    high = parse_aware(end) if end else None
 
     def admitted(c: Copy) -> bool:
         if low is None and high is None:
