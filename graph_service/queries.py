@@ -84,7 +84,8 @@ SCOPE_STATE = _scope_state()
 # label, summary title) and the body (3), in the title only or a summary's text only (2), in
 # the body only (1). Within a tier the order is type rank, stable id, result id — exactly the
 # order of the index graph_objects_scope_order. graph_service.search reads a tier in two ways
-# and picks by what it sees, not by the planner's guess of how common a term is:
+# (and a time range in two more, below: RANGE_SCANS, RANGE_TEXT_SCANS) and picks by what it
+# sees, not by the planner's guess of how common a term is:
 #
 # - SEARCH_WALKS (SEARCH_WALKS_IN_TIME_RANGE) walks that index from the keyset for a bounded
 #   number of copies and returns the tier's matches among them plus the last copy walked. A
@@ -158,6 +159,12 @@ _TIER_MATCH = {
     1: "o.body ILIKE $3 AND o.title NOT ILIKE $3 AND o.object_type <> 'summary'",
 }
 
+# The same tiers, from whether the title (in_title) and the body (in_body) of a matching copy
+# match: where both fields are matched once per copy (walks within a time range, range reads).
+_SCORE_OF_FLAGS = """CASE WHEN o.in_title AND o.in_body THEN 3
+                WHEN o.in_title OR o.object_type = 'summary' AND o.in_body THEN 2
+                ELSE 1 END"""
+
 # A walk reads the ordered index of the asked types from the keyset and returns the tier's
 # matches among the copies it met, every row carrying where the walk ended, how many entries
 # it read and how many of them were in the time range — one row with no match when nothing
@@ -175,37 +182,7 @@ _TIER_MATCH = {
 #   180,000 entries (70 ms at 1M objects), and in a range of recording times that holds
 #   nothing, the whole index (220-340 ms). An entry costs about 1 µs, a copy in range 12 µs
 #   more.
-_WALK_END = (
-    """, walk_end AS (
-    SELECT w.type_rank AS end_rank, w.object_id AS end_id, w.result_id AS end_result,
-           {walked} AS walked, {in_range} AS in_range
-    FROM walked w
-    ORDER BY {last_first}
-    LIMIT 1
-), matched AS (
-    SELECT """
-    + _OBJECT_COLUMNS
-    + """
-    FROM walked w
-    -- One primary-key probe per entry walked in range, or per match when the walk matched as
-    -- it went (LIMIT keeps the planner from turning this into a hash join over every text
-    -- match, which it prefers when it misjudges how many there are).
-    JOIN LATERAL (
-        SELECT * FROM graph_objects g
-        WHERE g.result_id = w.result_id AND g.object_type = w.object_type
-          AND g.object_id = w.object_id
-        LIMIT 1
-    ) o ON true
-    WHERE {matched}
-    ORDER BY o.type_rank, o.object_id, o.result_id
-    LIMIT $10
-)
-SELECT e.*, m.* FROM walk_end e LEFT JOIN matched m ON true
-ORDER BY m.type_rank, m.object_id, m.result_id
-"""
-)
-
-
+#
 # A walk's time rule is a column of the entries walked, never a condition of the index scan:
 # given the event-time index, PostgreSQL plans a long walk within a time range as reading the
 # whole range's copies and sorting them (measured at 1M objects, a walk of 1,280 within one
@@ -225,14 +202,20 @@ _WALK_FROM = (
 )
 
 
-def _walk_end(walked: str, in_range: str, last_first: str, matched: str) -> str:
-    return (
-        _WALK_END.replace("{walked}", walked)
-        .replace("{in_range}", in_range)
-        .replace("{last_first}", last_first)
-        .replace("{matched}", matched)
-    )
-
+# One primary-key probe per entry walked in range, or per match when the walk matched as it
+# went (LIMIT keeps the planner from turning this into a hash join over every text match,
+# which it prefers when it misjudges how many there are).
+_PROBE = """
+    JOIN LATERAL (
+        SELECT * FROM graph_objects g
+        WHERE g.result_id = w.result_id AND g.object_type = w.object_type
+          AND g.object_id = w.object_id
+        LIMIT 1
+    ) o ON true"""
+_WALK_ROWS = """
+SELECT e.*, m.* FROM walk_end e LEFT JOIN matched m ON true
+ORDER BY m.type_rank, m.object_id, m.result_id
+"""
 
 # Without a time range, $4..$6 are NULL and every entry is in range (the rule is there so
 # that both kinds of walk take the same first parameters).
@@ -242,17 +225,27 @@ WITH walked AS MATERIALIZED (
         SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
                ({match}) AND {_IN_RANGE} AS matches{_WALK_FROM}
         LIMIT $11
+), walk_end AS (
+    SELECT w.type_rank AS end_rank, w.object_id AS end_id, w.result_id AS end_result,
+           count(*) OVER () AS walked, count(*) OVER () AS in_range
+    FROM walked w
+    ORDER BY w.type_rank DESC, w.object_id DESC, w.result_id DESC
+    LIMIT 1
+), matched AS (
+    SELECT {_OBJECT_COLUMNS}
+    FROM walked w{_PROBE}
+    WHERE w.matches
+    ORDER BY o.type_rank, o.object_id, o.result_id
+    LIMIT $10
 )"""
-    + _walk_end(
-        "(SELECT count(*) FROM walked)",
-        "(SELECT count(*) FROM walked)",
-        "w.type_rank DESC, w.object_id DESC, w.result_id DESC",
-        "w.matches",
-    )
+    + _WALK_ROWS
     for score, match in _TIER_MATCH.items()
 }
 # `walked` keeps the entries in range and the last one read (n = $14), where a walk that met
-# too few in range ends.
+# too few in range ends. Every copy in range is probed and both its fields matched
+# (`probed`, keys and flags only; the page's matches are probed again whole), so that the
+# walk also tells how many copies in range match in any tier (matches_in_range):
+# graph_service.search weighs reading all of the range's matches (RANGE_TEXT_SCANS) by it.
 SEARCH_WALKS_IN_TIME_RANGE = {
     score: f"""
 WITH walked AS MATERIALIZED (
@@ -263,11 +256,30 @@ WITH walked AS MATERIALIZED (
     ) e
     WHERE e.in_range OR e.n = $14
     LIMIT $11
+), probed AS MATERIALIZED (
+    SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
+           o.title ILIKE $3 AS in_title, o.body ILIKE $3 AS in_body
+    FROM walked w{_PROBE}
+    WHERE w.in_range
+), walk_end AS (
+    SELECT w.type_rank AS end_rank, w.object_id AS end_id, w.result_id AS end_result,
+           w.n AS walked, (SELECT count(*) FROM walked WHERE in_range) AS in_range,
+           (SELECT count(*) FROM probed WHERE in_title OR in_body) AS matches_in_range
+    FROM walked w
+    ORDER BY w.n DESC
+    LIMIT 1
+), matched AS (
+    SELECT {_OBJECT_COLUMNS}
+    FROM (
+        SELECT o.* FROM probed o
+        WHERE (o.in_title OR o.in_body) AND {_SCORE_OF_FLAGS} = {score}
+        ORDER BY o.type_rank, o.object_id, o.result_id
+        LIMIT $10
+    ) w{_PROBE}
+    ORDER BY o.type_rank, o.object_id, o.result_id
 )"""
-    + _walk_end(
-        "w.n", "(SELECT count(*) FROM walked WHERE in_range)", "w.n DESC", f"w.in_range AND {match}"
-    )
-    for score, match in _TIER_MATCH.items()
+    + _WALK_ROWS
+    for score in _TIER_MATCH
 }
 
 _SEARCH_SCAN = (
@@ -344,10 +356,9 @@ WITH in_range AS MATERIALIZED (
 _RANGE_SCAN = (
     _IN_RANGE_COPIES
     + """, matched AS (
-    SELECT o.*,
-           CASE WHEN o.in_title AND o.in_body THEN 3
-                WHEN o.in_title OR o.object_type = 'summary' AND o.in_body THEN 2
-                ELSE 1 END AS score
+    SELECT o.*, """
+    + _SCORE_OF_FLAGS
+    + """ AS score
     FROM in_range o
     WHERE o.in_title OR o.in_body
 )
@@ -372,6 +383,22 @@ ORDER BY p.score DESC, p.type_rank, p.object_id, p.result_id
 RANGE_SCANS = {
     basis: _RANGE_SCAN.replace("{from_in_range}", from_in_range)
     for basis, from_in_range in _RANGE_SOURCES.items()
+}
+
+# A time range that holds too many copies to read them all, in which the walks see the term
+# rare, is read through its matches instead: RANGE_TEXT_SCANS[basis] is RANGE_SCANS with only the
+# copies that match in some tier as "the range" (so range_copies = range_matches), found
+# through the trigram indexes ANDed with the event-time index. Planned with its values
+# (PLAN_WITH_VALUES), as SEARCH_SCANS within a range. Every tier at once: the trigram indexes
+# cost the same whichever tier is asked (at 1M objects, a term in 1 of 20 copies: 8 ms per
+# field), and one statement replaces a scan per tier and the count. Event time only: the
+# review and recording times are in no index of the copies, so there it would read every
+# match in scope.
+RANGE_TEXT_SCANS = {
+    "event_time": _RANGE_SCAN.replace(
+        "{from_in_range}",
+        _RANGE_SOURCES["event_time"] + "\n      AND (o.title ILIKE $3 OR o.body ILIKE $3)",
+    )
 }
 
 # A search's counts, each up to a cap ($7): its matches (SEARCH_TOTALS through the trigram

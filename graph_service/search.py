@@ -3,10 +3,12 @@
 A tier is read by walking the index in result order (queries.SEARCH_WALKS, or
 SEARCH_WALKS_IN_TIME_RANGE with a time range) as long as what the walk finds says that is
 cheaper, and through the trigram indexes (SEARCH_SCANS) once it says the tier's matches are
-rare — or, when the walks saw that the time range holds few copies, by reading the range's
-copies (RANGE_SCANS). The choice is made from the walk, never from the planner's estimate of
-how common a term is: that estimate comes from a statistics sample and flips between plans
-that differ a hundredfold.
+rare. Within a time range the walks may see that the range holds few copies: then the range's
+copies are read (RANGE_SCANS); or that, of the copies it holds, few match: then the range's
+matches are read (RANGE_TEXT_SCANS). Either reads the rest of the page, every tier, and counts
+the range's matches in one statement. The choice is made from the walk, never from the
+planner's estimate of how common a term is: that estimate comes from a statistics sample and
+flips between plans that differ a hundredfold.
 
 The counts of a first page are taken after its hits, in the same read transaction, unless
 what the read saw says they would be "unknown" anyway: a walk filled the page at a density of
@@ -14,8 +16,8 @@ matches (at least) — or a read of the time range found a share of its copies m
 over the scope's copies, comes to well over COUNT_CAP. Counting such a term reads copy after
 copy for longer than COUNT_BUDGET_MS (measured at 1M objects: 80 ms for a term in 1 of 20
 copies) only to report "unknown", on the CPU the next read needs. The density only decides
-whether to count; a count is never estimated. (A read of the time range counts its matches as
-it goes: that total is always given.)
+whether to count; a count is never estimated. (A read of the time range or its matches counts
+the matches as it goes: that total is always given.)
 """
 
 from __future__ import annotations
@@ -59,6 +61,17 @@ LONGEST_RANGE_WALK = 4_096
 # scan of "status" took 95 ms for the page alone; the 4,980 copies of one review result,
 # 15-20 ms, where the walks and scans of a rare term took 44 ms).
 RANGE_SCAN_COPIES = 8_192
+# Within a larger range of event time, when the walks' share of matches (in any tier) among
+# the copies in range, over the copies they saw the range to hold, comes to at most this many
+# matches, the rest of the page — every tier — and its count are read through the range's
+# matches (queries.RANGE_TEXT_SCANS) — unless a walk is about to fill the page. Walking such a
+# range costs more than its matches: a copy in one week of event time (13,415 copies at 1M
+# objects) costs about 85 µs to walk to, one of its matches about 3 µs to read once the
+# trigram and event-time indexes have found it (their bitmaps: 2-16 ms for a term in 1 of
+# 1,000 to 1 of 20 copies). Measured at 1M objects, one week: a rare term 50 -> 10 ms, a term
+# in 1 of 20 copies 55 -> 27 ms, where the walks, a trigram scan per tier and a count (which
+# timed out) came before.
+RANGE_TEXT_SCAN_MATCHES = 2_048
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
 # than this many times COUNT_CAP matches.
 UNCOUNTABLE_MARGIN = 2
@@ -79,10 +92,21 @@ class Walked:
 
     entries: int = 0
     in_range: int = 0
+    # Of the copies in range, how many matched in any tier (counted by walks within a range).
+    matches: int = 0
 
     def share_in_range(self) -> float:
         """The share of entries in range, a little high: (in range + 1) / (entries + 1)."""
         return (self.in_range + 1) / (self.entries + 1)
+
+    def range_copies(self, scope_copies: int) -> float:
+        """How many of the scope's copies the range holds, as the walks saw it (a little high)."""
+        return self.share_in_range() * scope_copies
+
+    def range_matches(self, scope_copies: int) -> float:
+        """How many copies in the range match in any tier, as the walks saw it (a little
+        high)."""
+        return (self.matches + 1) / (self.in_range + 1) * self.range_copies(scope_copies)
 
 
 @dataclass(frozen=True)
@@ -90,13 +114,14 @@ class HitsRead:
     hits: list[Hit]
     # When a walk filled the page before the end of its tier: at least this share of the
     # entries walked in that tier matched (a walk stops matching at a full page; module
-    # docstring). When the time range was read: the share of its copies that matched. None
-    # otherwise.
+    # docstring). When the time range or its matches were read: the share of its copies
+    # (counted, or as the walks saw them) that matched. None otherwise.
     density: float | None
     # Whether the walks saw the time range to hold few enough copies to be read through it
     # (RANGE_SCAN_COPIES). False without a time range.
     through_range: bool
-    # Every match in the time range, counted when the range was read (None otherwise).
+    # Every match in the time range, counted when the range or its matches were read (None
+    # otherwise).
     range_matches: int | None = None
 
 
@@ -134,7 +159,17 @@ async def read_hits(
     walked = Walked()
 
     def through_range() -> bool:
-        return in_time_range and walked.share_in_range() * scope_copies <= RANGE_SCAN_COPIES
+        return in_time_range and walked.range_copies(scope_copies) <= RANGE_SCAN_COPIES
+
+    def through_matches() -> bool:
+        return (
+            in_time_range
+            and filters[5] in queries.RANGE_TEXT_SCANS
+            and walked.range_matches(scope_copies) <= RANGE_TEXT_SCAN_MATCHES
+        )
+
+    def range_is_readable() -> bool:
+        return through_range() or through_matches()
 
     found: list[Hit] = []
     density: float | None = None
@@ -144,12 +179,12 @@ async def read_hits(
             continue
         after = list(position[1:]) if position and score == start_score else [None, None, None]
         need = limit - len(found)
-        # Once the walks have seen the time range to be small, reading it costs less than
-        # walking on.
-        if not through_range():
+        # Once the walks have seen the time range to be small, or the term rare in it, reading
+        # the range or its matches costs less than walking on.
+        if not range_is_readable():
             tier = await _walk_tier(
                 conn, score, filters=filters, ranks=rank_range, after=after, need=need,
-                walked=walked, range_is_small=through_range,
+                walked=walked, range_is_readable=range_is_readable,
             )  # fmt: skip
             found.extend((score, row) for row in tier.rows)
             density = tier.density
@@ -167,6 +202,18 @@ async def read_hits(
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
             matches, copies = rows[0]["range_matches"], rows[0]["range_copies"]
             return HitsRead(found, matches / max(copies, 1), True, matches)
+        if through_matches():
+            # The same, through the range's matches (planned with its values:
+            # queries.RANGE_TEXT_SCANS).
+            await conn.execute(queries.PLAN_WITH_VALUES)
+            rows = await conn.fetch(
+                queries.RANGE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
+                timeout=timeout,
+            )  # fmt: skip
+            await conn.execute(queries.PLAN_GENERICALLY)
+            found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
+            matches = rows[0]["range_matches"]
+            return HitsRead(found, matches / walked.range_copies(scope_copies), False, matches)
         # Rare in this tier: let the trigram indexes find the rest (within a time range, with
         # a plan for its values: queries.SEARCH_SCANS).
         if in_time_range:
@@ -192,11 +239,11 @@ async def _walk_tier(
     after: list[Any],
     need: int,
     walked: Walked,
-    range_is_small: Callable[[], bool],
+    range_is_readable: Callable[[], bool],
 ) -> _TierWalked:
     """The tier's next `need` matches as far as walking finds them cheaply — and until the
-    walks have seen the time range to be small (`range_is_small`); adds what its walks read to
-    `walked`."""
+    walks have seen the time range, or its matches, to be few enough to read at once
+    (`range_is_readable`); adds what its walks read to `walked`."""
     found: list[asyncpg.Record] = []
     tier_entries = tier_copies = 0
     in_time_range = time_range_is_given(filters)
@@ -213,6 +260,8 @@ async def _walk_tier(
         tier_copies += end["in_range"]
         walked.entries += end["walked"]
         walked.in_range += end["in_range"]
+        if in_time_range:
+            walked.matches += end["matches_in_range"]
         if end["in_range"] < copies and (not in_time_range or end["walked"] < entries):
             return _TierWalked(found, None, None)  # the tier's end
         if len(found) >= need:
@@ -223,11 +272,11 @@ async def _walk_tier(
             copies = int((need - len(found)) * tier_copies / len(found) * WALK_MARGIN) + 1
             # A walk that should fill the page costs less than reading even a small range.
             within_reach = copies / walked.share_in_range() <= entries
-            if copies <= LONGEST_WALK and (within_reach or not range_is_small()):
+            if copies <= LONGEST_WALK and (within_reach or not range_is_readable()):
                 continue
         else:
             copies = NO_MATCH_WALK if tier_copies < NO_MATCH_WALK else LONGEST_WALK + 1
-        if range_is_small() or copies > LONGEST_WALK:
+        if range_is_readable() or copies > LONGEST_WALK:
             break
     return _TierWalked(found, None, after)  # rare in this tier
 

@@ -133,20 +133,31 @@ SEARCHES = [*((term, ()) for term in (*TERMS, "nowhere")),
 # How each way is forced: module constants of graph_service.search.
 WAYS = {
     "walks only": {"LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
-                   "LONGEST_RANGE_WALK": 10**6, "MAX_WALKS": 10**3, "RANGE_SCAN_COPIES": -1},
+                   "LONGEST_RANGE_WALK": 10**6, "MAX_WALKS": 10**3, "RANGE_SCAN_COPIES": -1,
+                   "RANGE_TEXT_SCAN_MATCHES": -1},
     # Short walks that stop at the range's bound too: the walks end each other's keysets.
     "short walks": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3, "LONGEST_WALK": 50,
                     "FIRST_RANGE_WALK": 5, "LONGEST_RANGE_WALK": 7, "MAX_WALKS": 10**3,
-                    "RANGE_SCAN_COPIES": -1},
+                    "RANGE_SCAN_COPIES": -1, "RANGE_TEXT_SCAN_MATCHES": -1},
     "trigram indexes": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3, "LONGEST_WALK": 4,
-                        "FIRST_RANGE_WALK": 8, "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": -1},
+                        "FIRST_RANGE_WALK": 8, "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": -1,
+                        "RANGE_TEXT_SCAN_MATCHES": -1},
     "time range from the start": {"RANGE_SCAN_COPIES": 10**9},
     "time range once walks see it small": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
                                            "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
-                                           "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": 60},
+                                           "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": 60,
+                                           "RANGE_TEXT_SCAN_MATCHES": -1},
+    "range's matches from the start": {"RANGE_SCAN_COPIES": -1,
+                                       "RANGE_TEXT_SCAN_MATCHES": 10**9},
+    "range's matches once walks see them few": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
+                                                "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
+                                                "LONGEST_RANGE_WALK": 8,
+                                                "RANGE_SCAN_COPIES": -1,
+                                                "RANGE_TEXT_SCAN_MATCHES": 40},
     # Each tier read in one walk to its end; the count then taken through the range.
     "whole walks": {"FIRST_WALK": 10**4, "LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
-                    "LONGEST_RANGE_WALK": 10**6, "RANGE_SCAN_COPIES": 179},
+                    "LONGEST_RANGE_WALK": 10**6, "RANGE_SCAN_COPIES": 179,
+                    "RANGE_TEXT_SCAN_MATCHES": -1},
     "as configured": {},
 }  # fmt: skip
 
@@ -203,7 +214,10 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     # The counts are what is checked here, not their time budget.
     monkeypatch.setattr(search, "COUNT_BUDGET_MS", 5_000)
     used: set[str] = set()
-    tables = ("SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS")
+    tables = (
+        "SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS",
+        "RANGE_TEXT_SCANS",
+    )  # fmt: skip
     for name in (*tables, "RANGE_TOTALS"):
         monkeypatch.setattr(queries, name, Recording(name, getattr(queries, name), used))
     ways_used: dict[str, set[str]] = {}
@@ -254,3 +268,12 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
         "time range once walks see it small"
     ]
     assert "RANGE_TOTALS" in ways_used["whole walks"]
+    assert "RANGE_TEXT_SCANS" in ways_used["range's matches from the start"]
+    assert {"RANGE_TEXT_SCANS", "SEARCH_WALKS_IN_TIME_RANGE"} <= ways_used[
+        "range's matches once walks see them few"
+    ]
+    text_scans = {way for way, used in ways_used.items() if "RANGE_TEXT_SCANS" in used}
+    assert text_scans == {
+        "range's matches from the start",
+        "range's matches once walks see them few",
+    }
