@@ -13,8 +13,8 @@ calls in flight (calls/s), after a warm-up:
 
 - baselines: an empty gRPC call (grpc.health.v1 Check) and a raw asyncpg point query on the
   replica (primary-key lookup in graph_objects);
-- StoryGraph.Search for a rare, a medium and a common term; the medium and common term within
-  one month of event time; all three within one day of event time; and restricted to events;
+- StoryGraph.Search for a rare, a medium and a common term; each within one month, one week
+  and one day of event time; the medium and common term restricted to events;
 - StoryGraph.GetContext, current mode, of an event with relations and of a hub entity that
   about 1,000 events involve — each read first (every call a different object, so its
   neighbourhood is not cached yet) and again (the same object every call); timeline mode of
@@ -75,7 +75,7 @@ import asyncpg
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bench.story import DAY, MONTH, PROJECT, TERMS, StoryPlan
+from bench.story import DAY, MONTH, PROJECT, TERMS, WEEK, StoryPlan
 from mirrortree import pgcluster
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
@@ -396,17 +396,14 @@ class Reads:
             ),
             *(
                 Case(
-                    f"Search, {cls} term, event time in one month ({month})",
-                    searching(self.search(TERMS[cls], within=MONTH)),
+                    f"Search, {cls} term, event time in one {length} ({dates})",
+                    searching(self.search(TERMS[cls], within=within)),
                     True,
                 )
-                for cls in ("medium", "common")
-            ),
-            *(
-                Case(
-                    f"Search, {cls} term, event time in one day ({DAY[0][:10]})",
-                    searching(self.search(TERMS[cls], within=DAY)),
-                    True,
+                for length, within, dates in (
+                    ("month", MONTH, month),
+                    ("week", WEEK, f"{WEEK[0][:10]}..{WEEK[1][:10]}"),
+                    ("day", DAY, DAY[0][:10]),
                 )
                 for cls in TERMS
             ),

@@ -45,8 +45,9 @@ EVENTS_PER_ENTITY = 1_000
 UNDATED_EVERY = 10  # events whose event time is unknown: serial % 10 == 7
 FIRST_DAY = datetime(2025, 10, 1, tzinfo=UTC)
 SPAN = timedelta(days=365)
-# One month and one day of the year, for time-filtered reads.
+# One month, one week and one day of the year, for time-filtered reads.
 MONTH = ("2026-03-01T00:00:00Z", "2026-03-31T23:59:59Z")
+WEEK = ("2026-03-09T00:00:00Z", "2026-03-15T23:59:59Z")
 DAY = ("2026-03-11T00:00:00Z", "2026-03-11T23:59:59Z")
 
 _NAMESPACE = uuid.UUID("6b0c7d0e-52f4-4a43-9f0c-3b6f5b0a1d10")
