@@ -78,6 +78,9 @@ LEFT JOIN LATERAL (
 
 
 SCOPE_STATE = _scope_state()
+# A search's opening: the scope's state, and its LIKE pattern ($3) lowered as ILIKE lowers
+# it (lower(), the database's collation): the pattern the search statements take.
+SEARCH_OPENING = _scope_state(",\n             lower($3::text) AS folded_pattern")
 
 
 # Search ranks matches in three relevance tiers: the text is in both the title (title, entity
@@ -94,9 +97,14 @@ SCOPE_STATE = _scope_state()
 #   sorts them; its ORDER BY is an expression, so the planner cannot fall back to walking the
 #   ordered index through millions of copies for a term that turned out to be rare.
 #
-# Parameters: $1 scope key, $2 object types, $3 ILIKE pattern, $4/$5 the time range on the
-# chosen basis $6 ('event_time' | 'review_generated_at' | 'recorded_at'), $7..$9 the keyset
-# position inside the tier (type rank, object id, result id; NULL = from the start), $10 limit;
+# Text is matched as ILIKE matches it — both sides lowered, then LIKE — but on the lowered
+# copies of the title and body each copy stores (title_folded, body_folded: migration 0016),
+# with the pattern lowered once (SEARCH_OPENING): lowering is most of a match's cost.
+#
+# Parameters: $1 scope key, $2 object types, $3 the lowered LIKE pattern, $4/$5 the time
+# range on the chosen basis $6 ('event_time' | 'review_generated_at' | 'recorded_at'), $7..$9
+# the keyset position inside the tier (type rank, object id, result id; NULL = from the
+# start), $10 limit;
 # walks only: $11 how many copies to walk, $12/$13 the lowest and highest type rank asked for
 # (an index condition, so a walk for one type skips the others without reading them).
 #
@@ -153,17 +161,21 @@ _KEYSET = """($7::smallint IS NULL
        OR (o.type_rank, o.object_id, o.result_id) > ($7::smallint, $8::text, $9::text))"""
 # A summary's text weighs like a title: matched alone, it ranks in tier 2.
 _TIER_MATCH = {
-    3: "o.title ILIKE $3 AND o.body ILIKE $3",
-    2: """(o.title ILIKE $3 AND o.body NOT ILIKE $3
-           OR o.object_type = 'summary' AND o.body ILIKE $3 AND o.title NOT ILIKE $3)""",
-    1: "o.body ILIKE $3 AND o.title NOT ILIKE $3 AND o.object_type <> 'summary'",
+    3: "o.title_folded LIKE $3 AND o.body_folded LIKE $3",
+    2: """(o.title_folded LIKE $3 AND o.body_folded NOT LIKE $3
+           OR o.object_type = 'summary' AND o.body_folded LIKE $3
+              AND o.title_folded NOT LIKE $3)""",
+    1: "o.body_folded LIKE $3 AND o.title_folded NOT LIKE $3 AND o.object_type <> 'summary'",
 }
+# A match in any tier.
+_MATCHES = "(o.title_folded LIKE $3 OR o.body_folded LIKE $3)"
 
-# The same tiers, from whether the title (in_title) and the body (in_body) of a matching copy
-# match: where both fields are matched once per copy (walks within a time range, range reads).
+# The same tiers, from whether the title (in_title) and the body (in_body) of a copy match
+# (NULL: no match): where both fields are matched once per copy (walks within a time range,
+# range reads).
 _SCORE_OF_FLAGS = """CASE WHEN o.in_title AND o.in_body THEN 3
                 WHEN o.in_title OR o.object_type = 'summary' AND o.in_body THEN 2
-                ELSE 1 END"""
+                WHEN o.in_body THEN 1 END"""
 
 # A walk reads the ordered index of the asked types from the keyset and returns the tier's
 # matches among the copies it met, every row carrying where the walk ended, how many entries
@@ -258,7 +270,7 @@ WITH walked AS MATERIALIZED (
     LIMIT $11
 ), probed AS MATERIALIZED (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
-           o.title ILIKE $3 AS in_title, o.body ILIKE $3 AS in_body
+           o.title_folded LIKE $3 AS in_title, o.body_folded LIKE $3 AS in_body
     FROM walked w{_PROBE}
     WHERE w.in_range
 ), walk_end AS (
@@ -272,7 +284,7 @@ WITH walked AS MATERIALIZED (
     SELECT {_OBJECT_COLUMNS}
     FROM (
         SELECT o.* FROM probed o
-        WHERE (o.in_title OR o.in_body) AND {_SCORE_OF_FLAGS} = {score}
+        WHERE {_SCORE_OF_FLAGS} = {score}
         ORDER BY o.type_rank, o.object_id, o.result_id
         LIMIT $10
     ) w{_PROBE}
@@ -347,28 +359,31 @@ _RANGE_SOURCES = {
         for basis in ("review_generated_at", "recorded_at")
     },
 }
-# The range's copies are held as keys and two flags; only the page's rows are read whole.
-_IN_RANGE_COPIES = """
+# The range's copies are held as keys and their tier (NULL: no match); only the page's rows
+# are read whole. (OFFSET 0 keeps each field matched once: flattened, the tier's expression
+# would match them again for each of its tests.)
+_IN_RANGE_COPIES = (
+    """
 WITH in_range AS MATERIALIZED (
-    SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
-           o.title ILIKE $3 AS in_title, o.body ILIKE $3 AS in_body{from_in_range}
-)"""
-_RANGE_SCAN = (
-    _IN_RANGE_COPIES
-    + """, matched AS (
-    SELECT o.*, """
+    SELECT o.result_id, o.object_type, o.object_id, o.type_rank, """
     + _SCORE_OF_FLAGS
     + """ AS score
-    FROM in_range o
-    WHERE o.in_title OR o.in_body
+    FROM (
+        SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
+               o.title_folded LIKE $3 AS in_title, o.body_folded LIKE $3 AS in_body{from_in_range}
+        OFFSET 0
+    ) o
+)"""
 )
+_RANGE_SCAN = (
+    _IN_RANGE_COPIES
+    + """
 SELECT c.range_matches, c.range_copies, p.score, """
     + _OBJECT_COLUMNS
     + """
-FROM (SELECT (SELECT count(*) FROM matched) AS range_matches,
-             (SELECT count(*) FROM in_range) AS range_copies) c
+FROM (SELECT count(score) AS range_matches, count(*) AS range_copies FROM in_range) c
 LEFT JOIN LATERAL (
-    SELECT * FROM matched o
+    SELECT * FROM in_range o
     WHERE o.score < $11::smallint OR o.score = $11::smallint AND """
     + _KEYSET
     + """
@@ -397,7 +412,7 @@ RANGE_SCANS = {
 RANGE_TEXT_SCANS = {
     "event_time": _RANGE_SCAN.replace(
         "{from_in_range}",
-        _RANGE_SOURCES["event_time"] + "\n      AND (o.title ILIKE $3 OR o.body ILIKE $3)",
+        _RANGE_SOURCES["event_time"] + "\n      AND " + _MATCHES,
     )
 }
 
@@ -406,7 +421,6 @@ RANGE_TEXT_SCANS = {
 # not read the range already), and with an event-time range the matches it left out because
 # their event time is unknown (UNKNOWN_TIME_MATCHES; $1..$3 and the cap as $4). Beyond the
 # cap — or the time budget the caller sets — a count is reported unknown, not guessed.
-_MATCHES = "(o.title ILIKE $3 OR o.body ILIKE $3)"
 
 
 def _capped_count(condition: str, cap: str) -> str:
@@ -426,7 +440,7 @@ SEARCH_TOTALS = _capped_count(TIME_FILTER, "$7")
 # be ANDed with the range's.)
 RANGE_TOTALS = {
     basis: _IN_RANGE_COPIES.replace("{from_in_range}", from_in_range)
-    + "\nSELECT count(*) FROM (SELECT 1 FROM in_range WHERE in_title OR in_body LIMIT $7) capped\n"
+    + "\nSELECT count(*) FROM (SELECT 1 FROM in_range WHERE score IS NOT NULL LIMIT $7) capped\n"
     for basis, from_in_range in _RANGE_SOURCES.items()
 }
 UNKNOWN_TIME_MATCHES = _capped_count("o.event_time_start IS NULL", "$4")

@@ -50,7 +50,7 @@ COVERAGE_LIMIT = 20
 
 
 def like_pattern(query: str) -> str:
-    """A contiguous-substring ILIKE pattern with the user's %, _ and \\ escaped."""
+    """A contiguous-substring LIKE pattern with the user's %, _ and \\ escaped."""
     escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
@@ -146,8 +146,6 @@ class GraphStore:
         afterwards: the cursor pins the read revision, so they cannot change while paging.
         """
         scope_key = scope.resolved.key
-        filters = (scope_key, object_types, like_pattern(query))
-        search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
         excludes_unknown = time_filter.excludes_unknown_times
 
         # A search's statements have one good plan whatever their values — the walks follow
@@ -159,8 +157,13 @@ class GraphStore:
         # values itself (queries.SEARCH_SCANS).
         async def read(conn: asyncpg.Connection) -> SearchPage:
             async with snapshot(conn, queries.BEGIN_READ_WITH_GENERIC_PLANS):
-                state = await read_scope_state(conn, scope_key)
+                opening = await conn.fetch(
+                    queries.SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
+                )
+                state = scope_state(opening)
                 revision, coverage, read_at = state.revision, state.coverage, state.read_at
+                filters = (scope_key, object_types, opening[0]["folded_pattern"])
+                search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
                 if expected_revision is not None and revision != expected_revision:
                     raise StaleCursor(
                         "the story graph in this scope changed since the first page; "

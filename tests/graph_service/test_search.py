@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import asyncpg
 import grpc
 import pytest
 
@@ -83,6 +84,62 @@ async def test_like_wildcards_in_the_query_are_matched_literally(tree_stub, grap
         graph_pb2.SearchRequest(query="50%", scope=project_scope(project), options=options(written))
     )
     assert [h.ref.id for h in response.hits] == ["pct"]
+
+
+# Titles beyond ASCII: letters whose case differs in Latin, Greek and Cyrillic, a dotted
+# capital I that lowers to a plain "i", and text without case.
+CASED_TITLES = {
+    "latin": "ÄRGER über die Straße",
+    "french": "École Polytechnique",
+    "turkish": "İstanbul ofisi",
+    "greek": "ΣΟΦΊΑ και λόγος",
+    "cyrillic": "МОСКВА и Казань",
+    "chinese": "决定采用方案B",
+}
+CASED_QUERIES = ["ärger", "STRASSE", "straße", "ÉCOLE", "istanbul", "İSTANBUL", "σοφία",
+                 "ΛΌΓΟΣ", "москва", "казань", "方案b", "%"]  # fmt: skip
+
+
+async def test_case_is_ignored_beyond_ascii_exactly_as_postgresql_ilike_ignores_it(
+    tree_stub, graph_stub, cluster
+):
+    """Search matches stored lowered copies of the text with a lowered pattern; the matches
+    must be exactly those of ILIKE on the original text, computed here by PostgreSQL itself."""
+    project = unique("proj")
+    written = await record(
+        tree_stub,
+        project,
+        events=[
+            tree_pb2.EventInput(id=f"e-{name}", kind=tree_pb2.DISCUSSION, title=title)
+            for name, title in CASED_TITLES.items()
+        ],
+    )
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    found: dict[str, set[str]] = {}
+    try:
+        for query in CASED_QUERIES:
+            pattern = store.like_pattern(query)
+            expected = {
+                f"e-{name}"
+                for name, title in CASED_TITLES.items()
+                if await conn.fetchval("SELECT $1::text ILIKE $2", title, pattern)
+            }
+            response = await graph_stub.Search(
+                graph_pb2.SearchRequest(
+                    query=query, scope=project_scope(project), options=options(written)
+                )
+            )
+            found[query] = {h.ref.id for h in response.hits}
+            assert found[query] == expected, query
+    finally:
+        await conn.close()
+    # Not a comparison of nothing: case is ignored beyond ASCII.
+    assert found["ärger"] == {"e-latin"}
+    assert found["ÉCOLE"] == {"e-french"}
+    assert found["москва"] == {"e-cyrillic"}
+    assert found["σοφία"] == {"e-greek"}
+    assert found["方案b"] == {"e-chinese"}
+    assert found["%"] == set()
 
 
 async def test_scope_defaults_to_the_sessions_current_project(tree_stub, graph_stub):
