@@ -4,6 +4,12 @@ Files are `migrations/NNNN_name.sql`, applied in order, each in its own transact
 recorded with a checksum. Two instances starting at once serialize on the advisory lock, and
 the second finds nothing left to do. An applied file that was edited afterwards is an error:
 history is never rewritten.
+
+A line `-- after commit: <statement>` in a file names a statement that cannot run in its
+transaction (VACUUM), run once the migration has committed: a migration that rewrites a table
+leaves its visibility map empty, so index-only scans of it visit the heap for every entry
+until it is vacuumed — and a rewrite counts as no change that would start autovacuum. (Should
+the process stop between the two, the statement is not run again.)
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ log = logging.getLogger("tree_service.migrate")
 # Arbitrary but fixed: the advisory lock key every Mirrortree instance uses for migrations.
 MIGRATION_LOCK_KEY = 0x6D69_7272_6F72  # "mirror"
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+_AFTER_COMMIT = re.compile(r"^-- after commit: (.+)$", re.MULTILINE)
 
 
 class MigrationError(Exception):
@@ -36,6 +43,11 @@ class Migration:
     @property
     def checksum(self) -> str:
         return hashlib.sha256(self.sql.encode()).hexdigest()
+
+    @property
+    def after_commit(self) -> list[str]:
+        """The statements to run once the migration has committed (module docstring)."""
+        return _AFTER_COMMIT.findall(self.sql)
 
 
 def shipped_migrations() -> list[Migration]:
@@ -98,6 +110,8 @@ async def migrate(conn: asyncpg.Connection, *, up_to: int | None = None) -> list
                     migration.name,
                     migration.checksum,
                 )
+            for statement in migration.after_commit:
+                await conn.execute(statement)
             log.info("applied migration", extra={"migration": migration.version})
             applied_now.append(migration.version)
     finally:

@@ -75,7 +75,7 @@ async def test_migrations_refuse_to_run_on_a_replica(cluster, tree_service):
 
 async def test_existing_copies_and_results_are_backfilled(empty_database):
     """0006 keeps on each stored copy the sources it cites; copies recorded before it get them
-    from their 'cites' links. 0008 counts each result's copies."""
+    from their 'cites' links. 0008 counts each result's copies. 0016 lowers their text."""
     conn = await asyncpg.connect(empty_database)
     try:
         await migrate(conn, up_to=5)  # the schema as an older build left it
@@ -86,7 +86,7 @@ async def test_existing_copies_and_results_are_backfilled(empty_database):
             VALUES ('r1', 'projects:p', '{p}', 'daily', now(), now(), 1, '\\x00');
             INSERT INTO graph_objects (result_id, object_type, object_id, type_rank, scope_key,
                 title, review_generated_at, recorded_at)
-            VALUES ('r1', 'event', 'e1', 2, 'projects:p', 'cites two', now(), now()),
+            VALUES ('r1', 'event', 'e1', 2, 'projects:p', 'Cites TWO', now(), now()),
                    ('r1', 'event', 'e2', 2, 'projects:p', 'cites none', now(), now()),
                    ('r1', 'source_reference', 's1', 7, 'projects:p', 'a', now(), now()),
                    ('r1', 'source_reference', 's2', 7, 'projects:p', 'b', now(), now());
@@ -103,7 +103,15 @@ async def test_existing_copies_and_results_are_backfilled(empty_database):
         cited = dict(await conn.fetch("SELECT object_id, cited_ids FROM graph_objects"))
         # 0008: each result's count of the copies it stored (a result may store none).
         counts = dict(await conn.fetch("SELECT result_id, object_count FROM review_results"))
+        # 0016: the lowered text, and the table vacuumed once the rewrite committed.
+        folded = dict(await conn.fetch("SELECT title, title_folded FROM graph_objects"))
+        vacuumed = await conn.fetchval(
+            "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = $1",
+            "graph_objects",
+        )
     finally:
         await conn.close()
     assert cited == {"e1": ["s1", "s2"], "e2": [], "s1": [], "s2": []}
     assert counts == {"r1": 4, "r2": 0}
+    assert folded == {"Cites TWO": "cites two", "cites none": "cites none", "a": "a", "b": "b"}
+    assert vacuumed
