@@ -401,19 +401,33 @@ RANGE_SCANS = {
 }
 
 # A time range that holds too many copies to read them all, in which the walks see the term
-# rare, is read through its matches instead: RANGE_TEXT_SCANS[basis] is RANGE_SCANS with only the
-# copies that match in some tier as "the range" (so range_copies = range_matches), found
-# through the trigram indexes ANDed with the event-time index. Planned with its values
+# rare, is read through its matches instead: RANGE_TEXT_SCANS[basis] is RANGE_SCANS with only
+# the copies that match in some tier as "the range" (so range_copies = range_matches), found
+# through the trigram indexes ANDed with the range's own index: the event-time index, or for
+# a result's times the primary key's range of each result in range (whose ids an initial
+# plan collects; review and recording times are in no index of the copies, and filtered on
+# each match they would cost a heap visit per match in scope). Planned with its values
 # (PLAN_WITH_VALUES), as SEARCH_SCANS within a range. Every tier at once: the trigram indexes
-# cost the same whichever tier is asked (at 1M objects, a term in 1 of 20 copies: 8 ms per
-# field), and one statement replaces a scan per tier and the count. Event time only: the
-# review and recording times are in no index of the copies, so there it would read every
-# match in scope.
+# cost the same whichever tier is asked (at 1M objects, a term in 1 of 20 copies: 7-8 ms per
+# field), and one statement replaces a scan per tier and the count.
+_RANGE_MATCH_SOURCES = {
+    "event_time": _RANGE_SOURCES["event_time"] + "\n      AND " + _MATCHES,
+    **{
+        basis: f"""
+    FROM graph_objects o
+    WHERE $6::text = '{basis}' AND o.scope_key = $1 AND o.object_type = any($2::text[])
+      AND o.result_id = any(ARRAY(
+          SELECT r.result_id FROM review_results r
+          WHERE r.scope_key = $1
+            AND ($4::timestamptz IS NULL OR r.{basis} >= $4)
+            AND ($5::timestamptz IS NULL OR r.{basis} <= $5)))
+      AND {_MATCHES}"""
+        for basis in ("review_generated_at", "recorded_at")
+    },
+}
 RANGE_TEXT_SCANS = {
-    "event_time": _RANGE_SCAN.replace(
-        "{from_in_range}",
-        _RANGE_SOURCES["event_time"] + "\n      AND " + _MATCHES,
-    )
+    basis: _RANGE_SCAN.replace("{from_in_range}", from_matches)
+    for basis, from_matches in _RANGE_MATCH_SOURCES.items()
 }
 
 # A search's counts, each up to a cap ($7): its matches (SEARCH_TOTALS through the trigram

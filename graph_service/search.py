@@ -61,16 +61,17 @@ LONGEST_RANGE_WALK = 4_096
 # scan of "status" took 95 ms for the page alone; the 4,980 copies of one review result,
 # 15-20 ms, where the walks and scans of a rare term took 44 ms).
 RANGE_SCAN_COPIES = 8_192
-# Within a larger range of event time, when the walks' share of matches (in any tier) among
-# the copies in range, over the copies they saw the range to hold, comes to at most this many
-# matches, the rest of the page — every tier — and its count are read through the range's
-# matches (queries.RANGE_TEXT_SCANS) — unless a walk is about to fill the page. Walking such a
-# range costs more than its matches: a copy in one week of event time (13,415 copies at 1M
-# objects) costs about 85 µs to walk to, one of its matches about 3 µs to read once the
-# trigram and event-time indexes have found it (their bitmaps: 2-16 ms for a term in 1 of
-# 1,000 to 1 of 20 copies). Measured at 1M objects, one week: a rare term 50 -> 10 ms, a term
-# in 1 of 20 copies 55 -> 27 ms, where the walks, a trigram scan per tier and a count (which
-# timed out) came before.
+# Within a larger time range, when the walks' share of matches (in any tier) among the copies
+# in range, over the copies they saw the range to hold, comes to at most this many matches,
+# the rest of the page — every tier — and its count are read through the range's matches
+# (queries.RANGE_TEXT_SCANS) — unless a walk is about to fill the page. Walking such a range
+# costs more than its matches: a copy in one week of event time (13,415 copies at 1M objects)
+# costs about 85 µs to walk to, one of its matches about 3 µs to read once the trigram
+# indexes and the range's own have found it (their bitmaps: 1-16 ms for a term in 1 of 1,000
+# to 1 of 20 copies). Measured at 1M objects, one week of event time: a rare term 52 -> 16 ms,
+# a term in 1 of 20 copies 53 -> 25 ms; one week of review time (four results, 19,920
+# copies): 57 -> 13 ms and 94 -> 31 ms — where the walks, a trigram scan per tier and a count
+# (which ran out of time) came before.
 RANGE_TEXT_SCAN_MATCHES = 2_048
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
 # than this many times COUNT_CAP matches.
@@ -162,11 +163,7 @@ async def read_hits(
         return in_time_range and walked.range_copies(scope_copies) <= RANGE_SCAN_COPIES
 
     def through_matches() -> bool:
-        return (
-            in_time_range
-            and filters[5] in queries.RANGE_TEXT_SCANS
-            and walked.range_matches(scope_copies) <= RANGE_TEXT_SCAN_MATCHES
-        )
+        return in_time_range and walked.range_matches(scope_copies) <= RANGE_TEXT_SCAN_MATCHES
 
     def range_is_readable() -> bool:
         return through_range() or through_matches()
