@@ -107,7 +107,7 @@ class ReplicaRouter:
                 # executions, unless a read asks for generic plans in its own transaction
                 # (queries.BEGIN_READ_WITH_GENERIC_PLANS: context reads and searches, whose
                 # statements are written so that one plan serves every value — but a search's
-                # trigram scan within a time range, which asks for this mode back).
+                # trigram scans within a time range, which ask for this mode back).
                 "plan_cache_mode": "force_custom_plan",
                 # Short OLTP reads; JIT compilation would cost more than it saves.
                 "jit": "off",

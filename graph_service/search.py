@@ -191,26 +191,22 @@ async def read_hits(
                 continue
             after, need = tier.stopped_at, limit - len(found)
         timeout = max(scans_until - time.monotonic(), 0.001)
-        if through_range():
-            # This tier's rest and every later tier's, at once.
+        if range_is_readable():
+            # This tier's rest and every later tier's, at once: the range's copies when they
+            # are few, or else its matches (planned with its values: queries.RANGE_TEXT_SCANS).
+            whole = through_range()
+            reads = queries.RANGE_SCANS if whole else queries.RANGE_TEXT_SCANS
+            if not whole:
+                await conn.execute(queries.PLAN_WITH_VALUES)
             rows = await conn.fetch(
-                queries.RANGE_SCANS[filters[5]], *filters, *after, need, score, timeout=timeout
+                reads[filters[5]], *filters, *after, need, score, timeout=timeout
             )
-            found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
-            matches, copies = rows[0]["range_matches"], rows[0]["range_copies"]
-            return HitsRead(found, matches / max(copies, 1), True, matches)
-        if through_matches():
-            # The same, through the range's matches (planned with its values:
-            # queries.RANGE_TEXT_SCANS).
-            await conn.execute(queries.PLAN_WITH_VALUES)
-            rows = await conn.fetch(
-                queries.RANGE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
-                timeout=timeout,
-            )  # fmt: skip
-            await conn.execute(queries.PLAN_GENERICALLY)
+            if not whole:
+                await conn.execute(queries.PLAN_GENERICALLY)
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
             matches = rows[0]["range_matches"]
-            return HitsRead(found, matches / walked.range_copies(scope_copies), False, matches)
+            copies = rows[0]["range_copies"] if whole else walked.range_copies(scope_copies)
+            return HitsRead(found, matches / max(copies, 1), whole, matches)
         # Rare in this tier: let the trigram indexes find the rest (within a time range, with
         # a plan for its values: queries.SEARCH_SCANS).
         if in_time_range:

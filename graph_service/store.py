@@ -153,8 +153,9 @@ class GraphStore:
         # reads its own (graph_service.search chooses between them, not the planner) — so each
         # is planned once, not on every call (measured at 1M objects: about 1.5 of a rare
         # term's 14 ms of statements was planning, and a millisecond a walk within a range).
-        # The one exception, a trigram scan within a time range, asks for a plan for its
-        # values itself (queries.SEARCH_SCANS).
+        # The exceptions, the trigram scans within a time range (a tier's, or a range's
+        # matches), ask for a plan for their values themselves (queries.SEARCH_SCANS,
+        # RANGE_TEXT_SCANS).
         async def read(conn: asyncpg.Connection) -> SearchPage:
             async with snapshot(conn, queries.BEGIN_READ_WITH_GENERIC_PLANS):
                 opening = await conn.fetch(
