@@ -332,6 +332,14 @@ SEARCH_SCANS = {score: _SEARCH_SCAN.replace("{match}", m) for score, m in _TIER_
 # graph_objects_event_time; a result's times through the scope's results (each copy carries
 # its result's times), then each result's copies by primary key. The text is matched in the
 # materialized part's select list, where no index can be chosen for it.
+# The scope's results whose time on a result basis ($6) is in the range, as `r`.
+_RESULT_BASES = ("review_generated_at", "recorded_at")
+_RESULTS_IN_RANGE = {
+    basis: f"""r.scope_key = $1
+      AND ($4::timestamptz IS NULL OR r.{basis} >= $4)
+      AND ($5::timestamptz IS NULL OR r.{basis} <= $5)"""
+    for basis in _RESULT_BASES
+}
 _RANGE_SOURCES = {
     "event_time": """
     FROM graph_objects o
@@ -353,10 +361,8 @@ _RANGE_SOURCES = {
         WHERE g.result_id = r.result_id AND g.object_type = any($2::text[])
         OFFSET 0
     ) o
-    WHERE $6::text = '{basis}' AND r.scope_key = $1
-      AND ($4::timestamptz IS NULL OR r.{basis} >= $4)
-      AND ($5::timestamptz IS NULL OR r.{basis} <= $5)"""
-        for basis in ("review_generated_at", "recorded_at")
+    WHERE $6::text = '{basis}' AND {_RESULTS_IN_RANGE[basis]}"""
+        for basis in _RESULT_BASES
     },
 }
 # The range's copies are held as keys and their tier (NULL: no match); only the page's rows
@@ -417,12 +423,9 @@ _RANGE_MATCH_SOURCES = {
     FROM graph_objects o
     WHERE $6::text = '{basis}' AND o.scope_key = $1 AND o.object_type = any($2::text[])
       AND o.result_id = any(ARRAY(
-          SELECT r.result_id FROM review_results r
-          WHERE r.scope_key = $1
-            AND ($4::timestamptz IS NULL OR r.{basis} >= $4)
-            AND ($5::timestamptz IS NULL OR r.{basis} <= $5)))
+          SELECT r.result_id FROM review_results r WHERE {_RESULTS_IN_RANGE[basis]}))
       AND {_MATCHES}"""
-        for basis in ("review_generated_at", "recorded_at")
+        for basis in _RESULT_BASES
     },
 }
 RANGE_TEXT_SCANS = {

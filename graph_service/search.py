@@ -196,31 +196,39 @@ async def read_hits(
             # are few, or else its matches (planned with its values: queries.RANGE_TEXT_SCANS).
             whole = through_range()
             reads = queries.RANGE_SCANS if whole else queries.RANGE_TEXT_SCANS
-            if not whole:
-                await conn.execute(queries.PLAN_WITH_VALUES)
-            rows = await conn.fetch(
-                reads[filters[5]], *filters, *after, need, score, timeout=timeout
-            )
-            if not whole:
-                await conn.execute(queries.PLAN_GENERICALLY)
+            rows = await _fetch(
+                conn, reads[filters[5]], *filters, *after, need, score,
+                budget_s=timeout, with_values=not whole,
+            )  # fmt: skip
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
             matches = rows[0]["range_matches"]
             copies = rows[0]["range_copies"] if whole else walked.range_copies(scope_copies)
             return HitsRead(found, matches / max(copies, 1), whole, matches)
         # Rare in this tier: let the trigram indexes find the rest (within a time range, with
         # a plan for its values: queries.SEARCH_SCANS).
-        if in_time_range:
-            await conn.execute(queries.PLAN_WITH_VALUES)
-        rows = await conn.fetch(
-            queries.SEARCH_SCANS[score], *filters, *after, need, timeout=timeout
-        )
-        if in_time_range:
-            await conn.execute(queries.PLAN_GENERICALLY)
+        rows = await _fetch(
+            conn, queries.SEARCH_SCANS[score], *filters, *after, need,
+            budget_s=timeout, with_values=in_time_range,
+        )  # fmt: skip
         found.extend((score, row) for row in rows)
         density = None
         if len(found) >= limit:
             break
     return HitsRead(found, density, through_range())
+
+
+async def _fetch(
+    conn: asyncpg.Connection, query: str, *args: Any, budget_s: float, with_values: bool
+) -> list[asyncpg.Record]:
+    """`query`'s rows, cancelled after `budget_s`; planned with its values
+    (queries.PLAN_WITH_VALUES) when asked, in a search's transaction of generic plans, which it
+    leaves as it found it."""
+    if with_values:
+        await conn.execute(queries.PLAN_WITH_VALUES)
+    rows: list[asyncpg.Record] = await conn.fetch(query, *args, timeout=budget_s)
+    if with_values:
+        await conn.execute(queries.PLAN_GENERICALLY)
+    return rows
 
 
 async def _walk_tier(
