@@ -5,10 +5,11 @@ SEARCH_WALKS_IN_TIME_RANGE with a time range) as long as what the walk finds say
 cheaper, and through the trigram indexes (SEARCH_SCANS) once it says the tier's matches are
 rare. Within a time range the walks may see that the range holds few copies: then the range's
 copies are read (RANGE_SCANS); or that, of the copies it holds, few match: then the range's
-matches are read (RANGE_TEXT_SCANS). Either reads the rest of the page, every tier, and counts
-the range's matches in one statement. The choice is made from the walk, never from the
-planner's estimate of how common a term is: that estimate comes from a statistics sample and
-flips between plans that differ a hundredfold.
+matches are read (RANGE_TEXT_SCANS) — or within an event-time range, when the term looks rare
+in the whole scope, the scope's matches, if they are few (SCOPE_TEXT_SCANS). Each reads the
+rest of the page, every tier, and counts the range's matches in one statement. The choice
+is made from the walk, never from the planner's estimate of how common a term is: that
+estimate comes from a statistics sample and flips between plans that differ a hundredfold.
 
 The counts of a first page are taken after its hits, in the same read transaction, unless
 what the read saw says they would be "unknown" anyway: a walk filled the page at a density of
@@ -17,7 +18,8 @@ over the scope's copies, comes to well over COUNT_CAP. Counting such a term read
 copy for longer than COUNT_BUDGET_MS (measured at 1M objects: 80 ms for a term in 1 of 20
 copies) only to report "unknown", on the CPU the next read needs. The density only decides
 whether to count; a count is never estimated. (A read of the time range or its matches counts
-the matches as it goes: that total is always given.)
+the matches as it goes: that total is always given; a read of the scope's matches also counts
+those without an event time.)
 """
 
 from __future__ import annotations
@@ -73,6 +75,16 @@ RANGE_SCAN_COPIES = 8_192
 # copies): 57 -> 13 ms and 94 -> 31 ms — where the walks, a trigram scan per tier and a count
 # (which ran out of time) came before.
 RANGE_TEXT_SCAN_MATCHES = 2_048
+# Before reading an event-time range's matches, the scope's are read instead — at most
+# SCOPE_TEXT_SCAN_MATCHES of them (queries.SCOPE_TEXT_SCANS) — when the walks' share of
+# matches in range, over the scope's copies, comes to at most SCOPE_TEXT_SCAN_TRY. That share
+# is high for a term the walks met rarely (none in 64 copies: 1 in 65), so this is a guess:
+# right, it replaces the range's index scan and the count of matches without an event time
+# (at 1M objects, a term in 1 of 1,000 copies within one month: 9 + 3 ms -> 3.8 ms); wrong,
+# it costs the term's trigram bitmaps and 2,048 matches read (at most about 8 ms for a term
+# the walks see this rare) before the range's matches are read.
+SCOPE_TEXT_SCAN_TRY = 16_384
+SCOPE_TEXT_SCAN_MATCHES = 2_048
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
 # than this many times COUNT_CAP matches.
 UNCOUNTABLE_MARGIN = 2
@@ -109,6 +121,11 @@ class Walked:
         high)."""
         return (self.matches + 1) / (self.in_range + 1) * self.range_copies(scope_copies)
 
+    def scope_matches(self, scope_copies: int) -> float:
+        """How many of the scope's copies match, if the term is as common in the scope as the
+        walks saw it in the range (high: none met in n counts as 1 in n + 1)."""
+        return (self.matches + 1) / (self.in_range + 1) * scope_copies
+
 
 @dataclass(frozen=True)
 class HitsRead:
@@ -124,6 +141,9 @@ class HitsRead:
     # Every match in the time range, counted when the range or its matches were read (None
     # otherwise).
     range_matches: int | None = None
+    # The matches without an event time, counted when the scope's matches were read (None
+    # otherwise).
+    unknown_time: int | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +188,12 @@ async def read_hits(
     def range_is_readable() -> bool:
         return through_range() or through_matches()
 
+    def through_scope_matches() -> bool:
+        return (
+            filters[5] in queries.SCOPE_TEXT_SCANS
+            and walked.scope_matches(scope_copies) <= SCOPE_TEXT_SCAN_TRY
+        )
+
     found: list[Hit] = []
     density: float | None = None
     start_score = position[0] if position else 3
@@ -193,8 +219,20 @@ async def read_hits(
         timeout = max(scans_until - time.monotonic(), 0.001)
         if range_is_readable():
             # This tier's rest and every later tier's, at once: the range's copies when they
-            # are few, or else its matches (planned with its values: queries.RANGE_TEXT_SCANS).
+            # are few, or else the scope's matches when the term looks rare there and they are
+            # few indeed, or else the range's matches (planned with its values:
+            # queries.RANGE_TEXT_SCANS).
             whole = through_range()
+            if not whole and through_scope_matches():
+                rows = await conn.fetch(
+                    queries.SCOPE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
+                    SCOPE_TEXT_SCAN_MATCHES + 1, timeout=timeout,
+                )  # fmt: skip
+                if rows[0]["scope_matches"] <= SCOPE_TEXT_SCAN_MATCHES:
+                    found.extend((r["score"], r) for r in rows if r["result_id"] is not None)
+                    matches = rows[0]["range_matches"]
+                    density = matches / max(walked.range_copies(scope_copies), 1)
+                    return HitsRead(found, density, False, matches, rows[0]["unknown_time"])
             reads = queries.RANGE_SCANS if whole else queries.RANGE_TEXT_SCANS
             rows = await _fetch(
                 conn, reads[filters[5]], *filters, *after, need, score,
@@ -320,8 +358,9 @@ async def count_matches(
     worth counting (worth_counting) or when counting it takes more than COUNT_BUDGET_MS. The
     total is the one `read` took when it read the time range, or else counted the way the hits
     were read (through the range or not). The matches without an event time are in no time
-    range, so the range read cannot count them: they are counted apart, when the density the
-    read saw is low enough for their number to be known.
+    range, so a range read cannot count them: unless the read of the scope's matches counted
+    them, they are counted apart, when the density the read saw is low enough for their number
+    to be known.
 
     Runs last in the page's read transaction, so it counts exactly what the page was read
     from. The budget is asyncpg's: past it the statement is cancelled and the transaction,
@@ -331,6 +370,8 @@ async def count_matches(
     """
     worth = worth_counting(read, scope_copies)
     total = read.range_matches
+    if read.unknown_time is not None:
+        return _capped(total), _capped(read.unknown_time) if excludes_unknown else None
     if total is None and worth:
         totals = (
             queries.RANGE_TOTALS[search_args[5]] if read.through_range else queries.SEARCH_TOTALS

@@ -148,12 +148,27 @@ WAYS = {
                                            "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": 60,
                                            "RANGE_TEXT_SCAN_MATCHES": -1},
     "range's matches from the start": {"RANGE_SCAN_COPIES": -1,
-                                       "RANGE_TEXT_SCAN_MATCHES": 10**9},
+                                       "RANGE_TEXT_SCAN_MATCHES": 10**9,
+                                       "SCOPE_TEXT_SCAN_TRY": -1},
     "range's matches once walks see them few": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
                                                 "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
                                                 "LONGEST_RANGE_WALK": 8,
                                                 "RANGE_SCAN_COPIES": -1,
-                                                "RANGE_TEXT_SCAN_MATCHES": 40},
+                                                "RANGE_TEXT_SCAN_MATCHES": 40,
+                                                "SCOPE_TEXT_SCAN_TRY": -1},
+    # Within an event-time range, the scope's matches instead of the range's — and when there
+    # are more than SCOPE_TEXT_SCAN_MATCHES of them, the range's after all.
+    "scope's matches from the start": {"RANGE_SCAN_COPIES": -1,
+                                       "RANGE_TEXT_SCAN_MATCHES": 10**9,
+                                       "SCOPE_TEXT_SCAN_TRY": 10**9},
+    "scope's matches once walks see them few": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
+                                                "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
+                                                "LONGEST_RANGE_WALK": 8,
+                                                "RANGE_SCAN_COPIES": -1,
+                                                "RANGE_TEXT_SCAN_MATCHES": 40,
+                                                "SCOPE_TEXT_SCAN_TRY": 10**9},
+    "scope's matches, too many": {"RANGE_SCAN_COPIES": -1, "RANGE_TEXT_SCAN_MATCHES": 10**9,
+                                  "SCOPE_TEXT_SCAN_TRY": 10**9, "SCOPE_TEXT_SCAN_MATCHES": 4},
     # Each tier read in one walk to its end; the count then taken through the range.
     "whole walks": {"FIRST_WALK": 10**4, "LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
                     "LONGEST_RANGE_WALK": 10**6, "RANGE_SCAN_COPIES": 179,
@@ -195,14 +210,15 @@ def expected(
 
 
 class Recording(dict[Any, str]):
-    """A statement table that notes which ways a search used."""
+    """A statement table that notes which ways a search used (the table's name, and with the
+    key it was read by: "RANGE_TEXT_SCANS[event_time]")."""
 
     def __init__(self, name: str, table: dict[Any, str], used: set[str]) -> None:
         super().__init__(table)
         self.name, self.used = name, used
 
     def __getitem__(self, key: Any) -> str:
-        self.used.add(self.name)
+        self.used.update((self.name, f"{self.name}[{key}]"))
         return super().__getitem__(key)
 
 
@@ -216,7 +232,7 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     used: set[str] = set()
     tables = (
         "SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS",
-        "RANGE_TEXT_SCANS",
+        "RANGE_TEXT_SCANS", "SCOPE_TEXT_SCANS",
     )  # fmt: skip
     for name in (*tables, "RANGE_TOTALS"):
         monkeypatch.setattr(queries, name, Recording(name, getattr(queries, name), used))
@@ -276,4 +292,18 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     assert text_scans == {
         "range's matches from the start",
         "range's matches once walks see them few",
+        *(scope_ways := {
+            "scope's matches from the start",
+            "scope's matches once walks see them few",
+            "scope's matches, too many",
+        }),
+    }  # fmt: skip
+    # Within an event-time range the scope's matches were read instead (and the range's only
+    # when they were too many); the other bases have no such way.
+    event_text_scans = {
+        way for way, used in ways_used.items() if "RANGE_TEXT_SCANS[event_time]" in used
     }
+    assert event_text_scans == text_scans - scope_ways | {"scope's matches, too many"}
+    scope_scans = {way for way, used in ways_used.items() if "SCOPE_TEXT_SCANS" in used}
+    assert scope_scans == scope_ways
+    assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]
