@@ -77,12 +77,13 @@ RANGE_SCAN_COPIES = 8_192
 RANGE_TEXT_SCAN_MATCHES = 2_048
 # Before reading an event-time range's matches, the scope's are read instead — at most
 # SCOPE_TEXT_SCAN_MATCHES of them (queries.SCOPE_TEXT_SCANS) — when the walks' share of
-# matches in range, over the scope's copies, comes to at most SCOPE_TEXT_SCAN_TRY. That share
-# is high for a term the walks met rarely (none in 64 copies: 1 in 65), so this is a guess:
-# right, it replaces the range's index scan and the count of matches without an event time
-# (at 1M objects, a term in 1 of 1,000 copies within one month: 9 + 3 ms -> 3.8 ms); wrong,
-# it costs the term's trigram bitmaps and 2,048 matches read (at most about 8 ms for a term
-# the walks see this rare) before the range's matches are read.
+# matches in range, over the scope's copies, comes to at most that many, and their share
+# counted high (Walked.scope_matches: none met in 64 copies counts as 1 in 65) to at most
+# SCOPE_TEXT_SCAN_TRY. It is a guess: right, it replaces the range's index scan and the count
+# of matches without an event time (at 1M objects, a term in 1 of 1,000 copies within one
+# month: 9 + 3 ms -> 3.8 ms); wrong, it costs the term's trigram bitmaps and 2,049 matches
+# read (5 ms, and the bitmaps about 3 ms for a term in 1 of 100 copies) before the range's
+# matches are read.
 SCOPE_TEXT_SCAN_TRY = 16_384
 SCOPE_TEXT_SCAN_MATCHES = 2_048
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
@@ -189,8 +190,10 @@ async def read_hits(
         return through_range() or through_matches()
 
     def through_scope_matches() -> bool:
+        seen = walked.matches / max(walked.in_range, 1) * scope_copies
         return (
             filters[5] in queries.SCOPE_TEXT_SCANS
+            and seen <= SCOPE_TEXT_SCAN_MATCHES
             and walked.scope_matches(scope_copies) <= SCOPE_TEXT_SCAN_TRY
         )
 
