@@ -375,18 +375,17 @@ WITH in_range AS MATERIALIZED (
     ) o
 )"""
 )
-_RANGE_SCAN = (
-    _IN_RANGE_COPIES
-    + """
-SELECT c.range_matches, c.range_copies, p.score, """
-    + _OBJECT_COLUMNS
-    + """
-FROM (SELECT count(score) AS range_matches, count(*) AS range_copies FROM in_range) c
+
+
+def _page_from_tier(scored: str, admitted: str = "true") -> str:
+    """The page of a set of keys with their tier (`scored`, those `admitted`): from tier $11
+    (after the keyset in that tier) down, each row read whole — after the select list of a
+    statement that gives its counts in `c`, on every row (one row with only them when the page
+    is empty)."""
+    return f"""
 LEFT JOIN LATERAL (
-    SELECT * FROM in_range o
-    WHERE o.score < $11::smallint OR o.score = $11::smallint AND """
-    + _KEYSET
-    + """
+    SELECT * FROM {scored} o
+    WHERE {admitted} AND (o.score < $11::smallint OR o.score = $11::smallint AND {_KEYSET})
     ORDER BY o.score DESC, o.type_rank, o.object_id, o.result_id
     LIMIT $10
 ) p ON true
@@ -394,6 +393,14 @@ LEFT JOIN graph_objects o
     ON o.result_id = p.result_id AND o.object_type = p.object_type AND o.object_id = p.object_id
 ORDER BY p.score DESC, p.type_rank, p.object_id, p.result_id
 """
+
+
+_RANGE_SCAN = (
+    _IN_RANGE_COPIES
+    + f"""
+SELECT c.range_matches, c.range_copies, p.score, {_OBJECT_COLUMNS}
+FROM (SELECT count(score) AS range_matches, count(*) AS range_copies FROM in_range) c"""
+    + _page_from_tier("in_range")
 )
 RANGE_SCANS = {
     basis: _RANGE_SCAN.replace("{from_in_range}", from_in_range)
@@ -458,18 +465,8 @@ WITH matches AS MATERIALIZED (
 SELECT c.scope_matches, c.range_matches, c.unknown_time, p.score, {_OBJECT_COLUMNS}
 FROM (SELECT count(*) AS scope_matches, count(*) FILTER (WHERE in_range) AS range_matches,
              count(*) FILTER (WHERE unknown_time) AS unknown_time
-      FROM matches) c
-LEFT JOIN LATERAL (
-    SELECT * FROM matches o
-    WHERE o.in_range AND c.scope_matches < $12
-      AND (o.score < $11::smallint OR o.score = $11::smallint AND {_KEYSET})
-    ORDER BY o.score DESC, o.type_rank, o.object_id, o.result_id
-    LIMIT $10
-) p ON true
-LEFT JOIN graph_objects o
-    ON o.result_id = p.result_id AND o.object_type = p.object_type AND o.object_id = p.object_id
-ORDER BY p.score DESC, p.type_rank, p.object_id, p.result_id
-"""
+      FROM matches) c"""
+    + _page_from_tier("matches", "o.in_range AND c.scope_matches < $12")
 }
 
 # A search's counts, each up to a cap ($7): its matches (SEARCH_TOTALS through the trigram
