@@ -117,15 +117,19 @@ class Walked:
         """How many of the scope's copies the range holds, as the walks saw it (a little high)."""
         return self.share_in_range() * scope_copies
 
+    def match_share(self) -> float:
+        """The share of copies in range that match in any tier, high: (matches + 1) / (in range
+        + 1) — none met in n counts as 1 in n + 1."""
+        return (self.matches + 1) / (self.in_range + 1)
+
     def range_matches(self, scope_copies: int) -> float:
-        """How many copies in the range match in any tier, as the walks saw it (a little
-        high)."""
-        return (self.matches + 1) / (self.in_range + 1) * self.range_copies(scope_copies)
+        """How many copies in the range match in any tier, as the walks saw it (high)."""
+        return self.match_share() * self.range_copies(scope_copies)
 
     def scope_matches(self, scope_copies: int) -> float:
         """How many of the scope's copies match, if the term is as common in the scope as the
-        walks saw it in the range (high: none met in n counts as 1 in n + 1)."""
-        return (self.matches + 1) / (self.in_range + 1) * scope_copies
+        walks saw it in the range (high)."""
+        return self.match_share() * scope_copies
 
 
 @dataclass(frozen=True)
@@ -225,26 +229,24 @@ async def read_hits(
             # are few, or else the scope's matches when the term looks rare there and they are
             # few indeed, or else the range's matches (planned with its values:
             # queries.RANGE_TEXT_SCANS).
-            whole = through_range()
+            whole, in_scope = through_range(), False
             if not whole and through_scope_matches():
                 rows = await conn.fetch(
                     queries.SCOPE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
                     SCOPE_TEXT_SCAN_MATCHES + 1, timeout=timeout,
                 )  # fmt: skip
-                if rows[0]["scope_matches"] <= SCOPE_TEXT_SCAN_MATCHES:
-                    found.extend((r["score"], r) for r in rows if r["result_id"] is not None)
-                    matches = rows[0]["range_matches"]
-                    density = matches / max(walked.range_copies(scope_copies), 1)
-                    return HitsRead(found, density, False, matches, rows[0]["unknown_time"])
-            reads = queries.RANGE_SCANS if whole else queries.RANGE_TEXT_SCANS
-            rows = await _fetch(
-                conn, reads[filters[5]], *filters, *after, need, score,
-                budget_s=timeout, with_values=not whole,
-            )  # fmt: skip
+                in_scope = rows[0]["scope_matches"] <= SCOPE_TEXT_SCAN_MATCHES
+            if not in_scope:
+                reads = queries.RANGE_SCANS if whole else queries.RANGE_TEXT_SCANS
+                rows = await _fetch(
+                    conn, reads[filters[5]], *filters, *after, need, score,
+                    budget_s=timeout, with_values=not whole,
+                )  # fmt: skip
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
             matches = rows[0]["range_matches"]
             copies = rows[0]["range_copies"] if whole else walked.range_copies(scope_copies)
-            return HitsRead(found, matches / max(copies, 1), whole, matches)
+            unknown_time = rows[0]["unknown_time"] if in_scope else None
+            return HitsRead(found, matches / max(copies, 1), whole, matches, unknown_time)
         # Rare in this tier: let the trigram indexes find the rest (within a time range, with
         # a plan for its values: queries.SEARCH_SCANS).
         rows = await _fetch(
@@ -371,10 +373,10 @@ async def count_matches(
     take longer (its times are in no index), comes last. (A statement_timeout set for a count
     would stay set for the COMMIT, and on a loaded machine fail it.)
     """
-    worth = worth_counting(read, scope_copies)
     total = read.range_matches
     if read.unknown_time is not None:
         return _capped(total), _capped(read.unknown_time) if excludes_unknown else None
+    worth = worth_counting(read, scope_copies)
     if total is None and worth:
         totals = (
             queries.RANGE_TOTALS[search_args[5]] if read.through_range else queries.SEARCH_TOTALS
