@@ -24,18 +24,19 @@ pytestmark = pytest.mark.skipif(
 
 async def inspector(*args: str) -> tuple[int, Any]:
     """Run the Inspector CLI; return its exit code and the JSON it printed on stdout."""
-    home = tempfile.mkdtemp(prefix="inspector-home-")  # its catalog and secrets stay out of ~
-    process = await asyncio.create_subprocess_exec(
-        str(INSPECTOR),
-        "--cli",
-        *args,
-        "--format",
-        "json",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "HOME": home},
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
+    # Its catalog and secrets go to a home of its own, kept out of ~ and removed afterwards.
+    with tempfile.TemporaryDirectory(prefix="inspector-home-") as home:
+        process = await asyncio.create_subprocess_exec(
+            str(INSPECTOR),
+            "--cli",
+            *args,
+            "--format",
+            "json",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "HOME": home},
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 120)
     assert out, err.decode()
     return process.returncode or 0, json.loads(out.decode().strip().splitlines()[-1])
 
