@@ -24,6 +24,7 @@ those without an event time.)
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,6 +87,16 @@ RANGE_TEXT_SCAN_MATCHES = 2_048
 # matches are read.
 SCOPE_TEXT_SCAN_TRY = 16_384
 SCOPE_TEXT_SCAN_MATCHES = 2_048
+# An event-time range closed at both ends that touches at most this many days (UTC) has its
+# matches read by their days (queries.RANGE_DAY_TEXT_SCANS): the trigram indexes yield only
+# the term's entries filed under one of the range's days. Each day is one more entry for the
+# indexes to merge, so a long range costs more this way than through the event-time index.
+# Measured at 1M objects, this way against the other: a term in 1 of 20 copies within one
+# week 2.9 against 14 ms, one month 12 against 26, two months 24 against 37, six months 113
+# against 81; a term in 1 of 1,000 copies, 1.4 against 6.6 ms within one month and 5.9
+# against 34 within six months.
+RANGE_DAY_SCAN_DAYS = 64
+DAY_S = 86_400  # a day's number is floor(seconds since the epoch / DAY_S), as in 0017
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
 # than this many times COUNT_CAP matches.
 UNCOUNTABLE_MARGIN = 2
@@ -164,6 +175,17 @@ def time_range_is_given(filters: tuple[Any, ...]) -> bool:
     return filters[3] is not None or filters[4] is not None
 
 
+def range_text_scan(filters: tuple[Any, ...]) -> str:
+    """The statement that reads the time range's matches: by their days when the range is of
+    event time, closed, and touches at most RANGE_DAY_SCAN_DAYS days."""
+    start, end, basis = filters[3:6]
+    if basis in queries.RANGE_DAY_TEXT_SCANS and start is not None and end is not None:
+        days = math.floor(end.timestamp() / DAY_S) - math.floor(start.timestamp() / DAY_S) + 1
+        if days <= RANGE_DAY_SCAN_DAYS:
+            return queries.RANGE_DAY_TEXT_SCANS[basis]
+    return queries.RANGE_TEXT_SCANS[basis]
+
+
 async def read_hits(
     conn: asyncpg.Connection,
     filters: tuple[Any, ...],
@@ -237,9 +259,9 @@ async def read_hits(
                 )  # fmt: skip
                 in_scope = rows[0]["scope_matches"] <= SCOPE_TEXT_SCAN_MATCHES
             if not in_scope:
-                reads = queries.RANGE_SCANS if whole else queries.RANGE_TEXT_SCANS
+                read = queries.RANGE_SCANS[filters[5]] if whole else range_text_scan(filters)
                 rows = await _fetch(
-                    conn, reads[filters[5]], *filters, *after, need, score,
+                    conn, read, *filters, *after, need, score,
                     budget_s=timeout, with_values=not whole,
                 )  # fmt: skip
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)

@@ -5,6 +5,7 @@ compared with a reference computed from what was recorded."""
 
 from __future__ import annotations
 
+import calendar
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,8 @@ from tests.graph_service.story import options, project_scope, record
 TERMS = {"amber": 2, "cobalt": 6, "zircon": 30}  # a term is in 1 of N titles, bodies
 GENERATED = ["2026-10-02T01:00:00Z", "2026-10-09T01:00:00Z", "2026-10-16T01:00:00Z"]
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
+PRECISIONS = {"hour": common_pb2.HOUR, "day": common_pb2.DAY, "month": common_pb2.MONTH,
+              "year": common_pb2.YEAR}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,23 @@ class Copy:
     start: datetime | None
     end: datetime | None
     generated: datetime
+    precision: str | None = None  # "day", "month", ...: the event's time is widened by one
+
+    def until(self) -> datetime:
+        """The latest instant a dated event may lie at (as event_time_until, in UTC)."""
+        at = self.end or self.start
+        assert at is not None, "an unknown time has no end"
+        if self.precision in (None, "instant"):
+            return at
+        if self.precision in ("month", "year"):
+            months = at.year * 12 + at.month - 1 + (1 if self.precision == "month" else 12)
+            year, month = divmod(months, 12)
+            day = min(at.day, calendar.monthrange(year, month + 1)[1])
+            widened = at.replace(year=year, month=month + 1, day=day)
+        else:
+            widened = at + {"minute": timedelta(minutes=1), "hour": timedelta(hours=1),
+                            "day": timedelta(days=1)}[self.precision]  # fmt: skip
+        return widened - timedelta(microseconds=1)
 
     def tier(self, term: str) -> int:
         in_title, in_body = term in self.title.lower(), term in self.body.lower()
@@ -56,9 +76,11 @@ def text(rng: random.Random, word: str) -> str:
 
 
 async def record_graph(tree_stub, project: str) -> tuple[list[Copy], Any]:
-    """Three results, each with 50 events (a fifth without an event time, some with an end),
-    a few entities (the same ids in every result) and summaries."""
+    """Three results, each with 50 events (a fifth without an event time, some with an end,
+    some with a precision, a few longer than 64 days), a few entities (the same ids in every
+    result) and summaries."""
     rng = random.Random(20261203)
+    widths = random.Random(17)  # precisions and long ends, apart from the rest of the draws
     copies: list[Copy] = []
     written = None
     for n, generated in enumerate(GENERATED):
@@ -66,14 +88,19 @@ async def record_graph(tree_stub, project: str) -> tuple[list[Copy], Any]:
         events, entities, summaries = [], [], []
         for i in range(50):
             title, body = text(rng, "event"), text(rng, "detail")
-            start = end = None
+            start = end = precision = None
             time = common_pb2.EventTime()
             if rng.randrange(5):
                 start = DAY0 + timedelta(days=rng.randrange(300), hours=rng.randrange(24))
                 time.start = format_utc(start)
                 if rng.randrange(3) == 0:
                     end = start + timedelta(days=rng.randrange(1, 40))
+                    if widths.randrange(4) == 0:
+                        end += timedelta(days=widths.randrange(30, 200))
                     time.end = format_utc(end)
+                precision = widths.choice([None, None, None, *PRECISIONS])
+                if precision:
+                    time.precision = PRECISIONS[precision]
             event_id = f"ev-{n}-{i:02d}"
             event = tree_pb2.EventInput(
                 id=event_id, kind=tree_pb2.CHANGE, title=title, description=body
@@ -82,8 +109,11 @@ async def record_graph(tree_stub, project: str) -> tuple[list[Copy], Any]:
                 event.event_time.CopyFrom(time)
             events.append(event)
             copies.append(
-                Copy("event", event_id, result_id, title, body, start, end, parse_aware(generated))
-            )
+                Copy(
+                    "event", event_id, result_id, title, body, start, end,
+                    parse_aware(generated), precision if start else None,
+                )
+            )  # fmt: skip
         for i in range(6):
             label, body = text(rng, "entity"), text(rng, "about")
             entities.append(tree_pb2.EntityInput(id=f"ent-{i}", label=label, description=body))
@@ -196,7 +226,7 @@ def expected(
         if basis == common_pb2.EVENT_TIME:
             if c.start is None:
                 return False
-            return (high is None or c.start <= high) and (low is None or (c.end or c.start) >= low)
+            return (high is None or c.start <= high) and (low is None or c.until() >= low)
         if basis == common_pb2.REVIEW_GENERATED_AT:
             at = c.generated
             return (low is None or at >= low) and (high is None or at <= high)
@@ -232,7 +262,7 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     used: set[str] = set()
     tables = (
         "SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS",
-        "RANGE_TEXT_SCANS", "SCOPE_TEXT_SCANS",
+        "RANGE_TEXT_SCANS", "RANGE_DAY_TEXT_SCANS", "SCOPE_TEXT_SCANS",
     )  # fmt: skip
     for name in (*tables, "RANGE_TOTALS"):
         monkeypatch.setattr(queries, name, Recording(name, getattr(queries, name), used))
@@ -304,6 +334,9 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
         way for way, used in ways_used.items() if "RANGE_TEXT_SCANS[event_time]" in used
     }
     assert event_text_scans == text_scans - scope_ways | {"scope's matches, too many"}
+    # Those that read an event-time range's matches read the ten days' by their days.
+    day_scans = {way for way, used in ways_used.items() if "RANGE_DAY_TEXT_SCANS" in used}
+    assert day_scans == event_text_scans
     scope_scans = {way for way, used in ways_used.items() if "SCOPE_TEXT_SCANS" in used}
     assert scope_scans == scope_ways
     assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]
