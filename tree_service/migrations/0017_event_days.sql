@@ -4,7 +4,7 @@
 -- copy now keeps the days its event time touches (event_days), and the trigram indexes hold
 -- them as their first column: within a range, a trigram index yields only the entries of the
 -- range's days, and the exact range rule is checked on those alone
--- (graph_service.queries.RANGE_DAY_TEXT_SCAN). Without a range the indexes serve the text
+-- (graph_service.queries.RANGE_DAY_TEXT_SCANS). Without a range the indexes serve the text
 -- alone, as before: GIN reads only the entries of the columns a condition names.
 --
 -- A day is numbered from the epoch: floor(seconds since 1970-01-01 UTC / 86,400). An epoch
