@@ -434,30 +434,42 @@ RANGE_TEXT_SCANS = {
     for basis, from_matches in _RANGE_MATCH_SOURCES.items()
 }
 
-# Within an event-time range closed at both ends and spanning few days (graph_service.search
-# picks it), RANGE_DAY_TEXT_SCANS[basis] (event time only) finds the range's matches by the
-# days their event time touches instead: the trigram indexes hold each copy's days
-# (event_days, migration 0017) as their first column, so each yields only the term's entries
-# filed under the range's days (range_days), and the exact range rule is checked on those
-# alone. At 1M objects, a term in 1 of 20 copies within one week: 2.9 ms, where the trigram
-# bitmaps ANDed with the event-time index took 14 ms. Each side of the OR names the days, as
-# each must to be read through one index with both its columns. The exact rule stands
-# outside the inner select (OFFSET 0): beside it, PostgreSQL takes the range and its days for
-# independent conditions, guesses their intersection many times too small, and ANDs the
-# event-time index with the days' entries alone, matching the text on every copy of the range.
-RANGE_DAY_TEXT_SCANS = {
-    "event_time": _RANGE_SCAN.replace(
-        "{from_in_range}",
-        f"""
+# Within a time range closed at both ends and spanning few days (graph_service.search picks
+# it), RANGE_DAY_TEXT_SCANS[basis] finds the range's matches by the days of their time
+# instead: the trigram indexes hold each copy's days — those its event time touches, the day
+# of its result's review and of its recording (migration 0017) — as their first columns, so
+# each yields only the term's entries filed under the range's days (range_days), and the
+# exact range rule is checked on those alone. At 1M objects, a term in 1 of 20 copies within
+# one week of event time: 2.9 ms, where the trigram bitmaps ANDed with the event-time index
+# took 14 ms; within one week of review time, 3.7 ms where ANDed with the results' copies,
+# 18. Each side of the OR names the days, as each must to be read through one index with
+# both their columns. The exact rule stands outside the inner select (OFFSET 0): beside it,
+# PostgreSQL takes the range and its days for independent conditions, guesses their
+# intersection many times too small, and ANDs the event-time index with the days' entries
+# alone, matching the text on every copy of the range.
+_DAYS_OF = {"event_time": "event_days", "review_generated_at": "review_days",
+            "recorded_at": "recorded_days"}  # fmt: skip
+_IN_RANGE_ON = {
+    "event_time": _EVENT_TIME_IN_RANGE,
+    **{basis: f"o.{basis} >= $4::timestamptz AND o.{basis} <= $5::timestamptz"
+       for basis in _RESULT_BASES},
+}  # fmt: skip
+
+
+def _day_matches(basis: str) -> str:
+    filed = f"o.{_DAYS_OF[basis]} && range_days($4, $5)"
+    return f"""
     FROM (
         SELECT * FROM graph_objects o
-        WHERE $6::text = 'event_time' AND o.scope_key = $1 AND o.object_type = any($2::text[])
-          AND (o.event_days && range_days($4, $5) AND o.title_folded LIKE $3
-               OR o.event_days && range_days($4, $5) AND o.body_folded LIKE $3)
+        WHERE $6::text = '{basis}' AND o.scope_key = $1 AND o.object_type = any($2::text[])
+          AND ({filed} AND o.title_folded LIKE $3 OR {filed} AND o.body_folded LIKE $3)
         OFFSET 0
     ) o
-    WHERE {_EVENT_TIME_IN_RANGE}""",
-    )
+    WHERE {_IN_RANGE_ON[basis]}"""
+
+
+RANGE_DAY_TEXT_SCANS = {
+    basis: _RANGE_SCAN.replace("{from_in_range}", _day_matches(basis)) for basis in _DAYS_OF
 }
 
 # Within an event-time range, a term the walks see rare may be rare in the whole scope; then

@@ -87,16 +87,17 @@ RANGE_TEXT_SCAN_MATCHES = 2_048
 # matches are read.
 SCOPE_TEXT_SCAN_TRY = 16_384
 SCOPE_TEXT_SCAN_MATCHES = 2_048
-# An event-time range closed at both ends that touches at most this many days (UTC) has its
-# matches read by their days (queries.RANGE_DAY_TEXT_SCANS): the trigram indexes yield only
-# the term's entries filed under one of the range's days. Each day is one more entry for the
-# indexes to merge, so a long range costs more this way than through the event-time index.
-# Measured at 1M objects, this way against the other: a term in 1 of 20 copies within one
-# week 2.9 against 14 ms, one month 12 against 26, two months 24 against 37, six months 113
-# against 81; a term in 1 of 1,000 copies, 1.4 against 6.6 ms within one month and 5.9
-# against 34 within six months.
+# A time range closed at both ends that touches at most this many days (UTC) has its matches
+# read by their days (queries.RANGE_DAY_TEXT_SCANS): the trigram indexes yield only the
+# term's entries filed under one of the range's days. Each day is one more entry for the
+# indexes to merge, so a long range costs more this way than through the range's own index.
+# Measured at 1M objects, this way against the other, event time: a term in 1 of 20 copies
+# within one week 2.9 against 14 ms, one month 12 against 26, two months 24 against 37, six
+# months 113 against 81; a term in 1 of 1,000 copies, 1.4 against 6.6 ms within one month
+# and 5.9 against 34 within six months. Review time, a term in 1 of 20 copies: one week 3.7
+# against 18 ms, two days 1.3 against 15.
 RANGE_DAY_SCAN_DAYS = 64
-DAY_S = 86_400  # a day's number is floor(seconds since the epoch / DAY_S), as in 0017
+DAY_S = 86_400  # a day's number: floor(seconds since the epoch / DAY_S), as in migration 0017
 # A term is not counted when the density a walk saw, over the scope's copies, comes to more
 # than this many times COUNT_CAP matches.
 UNCOUNTABLE_MARGIN = 2
@@ -176,8 +177,8 @@ def time_range_is_given(filters: tuple[Any, ...]) -> bool:
 
 
 def range_text_scan(filters: tuple[Any, ...]) -> str:
-    """The statement that reads the time range's matches: by their days when the range is of
-    event time, closed, and touches at most RANGE_DAY_SCAN_DAYS days."""
+    """The statement that reads the time range's matches: by their days when the range is
+    closed and touches at most RANGE_DAY_SCAN_DAYS days."""
     start, end, basis = filters[3:6]
     if basis in queries.RANGE_DAY_TEXT_SCANS and start is not None and end is not None:
         days = math.floor(end.timestamp() / DAY_S) - math.floor(start.timestamp() / DAY_S) + 1

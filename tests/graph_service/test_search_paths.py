@@ -22,6 +22,7 @@ from tests.graph_service.story import options, project_scope, record
 TERMS = {"amber": 2, "cobalt": 6, "zircon": 30}  # a term is in 1 of N titles, bodies
 GENERATED = ["2026-10-02T01:00:00Z", "2026-10-09T01:00:00Z", "2026-10-16T01:00:00Z"]
 DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
+NOW = datetime.now(UTC)  # copies are recorded during the test, within a day of it
 PRECISIONS = {"hour": common_pb2.HOUR, "day": common_pb2.DAY, "month": common_pb2.MONTH,
               "year": common_pb2.YEAR}  # fmt: skip
 
@@ -152,8 +153,14 @@ RANGES = [
     ("from June", common_pb2.EVENT_TIME, "2026-06-01T00:00:00Z", None),
     ("the second review", common_pb2.REVIEW_GENERATED_AT, "2026-10-05T00:00:00Z",
      "2026-10-10T00:00:00Z"),
+    ("every review", common_pb2.REVIEW_GENERATED_AT, "2026-07-01T00:00:00Z",
+     "2026-12-31T00:00:00Z"),
     ("recorded long ago", common_pb2.RECORDED_AT, None, "2001-01-01T00:00:00Z"),
     ("recorded since 2001", common_pb2.RECORDED_AT, "2001-01-01T00:00:00Z", None),
+    ("recorded these days", common_pb2.RECORDED_AT, format_utc(NOW - timedelta(days=1)),
+     format_utc(NOW + timedelta(days=1))),
+    ("recorded this year", common_pb2.RECORDED_AT, format_utc(NOW - timedelta(days=200)),
+     format_utc(NOW + timedelta(days=1))),
 ]  # fmt: skip
 
 # (term, object types asked for: none = all)
@@ -334,9 +341,14 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
         way for way, used in ways_used.items() if "RANGE_TEXT_SCANS[event_time]" in used
     }
     assert event_text_scans == text_scans - scope_ways | {"scope's matches, too many"}
-    # Those that read an event-time range's matches read the ten days' by their days.
-    day_scans = {way for way, used in ways_used.items() if "RANGE_DAY_TEXT_SCANS" in used}
-    assert day_scans == event_text_scans
+    # On every basis, the ways that read a range's matches read a short closed range's by
+    # their days (ten days, the second review, these days), the others' as before.
+    for key in ("event_time", "review_generated_at", "recorded_at"):
+        by_days, by_range = (
+            {way for way, used in ways_used.items() if f"{name}[{key}]" in used}
+            for name in ("RANGE_DAY_TEXT_SCANS", "RANGE_TEXT_SCANS")
+        )
+        assert by_days == by_range != set(), key
     scope_scans = {way for way, used in ways_used.items() if "SCOPE_TEXT_SCANS" in used}
     assert scope_scans == scope_ways
     assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]
