@@ -87,8 +87,9 @@ SEARCH_OPENING = _scope_state(",\n             lower($3::text) AS folded_pattern
 # label, summary title) and the body (3), in the title only or a summary's text only (2), in
 # the body only (1). Within a tier the order is type rank, stable id, result id — exactly the
 # order of the index graph_objects_scope_order. graph_service.search reads a tier in two ways
-# (and a time range in two more, below: RANGE_SCANS, RANGE_TEXT_SCANS) and picks by what it
-# sees, not by the planner's guess of how common a term is:
+# (and a time range in more, below: RANGE_SCANS, RANGE_TEXT_SCANS, RANGE_DAY_TEXT_SCANS,
+# SCOPE_TEXT_SCANS) and picks by what it sees, not by the planner's guess of how common a
+# term is:
 #
 # - SEARCH_WALKS (SEARCH_WALKS_IN_TIME_RANGE) walks that index from the keyset for a bounded
 #   number of copies and returns the tier's matches among them plus the last copy walked. A

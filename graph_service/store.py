@@ -155,7 +155,7 @@ class GraphStore:
         # term's 14 ms of statements was planning, and a millisecond a walk within a range).
         # The exceptions, the trigram scans within a time range (a tier's, or a range's
         # matches), ask for a plan for their values themselves (queries.SEARCH_SCANS,
-        # RANGE_TEXT_SCANS).
+        # RANGE_TEXT_SCANS, RANGE_DAY_TEXT_SCANS).
         async def read(conn: asyncpg.Connection) -> SearchPage:
             async with snapshot(conn, queries.BEGIN_READ_WITH_GENERIC_PLANS):
                 opening = await conn.fetch(
