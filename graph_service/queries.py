@@ -112,24 +112,25 @@ SEARCH_OPENING = _scope_state(",\n             lower($3::text) AS folded_pattern
 # An event's time is the closed interval from its start to the latest instant it may lie at
 # (event_time_until: its end, or start, plus its precision's period — a day, a month); a range
 # matches the events whose interval intersects it (graph_objects_event_time indexes that
-# interval). An unknown event time matches no range.
+# interval). An unknown event time matches no range. A result's time (review, recording)
+# matches when it lies in the range; each copy carries its result's times.
+def _result_time_in_range(table: str, basis: str) -> str:
+    """The rule for a result's time on `basis`, on the alias `table` (a copy or a result)."""
+    return f"""($4::timestamptz IS NULL OR {table}.{basis} >= $4)
+              AND ($5::timestamptz IS NULL OR {table}.{basis} <= $5)"""
+
+
 def _time_filter(event_time: str) -> str:
-    return (
-        """
+    return f"""
     (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
      OR (CASE $6::text
-          WHEN 'event_time' THEN"""
-        + event_time
-        + """
+          WHEN 'event_time' THEN{event_time}
           WHEN 'review_generated_at' THEN
-              ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
-              AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
+              {_result_time_in_range("o", "review_generated_at")}
           ELSE
-              ($4::timestamptz IS NULL OR o.recorded_at >= $4)
-              AND ($5::timestamptz IS NULL OR o.recorded_at <= $5)
+              {_result_time_in_range("o", "recorded_at")}
         END))
 """
-    )
 
 
 _EVENT_TIME_UNTIL = "event_time_until(o.event_time_start, o.event_time_end, o.event_time_precision)"
@@ -334,10 +335,7 @@ SEARCH_SCANS = {score: _SEARCH_SCAN.replace("{match}", m) for score, m in _TIER_
 # The scope's results whose time on a result basis ($6) is in the range, as `r`.
 _RESULT_BASES = ("review_generated_at", "recorded_at")
 _RESULTS_IN_RANGE = {
-    basis: f"""r.scope_key = $1
-      AND ($4::timestamptz IS NULL OR r.{basis} >= $4)
-      AND ($5::timestamptz IS NULL OR r.{basis} <= $5)"""
-    for basis in _RESULT_BASES
+    basis: f"r.scope_key = $1 AND {_result_time_in_range('r', basis)}" for basis in _RESULT_BASES
 }
 _RANGE_SOURCES = {
     "event_time": f"""
@@ -452,9 +450,8 @@ _DAYS_OF = {"event_time": "event_days", "review_generated_at": "review_days",
             "recorded_at": "recorded_days"}  # fmt: skip
 _IN_RANGE_ON = {
     "event_time": _EVENT_TIME_IN_RANGE,
-    **{basis: f"o.{basis} >= $4::timestamptz AND o.{basis} <= $5::timestamptz"
-       for basis in _RESULT_BASES},
-}  # fmt: skip
+    **{basis: _result_time_in_range("o", basis) for basis in _RESULT_BASES},
+}
 
 
 def _day_matches(basis: str) -> str:
