@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -66,6 +66,8 @@ class ReplicaRouter:
         self._interval = health_interval_s
         self._monitor: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        # Reads answered whose transaction is still being ended (see `run`).
+        self._ending: set[asyncio.Task[None]] = set()
 
     @property
     def replicas(self) -> list[Replica]:
@@ -115,6 +117,8 @@ class ReplicaRouter:
         )
 
     async def close(self) -> None:
+        if self._ending:
+            await asyncio.gather(*self._ending, return_exceptions=True)
         if self._monitor is not None:
             self._monitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -171,20 +175,25 @@ class ReplicaRouter:
                 )
             await asyncio.sleep(0.005)
 
-    @contextlib.asynccontextmanager
-    async def _connection(self, replica: Replica) -> AsyncIterator[asyncpg.Connection]:
-        assert replica.pool is not None
-        async with replica.pool.acquire() as conn:
-            yield conn
-
     async def run(
         self,
         read: Callable[[asyncpg.Connection], Awaitable[T]],
         *,
         min_lsn: str = "",
         wait_s: float = 2.0,
+        begin: str | None = None,
     ) -> T:
-        """Run `read` on the best replica, failing over on connection errors."""
+        """Run `read` on the best replica, failing over on connection errors.
+
+        With `begin` (queries.BEGIN_READ*), `read` runs inside the transaction that statement
+        opens, so all its statements share one snapshot. (A plain statement, not asyncpg's
+        Connection.transaction(), so that transaction-local settings share its round trip.)
+        A read that fails is rolled back before its error is raised. A read that succeeds
+        returns at once, and its transaction is committed and its connection released after
+        that (`_end_later`): ending a read-only transaction changes nothing the caller sees,
+        and its round trip (a fraction of a millisecond; more when a halted CPU has to wake
+        up for it) would otherwise add to every read's latency.
+        """
         wanted = parse_lsn(min_lsn) if min_lsn else 0
         deadline = time.monotonic() + wait_s
         tried: set[str] = set()
@@ -196,10 +205,7 @@ class ReplicaRouter:
             replica = options[0]
             tried.add(replica.name)
             try:
-                async with self._connection(replica) as conn:
-                    if wanted:
-                        await self._wait_for_lsn(replica, conn, min_lsn, deadline)
-                    return await read(conn)
+                return await self._run_on(replica, read, min_lsn if wanted else "", deadline, begin)
             except _CONNECTION_ERRORS as exc:
                 replica.healthy = False
                 last_error = exc
@@ -207,6 +213,58 @@ class ReplicaRouter:
         raise ReplicaUnavailable(
             "no healthy replica is available to read from; retry shortly"
         ) from last_error
+
+    async def _run_on(
+        self,
+        replica: Replica,
+        read: Callable[[asyncpg.Connection], Awaitable[T]],
+        min_lsn: str,
+        deadline: float,
+        begin: str | None,
+    ) -> T:
+        pool = replica.pool
+        assert pool is not None
+        conn = await pool.acquire()
+        released_later = False
+        try:
+            if min_lsn:
+                await self._wait_for_lsn(replica, conn, min_lsn, deadline)
+            if begin is None:
+                return await read(conn)
+            await conn.execute(begin)
+            try:
+                result = await read(conn)
+            except BaseException:
+                if not conn.is_closed():
+                    await conn.execute("ROLLBACK")
+                raise
+            self._end_later(pool, conn)
+            released_later = True
+            return result
+        finally:
+            if not released_later:
+                await pool.release(conn)
+
+    def _end_later(self, pool: asyncpg.Pool, conn: asyncpg.Connection) -> None:
+        """Commit a read's transaction and release its connection in the background; `close`
+        waits for every such task before closing the pools."""
+        task = asyncio.create_task(self._commit_and_release(pool, conn))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
+
+    @staticmethod
+    async def _commit_and_release(pool: asyncpg.Pool, conn: asyncpg.Connection) -> None:
+        try:
+            await conn.execute("COMMIT")
+        except (*_CONNECTION_ERRORS, asyncpg.PostgresError):
+            # The read has been answered and wrote nothing. A broken connection is dropped
+            # on release (and its replica marked down by the monitor or the next read).
+            log.warning("ending a read's transaction failed", exc_info=True)
+        finally:
+            try:
+                await pool.release(conn)
+            except (*_CONNECTION_ERRORS, asyncpg.PostgresError, TimeoutError):
+                log.warning("releasing a read's connection failed", exc_info=True)
 
 
 async def keep_session(conn: asyncpg.Connection) -> None:

@@ -1,17 +1,16 @@
 """Reads of the graph service: the only module that touches asyncpg.
 
-Each query runs in one REPEATABLE READ READ ONLY transaction on a replica, so a page, its
-counts, its coverage and its read revision all come from one snapshot.
+Each query runs in one REPEATABLE READ READ ONLY transaction on a replica (the `begin` of
+ReplicaRouter.run), so a page, its counts, its coverage and its read revision all come from
+one snapshot.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -53,23 +52,6 @@ def like_pattern(query: str) -> str:
     """A contiguous-substring LIKE pattern with the user's %, _ and \\ escaped."""
     escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-@contextlib.asynccontextmanager
-async def snapshot(
-    conn: asyncpg.Connection, begin: str = queries.BEGIN_READ
-) -> AsyncIterator[None]:
-    """One REPEATABLE READ READ ONLY transaction, committed when the block ends, rolled back
-    when it raises. Begun with a plain statement, not asyncpg's Connection.transaction(), so
-    that transaction-local settings share the BEGIN's round trip (queries.BEGIN_READ_*)."""
-    await conn.execute(begin)
-    try:
-        yield
-    except BaseException:
-        if not conn.is_closed():
-            await conn.execute("ROLLBACK")
-        raise
-    await conn.execute("COMMIT")
 
 
 class ScopeState(NamedTuple):
@@ -157,51 +139,48 @@ class GraphStore:
         # matches), ask for a plan for their values themselves (queries.SEARCH_SCANS,
         # RANGE_TEXT_SCANS, RANGE_DAY_TEXT_SCANS).
         async def read(conn: asyncpg.Connection) -> SearchPage:
-            async with snapshot(conn, queries.BEGIN_READ_WITH_GENERIC_PLANS):
-                opening = await conn.fetch(
-                    queries.SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
+            opening = await conn.fetch(
+                queries.SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
+            )
+            state = scope_state(opening)
+            revision, coverage, read_at = state.revision, state.coverage, state.read_at
+            filters = (scope_key, object_types, opening[0]["folded_pattern"])
+            search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
+            if expected_revision is not None and revision != expected_revision:
+                raise StaleCursor(
+                    "the story graph in this scope changed since the first page; "
+                    "run the search again from the first page",
+                    {"cursor_revision": str(expected_revision), "current": str(revision)},
                 )
-                state = scope_state(opening)
-                revision, coverage, read_at = state.revision, state.coverage, state.read_at
-                filters = (scope_key, object_types, opening[0]["folded_pattern"])
-                search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
-                if expected_revision is not None and revision != expected_revision:
-                    raise StaleCursor(
-                        "the story graph in this scope changed since the first page; "
-                        "run the search again from the first page",
-                        {"cursor_revision": str(expected_revision), "current": str(revision)},
-                    )
-                try:
-                    found = await read_hits(
-                        conn,
-                        search_args,
-                        object_types,
-                        position,
-                        page_size + 1,
-                        scope_copies=state.copies,
-                    )
-                except TimeoutError:
-                    raise budget_exceeded(query, scope.resolved.describe()) from None
-                rows = found.hits
-                page_rows = rows[:page_size]
-                sources, touches = await sources_and_touches(
-                    conn, scope_key, [r for _, r in page_rows]
+            try:
+                found = await read_hits(
+                    conn,
+                    search_args,
+                    object_types,
+                    position,
+                    page_size + 1,
+                    scope_copies=state.copies,
                 )
-                counts = carried_counts
-                if counts is None:
-                    # A first page that is not full holds every hit: its total is known.
-                    known = len(rows) if position is None and len(rows) <= page_size else None
-                    total, unknown_time = None, None
-                    if (known is None or excludes_unknown) and needs_counting(found, state.copies):
-                        # Last: a count that runs out of its budget aborts the transaction.
-                        total, unknown_time = await count_matches(
-                            conn, search_args, excludes_unknown, found, state.copies
-                        )
-                    counts = MatchCounts(
-                        known if known is not None else total,
-                        unknown_time if excludes_unknown else None,
-                        excludes_unknown,
+            except TimeoutError:
+                raise budget_exceeded(query, scope.resolved.describe()) from None
+            rows = found.hits
+            page_rows = rows[:page_size]
+            sources, touches = await sources_and_touches(conn, scope_key, [r for _, r in page_rows])
+            counts = carried_counts
+            if counts is None:
+                # A first page that is not full holds every hit: its total is known.
+                known = len(rows) if position is None and len(rows) <= page_size else None
+                total, unknown_time = None, None
+                if (known is None or excludes_unknown) and needs_counting(found, state.copies):
+                    # Last: a count that runs out of its budget aborts the transaction.
+                    total, unknown_time = await count_matches(
+                        conn, search_args, excludes_unknown, found, state.copies
                     )
+                counts = MatchCounts(
+                    known if known is not None else total,
+                    unknown_time if excludes_unknown else None,
+                    excludes_unknown,
+                )
             hits = tuple(
                 dataclasses.replace(
                     object_row(r, sources, score),
@@ -225,7 +204,9 @@ class GraphStore:
                 ),
             )
 
-        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+        return await self._router.run(
+            read, min_lsn=min_lsn, wait_s=self._wait, begin=queries.BEGIN_READ_WITH_GENERIC_PLANS
+        )
 
     async def get_context(
         self,
@@ -257,73 +238,70 @@ class GraphStore:
             # them, and planning costs more than running them: 3 ms for a hub's pages, which
             # run in 2.3 ms, and a millisecond for a neighbourhood walk. PostgreSQL's own
             # choice (auto) kept planning both on every call, so each is planned once.
-            async with snapshot(conn, queries.BEGIN_READ_WITH_GENERIC_PLANS):
-                rows = await conn.fetch(
-                    queries.CONTEXT_OPENING,
-                    scope_key,
-                    COVERAGE_LIMIT,
-                    object_type,
-                    object_id,
-                    preference_scopes,
-                    first_preferences,
-                    completion,
+            rows = await conn.fetch(
+                queries.CONTEXT_OPENING,
+                scope_key,
+                COVERAGE_LIMIT,
+                object_type,
+                object_id,
+                preference_scopes,
+                first_preferences,
+                completion,
+            )
+            revision, coverage, read_at, _ = scope_state(rows)
+            reader = ContextReader(
+                conn,
+                scope=scope,
+                object_type=object_type,
+                object_id=object_id,
+                time_filter=time_filter,
+                result_filter=result_filter,
+                read_revision=revision,
+                opening=Opening.of(rows[0], read_first_preferences=first_preferences > 0),
+                cache=self._neighbourhoods,
+            )
+            preferences = reader.preferences_version()
+            if expected_revision is not None and revision != expected_revision:
+                raise StaleCursor(
+                    "the story graph in this scope changed since the first page; read the "
+                    "context again without a cursor",
+                    {"cursor_revision": str(expected_revision), "current": str(revision)},
                 )
-                revision, coverage, read_at, _ = scope_state(rows)
-                reader = ContextReader(
-                    conn,
-                    scope=scope,
-                    object_type=object_type,
-                    object_id=object_id,
-                    time_filter=time_filter,
-                    result_filter=result_filter,
-                    read_revision=revision,
-                    opening=Opening.of(rows[0], read_first_preferences=first_preferences > 0),
-                    cache=self._neighbourhoods,
+            if expected_preferences is not None and preferences != expected_preferences:
+                raise StaleCursor(
+                    "the preferences that apply in this scope changed since the first page; "
+                    "read the context again without a cursor",
+                    {"changed": "preferences"},
                 )
-                preferences = reader.preferences_version()
-                if expected_revision is not None and revision != expected_revision:
+            await reader.require_object()
+            specs = collections_of(mode)
+            pages: list[CollectionPage] = []
+            # A cursor's page reports what the first page counted.
+            excluded = continuation.unknown_time_excluded if continuation else 0
+            filtered = time_filter.excludes_unknown_times
+            if continuation is None:
+                pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
+                if filtered:
+                    excluded = await reader.unknown_time_excluded(include_x=mode == "timeline")
+            elif continuation.kind == "collection":
+                (page,) = await reader.pages(
+                    [specs[continuation.collection]],
+                    page_size,
+                    continuation.position,
+                    count=False,
+                )
+                pages.append(dataclasses.replace(page, total=continuation.total))
+            else:
+                entry = await reader.one_entry(continuation.collection, continuation.position)
+                if entry is None:
                     raise StaleCursor(
-                        "the story graph in this scope changed since the first page; read the "
-                        "context again without a cursor",
-                        {"cursor_revision": str(expected_revision), "current": str(revision)},
+                        "the item this cursor continues is gone; read the context again",
+                        {"collection": continuation.collection},
                     )
-                if expected_preferences is not None and preferences != expected_preferences:
-                    raise StaleCursor(
-                        "the preferences that apply in this scope changed since the first page; "
-                        "read the context again without a cursor",
-                        {"changed": "preferences"},
-                    )
-                await reader.require_object()
-                specs = collections_of(mode)
-                pages: list[CollectionPage] = []
-                # A cursor's page reports what the first page counted.
-                excluded = continuation.unknown_time_excluded if continuation else 0
-                filtered = time_filter.excludes_unknown_times
-                if continuation is None:
-                    pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
-                    if filtered:
-                        excluded = await reader.unknown_time_excluded(include_x=mode == "timeline")
-                elif continuation.kind == "collection":
-                    (page,) = await reader.pages(
-                        [specs[continuation.collection]],
-                        page_size,
-                        continuation.position,
-                        count=False,
-                    )
-                    pages.append(dataclasses.replace(page, total=continuation.total))
-                else:
-                    entry = await reader.one_entry(continuation.collection, continuation.position)
-                    if entry is None:
-                        raise StaleCursor(
-                            "the item this cursor continues is gone; read the context again",
-                            {"collection": continuation.collection},
-                        )
-                    pages.append(
-                        CollectionPage(
-                            continuation.collection, (entry,), False, continuation.total, []
-                        )
-                    )
-                gaps = reader.history_gaps()
+                pages.append(
+                    CollectionPage(continuation.collection, (entry,), False, continuation.total, [])
+                )
+            gaps = reader.history_gaps()
             return ContextRead(
                 object_type=object_type,
                 object_id=object_id,
@@ -337,7 +315,9 @@ class GraphStore:
                 preferences_version=preferences,
             )
 
-        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+        return await self._router.run(
+            read, min_lsn=min_lsn, wait_s=self._wait, begin=queries.BEGIN_READ_WITH_GENERIC_PLANS
+        )
 
     async def read_source(
         self,
@@ -356,49 +336,46 @@ class GraphStore:
         scope_key = scope.resolved.key
 
         async def read(conn: asyncpg.Connection) -> SourceRead:
-            async with snapshot(conn):
-                rows = await conn.fetch(queries.SOURCE_REFERENCE, reference_id)
-                if not rows:
-                    raise NotFound(
-                        f"source reference {reference_id!r} does not exist",
-                        {"resource": "source_reference", "id": reference_id},
-                    )
-                owned = [r for r in rows if r["scope_key"] == scope_key]
-                if not owned:
-                    raise ScopeMismatch(
-                        f"source reference {reference_id!r} is not in "
-                        f"{scope.resolved.describe()}; read it in the scope it belongs to",
-                        {"source_reference_id": reference_id},
-                    )
-                reference = owned[0]
-                details = json.loads(reference["details"])
-                saved_version = str(details.get("source_version", ""))
-                current = await self._current_source(conn, details)
-                availability = self._availability(current, scope)
-                available = (
-                    ("snapshot", "version", "current")
-                    if availability == "available"
-                    else ("snapshot",)
+            rows = await conn.fetch(queries.SOURCE_REFERENCE, reference_id)
+            if not rows:
+                raise NotFound(
+                    f"source reference {reference_id!r} does not exist",
+                    {"resource": "source_reference", "id": reference_id},
                 )
-                # snapshot: exactly the fragment saved as evidence, at the version it was saved
-                content, content_kind = reference["fragment"], "saved_fragment"
-                returned = saved_version
-                differs = False
-                whole: CurrentSource | None = None  # the whole source the range refers to
-                if kind == "current":
-                    whole = self._require_current(current, scope, reference_id, available)
-                    content, content_kind = whole.text, "whole_source"
-                    returned = whole.revision
-                    differs = returned != saved_version
-                elif kind == "version":
-                    whole = await self._source_version(conn, current, version)
-                    if whole is None:
-                        raise self._no_version(reference_id, version, available)
-                    self._require_in_scope(whole.project_id, scope, reference_id)
-                    content, content_kind, returned = whole.text, "whole_source", version
-                elif availability == "available" and saved_version:
-                    whole = await self._source_version(conn, current, saved_version)
-                revision, coverage, read_at, _ = await read_scope_state(conn, scope_key)
+            owned = [r for r in rows if r["scope_key"] == scope_key]
+            if not owned:
+                raise ScopeMismatch(
+                    f"source reference {reference_id!r} is not in "
+                    f"{scope.resolved.describe()}; read it in the scope it belongs to",
+                    {"source_reference_id": reference_id},
+                )
+            reference = owned[0]
+            details = json.loads(reference["details"])
+            saved_version = str(details.get("source_version", ""))
+            current = await self._current_source(conn, details)
+            availability = self._availability(current, scope)
+            available = (
+                ("snapshot", "version", "current") if availability == "available" else ("snapshot",)
+            )
+            # snapshot: exactly the fragment saved as evidence, at the version it was saved
+            content, content_kind = reference["fragment"], "saved_fragment"
+            returned = saved_version
+            differs = False
+            whole: CurrentSource | None = None  # the whole source the range refers to
+            if kind == "current":
+                whole = self._require_current(current, scope, reference_id, available)
+                content, content_kind = whole.text, "whole_source"
+                returned = whole.revision
+                differs = returned != saved_version
+            elif kind == "version":
+                whole = await self._source_version(conn, current, version)
+                if whole is None:
+                    raise self._no_version(reference_id, version, available)
+                self._require_in_scope(whole.project_id, scope, reference_id)
+                content, content_kind, returned = whole.text, "whole_source", version
+            elif availability == "available" and saved_version:
+                whole = await self._source_version(conn, current, saved_version)
+            revision, coverage, read_at, _ = await read_scope_state(conn, scope_key)
             return SourceRead(
                 reference_id=reference_id,
                 result_id=reference["result_id"],
@@ -421,7 +398,9 @@ class GraphStore:
                 read_at=read_at,
             )
 
-        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+        return await self._router.run(
+            read, min_lsn=min_lsn, wait_s=self._wait, begin=queries.BEGIN_READ
+        )
 
     @staticmethod
     async def _current_source(
