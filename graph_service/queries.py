@@ -49,6 +49,14 @@ GAPS_LISTED = 50
 
 
 def _scope_state(extra: str = "") -> str:
+    """The scope's state in one row: its counts, gaps and excluded source types, `extra`
+    columns, and the newest results ($2 at most) column by column (`covered_*`, NULL when
+    there are none) — one row, so that what the opening reads with it (`extra`: arrays of
+    records among them) is sent and decoded once, not once per result listed."""
+    covered = ", ".join(
+        f"array_agg(x.{name} ORDER BY x.review_generated_at DESC, x.result_id) AS covered_{name}"
+        for name in ("result_id", "phase", "covered_from", "covered_to", "review_generated_at")
+    )
     return (
         f"""
 SELECT s.*, clock_timestamp() AS read_at, c.*
@@ -64,15 +72,16 @@ FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
                    WHERE x.scope_key = $1 AND x.excluded_source_types <> '{{}}'
                    ORDER BY t) AS scope_excluded_source_types"""
         + extra
-        + """
-      FROM review_results WHERE scope_key = $1) s
-LEFT JOIN LATERAL (
-    SELECT result_id, phase, covered_from, covered_to, review_generated_at
-    FROM review_results
-    WHERE scope_key = $1
-    ORDER BY review_generated_at DESC, result_id
-    LIMIT $2
-) c ON true
+        + f"""
+      FROM review_results WHERE scope_key = $1) s,
+LATERAL (
+    SELECT {covered}
+    FROM (SELECT result_id, phase, covered_from, covered_to, review_generated_at
+          FROM review_results
+          WHERE scope_key = $1
+          ORDER BY review_generated_at DESC, result_id
+          LIMIT $2) x
+) c
 """
     )
 

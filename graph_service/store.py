@@ -504,21 +504,18 @@ async def read_scope_state(conn: asyncpg.Connection, scope_key: str) -> ScopeSta
 
 def scope_state(rows: list[asyncpg.Record]) -> ScopeState:
     """The scope's read revision, its coverage, the time of the read and its size, from the
-    rows of SCOPE_STATE (or of a statement that extends it: queries._scope_state)."""
+    row of SCOPE_STATE (or of a statement that extends it: queries._scope_state)."""
     first = rows[0]
+    covered = zip(
+        *(
+            first[f"covered_{name}"] or ()
+            for name in ("result_id", "phase", "covered_from", "covered_to", "review_generated_at")
+        ),
+        strict=True,
+    )
     coverage = CoverageView(
         results_in_scope=first["results"],
-        processed=tuple(
-            CoveredResult(
-                r["result_id"],
-                r["phase"],
-                r["covered_from"],
-                r["covered_to"],
-                r["review_generated_at"],
-            )
-            for r in rows
-            if r["result_id"] is not None
-        ),
+        processed=tuple(CoveredResult(*listed) for listed in covered),
         gaps=tuple(first["scope_gaps"]),
         excluded_source_types=tuple(first["scope_excluded_source_types"]),
     )
