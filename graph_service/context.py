@@ -866,6 +866,9 @@ class ContextReader:
         newest = newest_copy(copies_of_x) if wants_current else None
         decisions = answers.decisions
         keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
+        # A page's items show their sources; the current projection's description and
+        # decisions do not (a hub's twenty decisions cite a third of the sources read before).
+        with_sources = set(keys)
         keys.update(m.key for m in [*([newest] if newest else []), *decisions[:DECISIONS_SHOWN]])
         # Whose validity the pages show: every copy's object, X, the preferences.
         refs: set[Ref] = {(k[1], k[2]) for k in keys}
@@ -874,7 +877,7 @@ class ContextReader:
         for p in planned:
             if isinstance(p, PlannedPreferences):
                 refs.update(("preference", pref.preference_id) for pref in p.prefs)
-        rows, touches = await self._read_copies(keys, refs)
+        rows, touches = await self._read_copies(keys, refs, with_sources)
         pages: list[CollectionPage] = []
         for p in planned:
             if isinstance(p, PlannedPage):
@@ -911,10 +914,11 @@ class ContextReader:
         return PageRequest(selection, position, size, count)
 
     async def _read_copies(
-        self, keys: set[RowKey], refs: set[Ref]
+        self, keys: set[RowKey], refs: set[Ref], with_sources: set[RowKey]
     ) -> tuple[dict[RowKey, SearchRow], dict[Ref, list[RelationTouch]]]:
-        """Whole stored copies, with the source references they cite, and the evidenced
-        relations touching `refs` — one statement."""
+        """Whole stored copies, with the source references cited by those `with_sources`
+        (the others' SearchRow.sources are empty), and the evidenced relations touching
+        `refs` — one statement."""
         if not keys and not refs:
             return {}, {}
         ordered, touched = sorted(keys), sorted(refs)
@@ -926,6 +930,7 @@ class ContextReader:
             self.key,
             [r[0] for r in touched],
             [r[1] for r in touched],
+            [k in with_sources for k in ordered],
         )
         sources = sources_by_key(r for r in rows if r["part"] == "cited")
         parsed = (object_row(r, sources) for r in rows if r["part"] == "copy")

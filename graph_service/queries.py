@@ -849,12 +849,15 @@ HUB_UNDATED = "SELECT " + _stored_total(
 )
 
 # Whole stored copies by key ($1 result ids, $2 types, $3 ids) ('copy'), the source
-# references they cite, in their own result ('cited'), and the evidenced relations touching the
-# objects ($4 scope, $5 types, $6 ids) ('touch'): what a context read shows of its pages.
+# references cited by those whose sources are shown ($7, by key), in their own result ('cited'),
+# and the evidenced relations touching the objects ($4 scope, $5 types, $6 ids) ('touch'): what
+# a context read shows of its pages. (A copy's cited_ids are the sources read with it.)
 OBJECT_COPIES = f"""
 WITH page AS (
-    SELECT {_OBJECT_COLUMNS}, o.cited_ids
-    FROM unnest($1::text[], $2::text[], $3::text[]) AS k (result_id, object_type, object_id)
+    SELECT {_OBJECT_COLUMNS},
+           CASE WHEN k.sources_shown THEN o.cited_ids ELSE '{{}}' END AS cited_ids
+    FROM unnest($1::text[], $2::text[], $3::text[], $7::boolean[])
+         AS k (result_id, object_type, object_id, sources_shown)
     JOIN graph_objects o
       ON o.result_id = k.result_id AND o.object_type = k.object_type
      AND o.object_id = k.object_id
