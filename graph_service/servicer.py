@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
@@ -32,6 +35,7 @@ from graph_service.store import GraphStore
 from graph_service.views import (
     Caller,
     ContextContinuation,
+    ContextRead,
     MatchCounts,
     ResolvedScope,
     TimeFilter,
@@ -121,6 +125,80 @@ def carried_counts(state: CursorState | None, tf: TimeFilter) -> MatchCounts | N
     return MatchCounts(total, unknown_time, tf.excludes_unknown_times)
 
 
+def context_collections(
+    read: ContextRead,
+    continuation: ContextContinuation | None,
+    content_size: int,
+    cursor: Callable[[list[Any], list[int | None]], str],
+) -> list[graph_pb2.ContextCollection]:
+    """Each collection's page of a context read, its items' content cut to `content_size`
+    code points, with the cursors that continue a collection or an item's content."""
+    collections = []
+    for page in read.collections:
+        items = []
+        for entry in page.entries:
+            start = 0
+            if continuation is not None and continuation.kind == "content":
+                start = int(continuation.position[3])
+                if fingerprint(entry.content) != continuation.position[4]:
+                    raise StaleCursor(
+                        "this item's content changed since its first fragment; read "
+                        "the context again",
+                        {"collection": page.name},
+                    )
+            more = start + content_size < len(entry.content)
+            items.append(
+                convert.context_item(
+                    entry,
+                    start,
+                    content_size,
+                    cursor(
+                        [
+                            "content",
+                            read.preferences_version,
+                            page.name,
+                            start + content_size,
+                            fingerprint(entry.content),
+                            *entry.key,
+                        ],
+                        [page.total, read.unknown_time_excluded],
+                    )
+                    if more
+                    else "",
+                )
+            )
+        next_cursor = ""
+        if page.has_more:
+            next_cursor = cursor(
+                ["collection", read.preferences_version, page.name, *page.position],
+                [page.total, read.unknown_time_excluded],
+            )
+        # An item's content continued alone is not a page of its collection: the
+        # collection goes on as the page that held the item said (its cursor).
+        continues_content = continuation is not None and continuation.kind == "content"
+        collections.append(
+            graph_pb2.ContextCollection(
+                name=page.name,
+                items=items,
+                page=common_pb2.PageInfo(
+                    returned_count=len(items),
+                    has_more=page.has_more,
+                    next_cursor=next_cursor,
+                    complete=not page.has_more and not continues_content,
+                    limit_reason=(
+                        "content_continuation"
+                        if continues_content
+                        else "page_size"
+                        if page.has_more
+                        else ""
+                    ),
+                    total=convert.count(page.total, convert.UNCOUNTED),
+                ),
+            )
+        )
+    return collections
+
+
 class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     """The three story-graph reads (and binding resolution) over replicas."""
 
@@ -128,6 +206,23 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
         self._store = store
         self._cursors = cursors
         self._gate = gate
+
+    @contextlib.asynccontextmanager
+    async def _answering(self, caller: Caller) -> AsyncIterator[None]:
+        """The block that builds an answer from data already read. The switches
+        (Gate.require) are asked for as it starts — after the read, so that a switch flipped
+        during the read still withholds the answer — and their answer is awaited as it ends:
+        the check's round trip overlaps building the answer instead of following it. An error
+        raised while building wins, as when the check came last, and cancels the check."""
+        check = asyncio.ensure_future(self._gate.require(caller))
+        await asyncio.sleep(0)  # let the check send its query before the building starts
+        try:
+            yield
+        except BaseException:
+            check.cancel()
+            check.add_done_callback(lambda done: done.cancelled() or done.exception())
+            raise
+        await check
 
     async def _caller(self, context: Ctx, options: graph_pb2.ReadOptions, lsn: str) -> Caller:
         token = bearer_token(context)
@@ -252,25 +347,23 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 carried_counts=carried_counts(state, tf),
                 min_lsn=lsn,
             )
-            next_cursor = ""
-            if page.has_more:
-                next_cursor = self._cursors.encode(
-                    CursorState(
-                        "search",
-                        filters,
-                        scope.resolved.key,
-                        scope.resolution,
-                        page.read_revision,
-                        page.position,
-                        [page.counts.total, page.counts.unknown_time_excluded],
-                    )
-                )
             # Re-checked after the read: a switch that flipped meanwhile withholds the page.
-            await self._gate.require(caller)
-            return within_limit(
-                convert.search_response(page, query, tf, next_cursor),
-                "ask for a smaller page_size",
-            )
+            async with self._answering(caller):
+                next_cursor = ""
+                if page.has_more:
+                    next_cursor = self._cursors.encode(
+                        CursorState(
+                            "search",
+                            filters,
+                            scope.resolved.key,
+                            scope.resolution,
+                            page.read_revision,
+                            page.position,
+                            [page.counts.total, page.counts.unknown_time_excluded],
+                        )
+                    )
+                response = convert.search_response(page, query, tf, next_cursor)
+            return within_limit(response, "ask for a smaller page_size")
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
 
@@ -337,72 +430,12 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                     )
                 )
 
-            collections = []
-            for page in read.collections:
-                items = []
-                for entry in page.entries:
-                    start = 0
-                    if continuation is not None and continuation.kind == "content":
-                        start = int(continuation.position[3])
-                        if fingerprint(entry.content) != continuation.position[4]:
-                            raise StaleCursor(
-                                "this item's content changed since its first fragment; read "
-                                "the context again",
-                                {"collection": page.name},
-                            )
-                    more = start + content_size < len(entry.content)
-                    items.append(
-                        convert.context_item(
-                            entry,
-                            start,
-                            content_size,
-                            cursor(
-                                [
-                                    "content",
-                                    read.preferences_version,
-                                    page.name,
-                                    start + content_size,
-                                    fingerprint(entry.content),
-                                    *entry.key,
-                                ],
-                                [page.total, read.unknown_time_excluded],
-                            )
-                            if more
-                            else "",
-                        )
-                    )
-                next_cursor = ""
-                if page.has_more:
-                    next_cursor = cursor(
-                        ["collection", read.preferences_version, page.name, *page.position],
-                        [page.total, read.unknown_time_excluded],
-                    )
-                # An item's content continued alone is not a page of its collection: the
-                # collection goes on as the page that held the item said (its cursor).
-                continues_content = continuation is not None and continuation.kind == "content"
-                collections.append(
-                    graph_pb2.ContextCollection(
-                        name=page.name,
-                        items=items,
-                        page=common_pb2.PageInfo(
-                            returned_count=len(items),
-                            has_more=page.has_more,
-                            next_cursor=next_cursor,
-                            complete=not page.has_more and not continues_content,
-                            limit_reason=(
-                                "content_continuation"
-                                if continues_content
-                                else "page_size"
-                                if page.has_more
-                                else ""
-                            ),
-                            total=convert.count(page.total, convert.UNCOUNTED),
-                        ),
-                    )
-                )
-            await self._gate.require(caller)
+            # Re-checked after the read: a switch that flipped meanwhile withholds the answer.
+            async with self._answering(caller):
+                collections = context_collections(read, continuation, content_size, cursor)
+                response = convert.context_response(read, scope, mode, tf, collections)
             return within_limit(
-                convert.context_response(read, scope, mode, tf, collections),
+                response,
                 "ask for a smaller page_size or content_page_size, or continue one collection "
                 "with its cursor",
             )
@@ -447,40 +480,40 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                 version=request.source_version,
                 min_lsn=lsn,
             )
-            digest = fingerprint(read.content, read.returned_version)
-            if state is not None and state.position[1] != digest:
-                raise StaleCursor(
-                    "the source changed since the first page; read it again from the start",
-                    {"source_reference_id": request.source_reference_id},
-                )
-            if offset > len(read.content):
-                raise InvalidInput.one(
-                    "offset", f"is past the end of the content ({len(read.content)} code points)"
-                )
-            next_cursor = ""
-            if offset + size < len(read.content):
-                next_cursor = self._cursors.encode(
-                    CursorState(
-                        "read_source",
-                        filters,
-                        scope.resolved.key,
-                        scope.resolution,
-                        read.read_revision,
-                        [offset + size, digest],
+            # Re-checked after the read: a switch that flipped meanwhile withholds the answer.
+            async with self._answering(caller):
+                digest = fingerprint(read.content, read.returned_version)
+                if state is not None and state.position[1] != digest:
+                    raise StaleCursor(
+                        "the source changed since the first page; read it again from the start",
+                        {"source_reference_id": request.source_reference_id},
                     )
-                )
-            await self._gate.require(caller)
-            return within_limit(
-                convert.read_source_response(
+                if offset > len(read.content):
+                    raise InvalidInput.one(
+                        "offset",
+                        f"is past the end of the content ({len(read.content)} code points)",
+                    )
+                next_cursor = ""
+                if offset + size < len(read.content):
+                    next_cursor = self._cursors.encode(
+                        CursorState(
+                            "read_source",
+                            filters,
+                            scope.resolved.key,
+                            scope.resolution,
+                            read.read_revision,
+                            [offset + size, digest],
+                        )
+                    )
+                response = convert.read_source_response(
                     read,
                     scope,
                     requested_version=request.source_version,
                     start=offset,
                     size=size,
                     next_cursor=next_cursor,
-                ),
-                "ask for a smaller page_size",
-            )
+                )
+            return within_limit(response, "ask for a smaller page_size")
         except GraphError as error:
             return await fail(context, error)  # type: ignore[no-any-return]
 
