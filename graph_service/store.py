@@ -139,12 +139,12 @@ class GraphStore:
         # matches), ask for a plan for their values themselves (queries.SEARCH_SCANS,
         # RANGE_TEXT_SCANS, RANGE_DAY_TEXT_SCANS).
         async def read(conn: asyncpg.Connection) -> SearchPage:
-            opening = await conn.fetch(
+            opening = await conn.fetchrow(
                 queries.SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
             )
             state = scope_state(opening)
             revision, coverage, read_at = state.revision, state.coverage, state.read_at
-            filters = (scope_key, object_types, opening[0]["folded_pattern"])
+            filters = (scope_key, object_types, opening["folded_pattern"])
             search_args = (*filters, time_filter.start, time_filter.end, time_filter.basis)
             if expected_revision is not None and revision != expected_revision:
                 raise StaleCursor(
@@ -238,7 +238,7 @@ class GraphStore:
             # them, and planning costs more than running them: 3 ms for a hub's pages, which
             # run in 2.3 ms, and a millisecond for a neighbourhood walk. PostgreSQL's own
             # choice (auto) kept planning both on every call, so each is planned once.
-            rows = await conn.fetch(
+            opening = await conn.fetchrow(
                 queries.CONTEXT_OPENING,
                 scope_key,
                 COVERAGE_LIMIT,
@@ -248,7 +248,7 @@ class GraphStore:
                 first_preferences,
                 completion,
             )
-            revision, coverage, read_at, _ = scope_state(rows)
+            revision, coverage, read_at, _ = scope_state(opening)
             reader = ContextReader(
                 conn,
                 scope=scope,
@@ -257,7 +257,7 @@ class GraphStore:
                 time_filter=time_filter,
                 result_filter=result_filter,
                 read_revision=revision,
-                opening=Opening.of(rows[0], read_first_preferences=first_preferences > 0),
+                opening=Opening.of(opening, read_first_preferences=first_preferences > 0),
                 cache=self._neighbourhoods,
             )
             preferences = reader.preferences_version()
@@ -499,24 +499,23 @@ class GraphStore:
 
 
 async def read_scope_state(conn: asyncpg.Connection, scope_key: str) -> ScopeState:
-    return scope_state(await conn.fetch(queries.SCOPE_STATE, scope_key, COVERAGE_LIMIT))
+    return scope_state(await conn.fetchrow(queries.SCOPE_STATE, scope_key, COVERAGE_LIMIT))
 
 
-def scope_state(rows: list[asyncpg.Record]) -> ScopeState:
+def scope_state(row: asyncpg.Record) -> ScopeState:
     """The scope's read revision, its coverage, the time of the read and its size, from the
     row of SCOPE_STATE (or of a statement that extends it: queries._scope_state)."""
-    first = rows[0]
     covered = zip(
         *(
-            first[f"covered_{name}"] or ()
+            row[f"covered_{name}"] or ()
             for name in ("result_id", "phase", "covered_from", "covered_to", "review_generated_at")
         ),
         strict=True,
     )
     coverage = CoverageView(
-        results_in_scope=first["results"],
+        results_in_scope=row["results"],
         processed=tuple(CoveredResult(*listed) for listed in covered),
-        gaps=tuple(first["scope_gaps"]),
-        excluded_source_types=tuple(first["scope_excluded_source_types"]),
+        gaps=tuple(row["scope_gaps"]),
+        excluded_source_types=tuple(row["scope_excluded_source_types"]),
     )
-    return ScopeState(first["revision"], coverage, first["read_at"], first["copies"])
+    return ScopeState(row["revision"], coverage, row["read_at"], row["copies"])
