@@ -133,11 +133,11 @@ class GraphStore:
         # A search's statements have one good plan whatever their values — the walks follow
         # the ordered index, the scans and counts the trigram indexes, a small time range's
         # reads its own (graph_service.search chooses between them, not the planner) — so each
-        # is planned once, not on every call (measured at 1M objects: about 1.5 of a rare
-        # term's 14 ms of statements was planning, and a millisecond a walk within a range).
-        # The exceptions, the trigram scans within a time range (a tier's, or a range's
-        # matches), ask for a plan for their values themselves (queries.SEARCH_SCANS,
-        # RANGE_TEXT_SCANS, RANGE_DAY_TEXT_SCANS).
+        # is planned once (the transaction's `begin`, below), not on every call (measured at
+        # 1M objects: about 1.5 of a rare term's 14 ms of statements was planning, and a
+        # millisecond a walk within a range). The exceptions, the trigram scans within a time
+        # range (a tier's, or a range's matches), ask for a plan for their values themselves
+        # (queries.SEARCH_SCANS, RANGE_TEXT_SCANS, RANGE_DAY_TEXT_SCANS).
         async def read(conn: asyncpg.Connection) -> SearchPage:
             opening = await conn.fetchrow(
                 queries.SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
@@ -233,11 +233,6 @@ class GraphStore:
         )
 
         async def read(conn: asyncpg.Connection) -> ContextRead:
-            # Replica sessions plan every statement for its values, which Search needs. A
-            # context read's statements are key lookups whose best plan does not depend on
-            # them, and planning costs more than running them: 3 ms for a hub's pages, which
-            # run in 2.3 ms, and a millisecond for a neighbourhood walk. PostgreSQL's own
-            # choice (auto) kept planning both on every call, so each is planned once.
             opening = await conn.fetchrow(
                 queries.CONTEXT_OPENING,
                 scope_key,
@@ -315,6 +310,11 @@ class GraphStore:
                 preferences_version=preferences,
             )
 
+        # Replica sessions plan every statement for its values, which Search needs. A context
+        # read's statements are key lookups whose best plan does not depend on them, and
+        # planning costs more than running them: 3 ms for a hub's pages, which run in 2.3 ms,
+        # and a millisecond for a neighbourhood walk. PostgreSQL's own choice (auto) kept
+        # planning both on every call, so each is planned once.
         return await self._router.run(
             read, min_lsn=min_lsn, wait_s=self._wait, begin=queries.BEGIN_READ_WITH_GENERIC_PLANS
         )
