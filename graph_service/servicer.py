@@ -80,11 +80,6 @@ def within_limit(response: R, advice: str) -> R:
     return response
 
 
-async def fail(context: Ctx, error: GraphError) -> Any:
-    """Abort with the status code that the error table assigns to this error class."""
-    await rpcstatus.abort_with_error(context, error, STATUS_BY_ERROR)
-
-
 def bearer_token(context: Ctx) -> str | None:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str):
@@ -199,6 +194,9 @@ def context_collections(
     return collections
 
 
+@rpcstatus.maps_errors(
+    graph_pb2.DESCRIPTOR.services_by_name["StoryGraph"], GraphError, STATUS_BY_ERROR
+)
 class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     """The three story-graph reads (and binding resolution) over replicas."""
 
@@ -313,228 +311,216 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     async def Search(
         self, request: graph_pb2.SearchRequest, context: Ctx
     ) -> graph_pb2.SearchResponse:
-        try:
-            convert.reject_unknown_fields(request)
-            check = convert.Checker()
-            query = convert.search_query(check, request.query)
-            requested = check.scope("scope", request.scope, required=False)
-            types = convert.object_types(check, list(request.object_types))
-            tf = convert.time_filter(check, request.time_range, request.time_basis)
-            size = check.page_size(request.page_size, convert.DEFAULT_PAGE, convert.MAX_PAGE)
-            check.done()
-            lsn = consistency_lsn(request.options)
-            filters = fingerprint(
-                query, types, tf.start, tf.end, tf.basis, requested.key if requested else None
-            )
-            # Every page authenticates its caller, even when a cursor fixes the scope.
-            caller = await self._caller(context, request.options, lsn)
-            state, scope = self._scope_and_cursor(
-                request.cursor,
-                "search",
-                filters,
-                requested,
-                caller,
-                foreign="cursor belongs to a search with other filters; start a new search",
-            )
-            page = await self._store.search(
-                query=query,
-                scope=scope,
-                object_types=types,
-                time_filter=tf,
-                page_size=size,
-                position=state.position if state else None,
-                expected_revision=state.read_revision if state else None,
-                carried_counts=carried_counts(state, tf),
-                min_lsn=lsn,
-            )
-            # Re-checked after the read: a switch that flipped meanwhile withholds the page.
-            async with self._answering(caller):
-                next_cursor = ""
-                if page.has_more:
-                    next_cursor = self._cursors.encode(
-                        CursorState(
-                            "search",
-                            filters,
-                            scope.resolved.key,
-                            scope.resolution,
-                            page.read_revision,
-                            page.position,
-                            [page.counts.total, page.counts.unknown_time_excluded],
-                        )
+        convert.reject_unknown_fields(request)
+        check = convert.Checker()
+        query = convert.search_query(check, request.query)
+        requested = check.scope("scope", request.scope, required=False)
+        types = convert.object_types(check, list(request.object_types))
+        tf = convert.time_filter(check, request.time_range, request.time_basis)
+        size = check.page_size(request.page_size, convert.DEFAULT_PAGE, convert.MAX_PAGE)
+        check.done()
+        lsn = consistency_lsn(request.options)
+        filters = fingerprint(
+            query, types, tf.start, tf.end, tf.basis, requested.key if requested else None
+        )
+        # Every page authenticates its caller, even when a cursor fixes the scope.
+        caller = await self._caller(context, request.options, lsn)
+        state, scope = self._scope_and_cursor(
+            request.cursor,
+            "search",
+            filters,
+            requested,
+            caller,
+            foreign="cursor belongs to a search with other filters; start a new search",
+        )
+        page = await self._store.search(
+            query=query,
+            scope=scope,
+            object_types=types,
+            time_filter=tf,
+            page_size=size,
+            position=state.position if state else None,
+            expected_revision=state.read_revision if state else None,
+            carried_counts=carried_counts(state, tf),
+            min_lsn=lsn,
+        )
+        # Re-checked after the read: a switch that flipped meanwhile withholds the page.
+        async with self._answering(caller):
+            next_cursor = ""
+            if page.has_more:
+                next_cursor = self._cursors.encode(
+                    CursorState(
+                        "search",
+                        filters,
+                        scope.resolved.key,
+                        scope.resolution,
+                        page.read_revision,
+                        page.position,
+                        [page.counts.total, page.counts.unknown_time_excluded],
                     )
-                response = convert.search_response(page, query, tf, next_cursor)
-            return within_limit(response, "ask for a smaller page_size")
-        except GraphError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+                )
+            response = convert.search_response(page, query, tf, next_cursor)
+        return within_limit(response, "ask for a smaller page_size")
 
     async def GetContext(
         self, request: graph_pb2.GetContextRequest, context: Ctx
     ) -> graph_pb2.GetContextResponse:
-        try:
-            convert.reject_unknown_fields(request)
-            check = convert.Checker()
-            object_type, object_id = convert.object_ref(check, request.object_ref)
-            requested = check.scope("scope", request.scope, required=False)
-            mode = convert.context_mode(check, request.mode)
-            tf = convert.time_filter(check, request.time_range, request.time_basis)
-            size = check.page_size(request.page_size, convert.DEFAULT_PAGE, convert.MAX_PAGE)
-            content_size = convert.content_page_size(check, request.content_page_size)
-            result_filter = check.identifier("result_id", request.result_id, required=False)
-            check.done()
-            lsn = consistency_lsn(request.options)
-            filters = fingerprint(
-                object_type,
-                object_id,
-                mode,
-                tf.start,
-                tf.end,
-                tf.basis,
-                requested.key if requested else None,
-                result_filter,
-            )
-            caller = await self._caller(context, request.options, lsn)
-            state, scope = self._scope_and_cursor(
-                request.cursor,
-                "get_context",
-                filters,
-                requested,
-                caller,
-                foreign="cursor belongs to another object, mode, filter or scope; read the context "
-                "again without it",
-            )
-            continuation = context_continuation(state) if state else None
-            read = await self._store.get_context(
-                object_type=object_type,
-                object_id=object_id,
-                scope=scope,
-                mode=mode,
-                time_filter=tf,
-                result_filter=result_filter or None,
-                page_size=size,
-                continuation=continuation,
-                expected_revision=state.read_revision if state else None,
-                expected_preferences=str(state.position[1]) if state else None,
-                min_lsn=lsn,
-            )
+        convert.reject_unknown_fields(request)
+        check = convert.Checker()
+        object_type, object_id = convert.object_ref(check, request.object_ref)
+        requested = check.scope("scope", request.scope, required=False)
+        mode = convert.context_mode(check, request.mode)
+        tf = convert.time_filter(check, request.time_range, request.time_basis)
+        size = check.page_size(request.page_size, convert.DEFAULT_PAGE, convert.MAX_PAGE)
+        content_size = convert.content_page_size(check, request.content_page_size)
+        result_filter = check.identifier("result_id", request.result_id, required=False)
+        check.done()
+        lsn = consistency_lsn(request.options)
+        filters = fingerprint(
+            object_type,
+            object_id,
+            mode,
+            tf.start,
+            tf.end,
+            tf.basis,
+            requested.key if requested else None,
+            result_filter,
+        )
+        caller = await self._caller(context, request.options, lsn)
+        state, scope = self._scope_and_cursor(
+            request.cursor,
+            "get_context",
+            filters,
+            requested,
+            caller,
+            foreign="cursor belongs to another object, mode, filter or scope; read the context "
+            "again without it",
+        )
+        continuation = context_continuation(state) if state else None
+        read = await self._store.get_context(
+            object_type=object_type,
+            object_id=object_id,
+            scope=scope,
+            mode=mode,
+            time_filter=tf,
+            result_filter=result_filter or None,
+            page_size=size,
+            continuation=continuation,
+            expected_revision=state.read_revision if state else None,
+            expected_preferences=str(state.position[1]) if state else None,
+            min_lsn=lsn,
+        )
 
-            def cursor(position: list[Any], counts: list[int | None] | None = None) -> str:
-                return self._cursors.encode(
-                    CursorState(
-                        "get_context",
-                        filters,
-                        scope.resolved.key,
-                        scope.resolution,
-                        read.read_revision,
-                        position,
-                        counts,
-                    )
+        def cursor(position: list[Any], counts: list[int | None] | None = None) -> str:
+            return self._cursors.encode(
+                CursorState(
+                    "get_context",
+                    filters,
+                    scope.resolved.key,
+                    scope.resolution,
+                    read.read_revision,
+                    position,
+                    counts,
                 )
-
-            # Re-checked after the read: a switch that flipped meanwhile withholds the answer.
-            async with self._answering(caller):
-                collections = context_collections(read, continuation, content_size, cursor)
-                response = convert.context_response(read, scope, mode, tf, collections)
-            return within_limit(
-                response,
-                "ask for a smaller page_size or content_page_size, or continue one collection "
-                "with its cursor",
             )
-        except GraphError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+
+        # Re-checked after the read: a switch that flipped meanwhile withholds the answer.
+        async with self._answering(caller):
+            collections = context_collections(read, continuation, content_size, cursor)
+            response = convert.context_response(read, scope, mode, tf, collections)
+        return within_limit(
+            response,
+            "ask for a smaller page_size or content_page_size, or continue one collection "
+            "with its cursor",
+        )
 
     async def ReadSource(
         self, request: graph_pb2.ReadSourceRequest, context: Ctx
     ) -> graph_pb2.ReadSourceResponse:
-        try:
-            convert.reject_unknown_fields(request)
-            check = convert.Checker()
-            check.identifier("source_reference_id", request.source_reference_id)
-            requested = check.scope("scope", request.scope, required=False)
-            kind = convert.read_kind(check, request.read_kind, request.source_version)
-            offset, size = convert.content_page(check, request.offset, request.page_size)
-            if request.cursor and request.offset:
-                check.fail("offset", "leave it 0 when continuing with a cursor")
-            check.done()
-            lsn = consistency_lsn(request.options)
-            caller = await self._caller(context, request.options, lsn)
-            filters = fingerprint(
-                request.source_reference_id,
-                kind,
-                request.source_version,
-                requested.key if requested else None,
-            )
-            state, scope = self._scope_and_cursor(
-                request.cursor,
-                "read_source",
-                filters,
-                requested,
-                caller,
-                foreign="cursor belongs to another read; start a new read",
-            )
-            if state is not None:
-                offset = int(state.position[0])
-            read = await self._store.read_source(
-                reference_id=request.source_reference_id,
-                scope=scope,
-                kind=kind,
-                version=request.source_version,
-                min_lsn=lsn,
-            )
-            # Re-checked after the read: a switch that flipped meanwhile withholds the answer.
-            async with self._answering(caller):
-                digest = fingerprint(read.content, read.returned_version)
-                if state is not None and state.position[1] != digest:
-                    raise StaleCursor(
-                        "the source changed since the first page; read it again from the start",
-                        {"source_reference_id": request.source_reference_id},
-                    )
-                if offset > len(read.content):
-                    raise InvalidInput.one(
-                        "offset",
-                        f"is past the end of the content ({len(read.content)} code points)",
-                    )
-                next_cursor = ""
-                if offset + size < len(read.content):
-                    next_cursor = self._cursors.encode(
-                        CursorState(
-                            "read_source",
-                            filters,
-                            scope.resolved.key,
-                            scope.resolution,
-                            read.read_revision,
-                            [offset + size, digest],
-                        )
-                    )
-                response = convert.read_source_response(
-                    read,
-                    scope,
-                    requested_version=request.source_version,
-                    start=offset,
-                    size=size,
-                    next_cursor=next_cursor,
+        convert.reject_unknown_fields(request)
+        check = convert.Checker()
+        check.identifier("source_reference_id", request.source_reference_id)
+        requested = check.scope("scope", request.scope, required=False)
+        kind = convert.read_kind(check, request.read_kind, request.source_version)
+        offset, size = convert.content_page(check, request.offset, request.page_size)
+        if request.cursor and request.offset:
+            check.fail("offset", "leave it 0 when continuing with a cursor")
+        check.done()
+        lsn = consistency_lsn(request.options)
+        caller = await self._caller(context, request.options, lsn)
+        filters = fingerprint(
+            request.source_reference_id,
+            kind,
+            request.source_version,
+            requested.key if requested else None,
+        )
+        state, scope = self._scope_and_cursor(
+            request.cursor,
+            "read_source",
+            filters,
+            requested,
+            caller,
+            foreign="cursor belongs to another read; start a new read",
+        )
+        if state is not None:
+            offset = int(state.position[0])
+        read = await self._store.read_source(
+            reference_id=request.source_reference_id,
+            scope=scope,
+            kind=kind,
+            version=request.source_version,
+            min_lsn=lsn,
+        )
+        # Re-checked after the read: a switch that flipped meanwhile withholds the answer.
+        async with self._answering(caller):
+            digest = fingerprint(read.content, read.returned_version)
+            if state is not None and state.position[1] != digest:
+                raise StaleCursor(
+                    "the source changed since the first page; read it again from the start",
+                    {"source_reference_id": request.source_reference_id},
                 )
-            return within_limit(response, "ask for a smaller page_size")
-        except GraphError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+            if offset > len(read.content):
+                raise InvalidInput.one(
+                    "offset",
+                    f"is past the end of the content ({len(read.content)} code points)",
+                )
+            next_cursor = ""
+            if offset + size < len(read.content):
+                next_cursor = self._cursors.encode(
+                    CursorState(
+                        "read_source",
+                        filters,
+                        scope.resolved.key,
+                        scope.resolution,
+                        read.read_revision,
+                        [offset + size, digest],
+                    )
+                )
+            response = convert.read_source_response(
+                read,
+                scope,
+                requested_version=request.source_version,
+                start=offset,
+                size=size,
+                next_cursor=next_cursor,
+            )
+        return within_limit(response, "ask for a smaller page_size")
 
     async def ResolveBinding(
         self, request: graph_pb2.ResolveBindingRequest, context: Ctx
     ) -> graph_pb2.ResolveBindingResponse:
-        try:
-            if not request.token:
-                raise Unauthenticated("a binding token is required")
-            caller = await self._store.resolve_binding(request.token)
-            why = await self._gate.reason(caller)
-            return graph_pb2.ResolveBindingResponse(
-                binding_id=caller.binding_id or "",
-                session_id=caller.session_id or "",
-                runtime=caller.runtime or "",
-                project_id=caller.project_id or "",
-                enabled=not why,
-                disabled_reason=why,
-                allowed_scopes=[
-                    scope_to_proto(ScopeValue.from_key(key)) for key in caller.allowed_scopes
-                ],
-            )
-        except GraphError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        if not request.token:
+            raise Unauthenticated("a binding token is required")
+        caller = await self._store.resolve_binding(request.token)
+        why = await self._gate.reason(caller)
+        return graph_pb2.ResolveBindingResponse(
+            binding_id=caller.binding_id or "",
+            session_id=caller.session_id or "",
+            runtime=caller.runtime or "",
+            project_id=caller.project_id or "",
+            enabled=not why,
+            disabled_reason=why,
+            allowed_scopes=[
+                scope_to_proto(ScopeValue.from_key(key)) for key in caller.allowed_scopes
+            ],
+        )

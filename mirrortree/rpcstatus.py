@@ -7,12 +7,15 @@ Clients (the gateway, tests) read them back with `describe`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import inspect
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.descriptor import ServiceDescriptor
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -167,6 +170,59 @@ async def abort_with_error(
     )
 
 
+S = TypeVar("S", bound=type)
+
+
+def maps_errors(
+    service: ServiceDescriptor, base: type[Exception], table: Mapping[type, grpc.StatusCode]
+) -> Callable[[S], S]:
+    """Class decorator for a servicer: every RPC of `service` that raises a `base` error aborts
+    with the status code `table` assigns to the error's class (INTERNAL if none), carrying its
+    reason, metadata and field violations.
+
+    Applied to the class rather than to each method so that no RPC can be left out: a servicer
+    that does not implement one of the service's RPCs as an async method (its own or a base
+    class's; the generated base's stand-ins are not) fails when its module is imported.
+    """
+
+    def wrap_unary(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        async def rpc(self: object, request: object, context: Any) -> Any:
+            try:
+                return await method(self, request, context)
+            except base as error:
+                await abort_with_error(context, error, table)  # type: ignore[arg-type]
+
+        return rpc
+
+    def wrap_streaming(method: Callable[..., AsyncIterator[Any]]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        async def rpc(self: object, request: object, context: Any) -> AsyncIterator[Any]:
+            try:
+                async for response in method(self, request, context):
+                    yield response
+            except base as error:
+                await abort_with_error(context, error, table)  # type: ignore[arg-type]
+
+        return rpc
+
+    def decorate(servicer: S) -> S:
+        for name in service.methods_by_name:
+            method = getattr(servicer, name, None)
+            if inspect.isasyncgenfunction(method):
+                setattr(servicer, name, wrap_streaming(method))
+            elif inspect.iscoroutinefunction(method):
+                setattr(servicer, name, wrap_unary(method))
+            else:
+                raise TypeError(
+                    f"{servicer.__name__} must implement {service.full_name}.{name} as an "
+                    "async method"
+                )
+        return servicer
+
+    return decorate
+
+
 def describe(error: grpc.RpcError) -> RpcFailure:
     """Decode a failed call's status, ErrorInfo and BadRequest (when present)."""
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
@@ -200,4 +256,5 @@ __all__ = [
     "build_status",
     "clip",
     "describe",
+    "maps_errors",
 ]

@@ -139,11 +139,9 @@ def request_hash(method: str, request: Message) -> bytes:
     ).digest()
 
 
-async def fail(context: Ctx, error: TreeServiceError) -> Any:
-    """Abort with the status code that the error table assigns to this error class."""
-    await rpcstatus.abort_with_error(context, error, STATUS_BY_ERROR)
-
-
+@rpcstatus.maps_errors(
+    tree_pb2.DESCRIPTOR.services_by_name["TreeService"], TreeServiceError, STATUS_BY_ERROR
+)
 class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
     """TreeService over a TreeStore on the primary."""
 
@@ -207,30 +205,24 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
     async def CreateTree(
         self, request: tree_pb2.CreateTreeRequest, context: Ctx
     ) -> tree_pb2.CreateTreeResponse:
-        try:
-            new = convert.new_tree(request)
+        new = convert.new_tree(request)
 
-            async def action(conn: Any) -> tree_pb2.CreateTreeResponse:
-                tree = await self._store.create_tree(conn, new)
-                return tree_pb2.CreateTreeResponse(tree=convert.tree_to_proto(tree))
+        async def action(conn: Any) -> tree_pb2.CreateTreeResponse:
+            tree = await self._store.create_tree(conn, new)
+            return tree_pb2.CreateTreeResponse(tree=convert.tree_to_proto(tree))
 
-            return await self._write(
-                context, "CreateTree", request, tree_pb2.CreateTreeResponse, action
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        return await self._write(
+            context, "CreateTree", request, tree_pb2.CreateTreeResponse, action
+        )
 
     async def GetTree(
         self, request: tree_pb2.GetTreeRequest, context: Ctx
     ) -> tree_pb2.GetTreeResponse:
-        try:
-            check = convert.Checker()
-            check.identifier("tree_id", request.tree_id)
-            check.done()
-            tree = await self._store.get_tree(request.tree_id)
-            return tree_pb2.GetTreeResponse(tree=convert.tree_to_proto(tree))
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        check = convert.Checker()
+        check.identifier("tree_id", request.tree_id)
+        check.done()
+        tree = await self._store.get_tree(request.tree_id)
+        return tree_pb2.GetTreeResponse(tree=convert.tree_to_proto(tree))
 
     async def _append_node(
         self,
@@ -254,253 +246,204 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
     async def AskQuestion(
         self, request: tree_pb2.AskQuestionRequest, context: Ctx
     ) -> tree_pb2.AskQuestionResponse:
-        try:
-            question = convert.new_question(request)
-            return await self._append_node(
-                context,
-                "AskQuestion",
-                request,
-                tree_pb2.AskQuestionResponse,
-                lambda conn: self._store.ask_question(conn, question),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        question = convert.new_question(request)
+        return await self._append_node(
+            context,
+            "AskQuestion",
+            request,
+            tree_pb2.AskQuestionResponse,
+            lambda conn: self._store.ask_question(conn, question),
+        )
 
     async def EditQuestion(
         self, request: tree_pb2.EditQuestionRequest, context: Ctx
     ) -> tree_pb2.EditQuestionResponse:
-        try:
-            edit = convert.question_edit(request)
-            return await self._append_node(
-                context,
-                "EditQuestion",
-                request,
-                tree_pb2.EditQuestionResponse,
-                lambda conn: self._store.edit_question(conn, edit),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        edit = convert.question_edit(request)
+        return await self._append_node(
+            context,
+            "EditQuestion",
+            request,
+            tree_pb2.EditQuestionResponse,
+            lambda conn: self._store.edit_question(conn, edit),
+        )
 
     async def AddAnswer(
         self, request: tree_pb2.AddAnswerRequest, context: Ctx
     ) -> tree_pb2.AddAnswerResponse:
-        try:
-            answer = convert.new_answer(request)
-            return await self._append_node(
-                context,
-                "AddAnswer",
-                request,
-                tree_pb2.AddAnswerResponse,
-                lambda conn: self._store.add_answer(conn, answer),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        answer = convert.new_answer(request)
+        return await self._append_node(
+            context,
+            "AddAnswer",
+            request,
+            tree_pb2.AddAnswerResponse,
+            lambda conn: self._store.add_answer(conn, answer),
+        )
 
     async def AddContinuation(
         self, request: tree_pb2.AddContinuationRequest, context: Ctx
     ) -> tree_pb2.AddContinuationResponse:
-        try:
-            continuation = convert.new_continuation(request)
-            return await self._append_node(
-                context,
-                "AddContinuation",
-                request,
-                tree_pb2.AddContinuationResponse,
-                lambda conn: self._store.add_continuation(conn, continuation),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        continuation = convert.new_continuation(request)
+        return await self._append_node(
+            context,
+            "AddContinuation",
+            request,
+            tree_pb2.AddContinuationResponse,
+            lambda conn: self._store.add_continuation(conn, continuation),
+        )
 
     async def AdoptAnswer(
         self, request: tree_pb2.AdoptAnswerRequest, context: Ctx
     ) -> tree_pb2.AdoptAnswerResponse:
-        try:
-            question_id, answer_id, expected = convert.adoption(request)
+        question_id, answer_id, expected = convert.adoption(request)
 
-            async def action(conn: Any) -> tree_pb2.AdoptAnswerResponse:
-                question = await self._store.adopt(conn, question_id, answer_id, expected)
-                return tree_pb2.AdoptAnswerResponse(question=convert.node_to_proto(question))
+        async def action(conn: Any) -> tree_pb2.AdoptAnswerResponse:
+            question = await self._store.adopt(conn, question_id, answer_id, expected)
+            return tree_pb2.AdoptAnswerResponse(question=convert.node_to_proto(question))
 
-            return await self._write(
-                context, "AdoptAnswer", request, tree_pb2.AdoptAnswerResponse, action
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        return await self._write(
+            context, "AdoptAnswer", request, tree_pb2.AdoptAnswerResponse, action
+        )
 
     async def Canonicalize(
         self, request: tree_pb2.CanonicalizeRequest, context: Ctx
     ) -> tree_pb2.CanonicalizeResponse:
-        try:
-            canonicalization = convert.canonicalization(request)
+        canonicalization = convert.canonicalization(request)
 
-            async def action(conn: Any) -> tree_pb2.CanonicalizeResponse:
-                version = await self._store.canonicalize(conn, canonicalization)
-                # The version is saved whatever its size: a response that could not be sent
-                # would report a failure, and a retry would replay the same oversized answer.
-                return tree_pb2.CanonicalizeResponse(
-                    version=version_within(version, MAX_PAGE_BYTES)
-                )
+        async def action(conn: Any) -> tree_pb2.CanonicalizeResponse:
+            version = await self._store.canonicalize(conn, canonicalization)
+            # The version is saved whatever its size: a response that could not be sent
+            # would report a failure, and a retry would replay the same oversized answer.
+            return tree_pb2.CanonicalizeResponse(version=version_within(version, MAX_PAGE_BYTES))
 
-            return await self._write(
-                context, "Canonicalize", request, tree_pb2.CanonicalizeResponse, action
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        return await self._write(
+            context, "Canonicalize", request, tree_pb2.CanonicalizeResponse, action
+        )
 
     async def StreamAnswer(
         self, request_iterator: AsyncIterator[tree_pb2.StreamAnswerRequest], context: Ctx
     ) -> AsyncIterator[tree_pb2.StreamAnswerResponse]:
         """Bud streaming (T6); see BudStream for the rules."""
         stream = BudStream(self, context)
-        try:
-            async for response in stream.run(request_iterator):
-                yield response
-        except TreeServiceError as error:
-            await fail(context, error)
+        async for response in stream.run(request_iterator):
+            yield response
 
     async def GetNode(
         self, request: tree_pb2.GetNodeRequest, context: Ctx
     ) -> tree_pb2.GetNodeResponse:
-        try:
-            check = convert.Checker()
-            check.identifier("node_id", request.node_id)
-            check.done()
-            node = await self._store.get_node(request.node_id)
-            return tree_pb2.GetNodeResponse(node=convert.node_to_proto(node))
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        check = convert.Checker()
+        check.identifier("node_id", request.node_id)
+        check.done()
+        node = await self._store.get_node(request.node_id)
+        return tree_pb2.GetNodeResponse(node=convert.node_to_proto(node))
 
     async def GetPath(
         self, request: tree_pb2.GetPathRequest, context: Ctx
     ) -> tree_pb2.GetPathResponse:
-        try:
-            check = convert.Checker()
-            check.identifier("node_id", request.node_id)
-            limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
-            offset = convert.page_token(check, request.page_token)
-            check.done()
-            nodes, length = await self._store.get_path(request.node_id, offset, limit)
-            page, token = offset_page(nodes, offset, length)
-            return tree_pb2.GetPathResponse(nodes=page, next_page_token=token, path_length=length)
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        check = convert.Checker()
+        check.identifier("node_id", request.node_id)
+        limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
+        offset = convert.page_token(check, request.page_token)
+        check.done()
+        nodes, length = await self._store.get_path(request.node_id, offset, limit)
+        page, token = offset_page(nodes, offset, length)
+        return tree_pb2.GetPathResponse(nodes=page, next_page_token=token, path_length=length)
 
     async def ListMainLineVersions(
         self, request: tree_pb2.ListMainLineVersionsRequest, context: Ctx
     ) -> tree_pb2.ListMainLineVersionsResponse:
-        try:
-            check = convert.Checker()
-            check.identifier("tree_id", request.tree_id)
-            check.identifier("world", request.world, required=False)
-            limit = check.page_size(request.page_size, DEFAULT_VERSION_PAGE, MAX_VERSION_PAGE)
-            check.identifier("page_token", request.page_token, required=False)
-            check.done()
-            scope = convert.scope_filter(request.scope)
-            if request.world:
-                # Only world canon has worlds: a world alone means that scope, and a world
-                # with another scope could only ever match nothing.
-                if scope is None:
-                    scope = CanonicalScope.WORLD_CANON
-                elif scope is not CanonicalScope.WORLD_CANON:
-                    raise InvalidInput.one("world", "is only allowed with scope WORLD_CANON")
-            versions = await self._store.list_main_line_versions(
-                request.tree_id, scope, request.world, request.page_token or None, limit + 1
-            )
-            page = await version_page(self._store, versions[:limit])
-            return tree_pb2.ListMainLineVersionsResponse(
-                versions=page,
-                next_page_token=page[-1].id if len(versions) > len(page) else "",
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        check = convert.Checker()
+        check.identifier("tree_id", request.tree_id)
+        check.identifier("world", request.world, required=False)
+        limit = check.page_size(request.page_size, DEFAULT_VERSION_PAGE, MAX_VERSION_PAGE)
+        check.identifier("page_token", request.page_token, required=False)
+        check.done()
+        scope = convert.scope_filter(request.scope)
+        if request.world:
+            # Only world canon has worlds: a world alone means that scope, and a world
+            # with another scope could only ever match nothing.
+            if scope is None:
+                scope = CanonicalScope.WORLD_CANON
+            elif scope is not CanonicalScope.WORLD_CANON:
+                raise InvalidInput.one("world", "is only allowed with scope WORLD_CANON")
+        versions = await self._store.list_main_line_versions(
+            request.tree_id, scope, request.world, request.page_token or None, limit + 1
+        )
+        page = await version_page(self._store, versions[:limit])
+        return tree_pb2.ListMainLineVersionsResponse(
+            versions=page,
+            next_page_token=page[-1].id if len(versions) > len(page) else "",
+        )
 
     async def GetMainLineSnapshot(
         self, request: tree_pb2.GetMainLineSnapshotRequest, context: Ctx
     ) -> tree_pb2.GetMainLineSnapshotResponse:
-        try:
-            check = convert.Checker()
-            check.identifier("version_id", request.version_id)
-            limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
-            offset = convert.page_token(check, request.page_token)
-            check.done()
-            nodes, length = await self._store.main_line_snapshot(request.version_id, offset, limit)
-            page, token = offset_page(nodes, offset, length)
-            return tree_pb2.GetMainLineSnapshotResponse(
-                nodes=page, next_page_token=token, snapshot_length=length
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        check = convert.Checker()
+        check.identifier("version_id", request.version_id)
+        limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
+        offset = convert.page_token(check, request.page_token)
+        check.done()
+        nodes, length = await self._store.main_line_snapshot(request.version_id, offset, limit)
+        page, token = offset_page(nodes, offset, length)
+        return tree_pb2.GetMainLineSnapshotResponse(
+            nodes=page, next_page_token=token, snapshot_length=length
+        )
 
     async def ListNodes(
         self, request: tree_pb2.ListNodesRequest, context: Ctx
     ) -> tree_pb2.ListNodesResponse:
-        try:
-            check = convert.Checker()
-            check.identifier("tree_id", request.tree_id)
-            limit = check.page_size(request.page_size, DEFAULT_PAGE, MAX_PAGE)
-            after = convert.page_token(check, request.page_token)
-            check.done()
-            nodes = await self._store.list_nodes(request.tree_id, after, limit + 1)
-            page = byte_page(nodes[:limit])
-            more = len(nodes) > len(page)
-            return tree_pb2.ListNodesResponse(
-                nodes=page,
-                next_page_token=str(page[-1].ordinal) if more else "",
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        check = convert.Checker()
+        check.identifier("tree_id", request.tree_id)
+        limit = check.page_size(request.page_size, DEFAULT_PAGE, MAX_PAGE)
+        after = convert.page_token(check, request.page_token)
+        check.done()
+        nodes = await self._store.list_nodes(request.tree_id, after, limit + 1)
+        page = byte_page(nodes[:limit])
+        more = len(nodes) > len(page)
+        return tree_pb2.ListNodesResponse(
+            nodes=page,
+            next_page_token=str(page[-1].ordinal) if more else "",
+        )
 
     async def RecordReview(
         self, request: tree_pb2.RecordReviewRequest, context: Ctx
     ) -> tree_pb2.RecordReviewResponse:
-        try:
-            review = graph_input.review_result(request)
-            # The result id is a second idempotency handle: identical content under another
-            # key replays, different content under the same result id is refused.
-            content_hash = request_hash("RecordReview", request)
+        review = graph_input.review_result(request)
+        # The result id is a second idempotency handle: identical content under another
+        # key replays, different content under the same result id is refused.
+        content_hash = request_hash("RecordReview", request)
 
-            async def action(conn: Any) -> tree_pb2.RecordReviewResponse:
-                recorded = await self._store.record_review(conn, review, content_hash)
-                return convert.recorded_to_proto(recorded)
+        async def action(conn: Any) -> tree_pb2.RecordReviewResponse:
+            recorded = await self._store.record_review(conn, review, content_hash)
+            return convert.recorded_to_proto(recorded)
 
-            return await self._write(
-                context, "RecordReview", request, tree_pb2.RecordReviewResponse, action
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        return await self._write(
+            context, "RecordReview", request, tree_pb2.RecordReviewResponse, action
+        )
 
     async def RecordSource(
         self, request: tree_pb2.RecordSourceRequest, context: Ctx
     ) -> tree_pb2.RecordSourceResponse:
-        try:
-            new = graph_input.source_revision(request)
+        new = graph_input.source_revision(request)
 
-            async def action(conn: Any) -> tree_pb2.RecordSourceResponse:
-                return convert.source_record_to_proto(await self._store.record_source(conn, new))
+        async def action(conn: Any) -> tree_pb2.RecordSourceResponse:
+            return convert.source_record_to_proto(await self._store.record_source(conn, new))
 
-            return await self._write(
-                context, "RecordSource", request, tree_pb2.RecordSourceResponse, action
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        return await self._write(
+            context, "RecordSource", request, tree_pb2.RecordSourceResponse, action
+        )
 
     async def SetPreference(
         self, request: tree_pb2.SetPreferenceRequest, context: Ctx
     ) -> tree_pb2.SetPreferenceResponse:
-        try:
-            new = graph_input.preference(request)
+        new = graph_input.preference(request)
 
-            async def action(conn: Any) -> tree_pb2.SetPreferenceResponse:
-                record = await self._store.set_preference(conn, new)
-                return tree_pb2.SetPreferenceResponse(
-                    preference=convert.preference_to_proto(record)
-                )
+        async def action(conn: Any) -> tree_pb2.SetPreferenceResponse:
+            record = await self._store.set_preference(conn, new)
+            return tree_pb2.SetPreferenceResponse(preference=convert.preference_to_proto(record))
 
-            return await self._write(
-                context, "SetPreference", request, tree_pb2.SetPreferenceResponse, action
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        return await self._write(
+            context, "SetPreference", request, tree_pb2.SetPreferenceResponse, action
+        )
 
     async def GetSettings(
         self, request: tree_pb2.GetSettingsRequest, context: Ctx
@@ -511,100 +454,82 @@ class TreeServicer(tree_pb2_grpc.TreeServiceServicer):
     async def SetAppEnabled(
         self, request: tree_pb2.SetAppEnabledRequest, context: Ctx
     ) -> tree_pb2.Settings:
-        try:
-            enabled, expected = gating.app_request(request)
-            return await self._write(
-                context,
-                "SetAppEnabled",
-                request,
-                tree_pb2.Settings,
-                lambda conn: gating.set_app(conn, enabled, expected),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        enabled, expected = gating.app_request(request)
+        return await self._write(
+            context,
+            "SetAppEnabled",
+            request,
+            tree_pb2.Settings,
+            lambda conn: gating.set_app(conn, enabled, expected),
+        )
 
     async def SetCapability(
         self, request: tree_pb2.SetCapabilityRequest, context: Ctx
     ) -> tree_pb2.Settings:
-        try:
-            enabled, assignments, expected = gating.capability_request(request)
-            return await self._write(
-                context,
-                "SetCapability",
-                request,
-                tree_pb2.Settings,
-                lambda conn: gating.set_capability(conn, enabled, assignments, expected),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        enabled, assignments, expected = gating.capability_request(request)
+        return await self._write(
+            context,
+            "SetCapability",
+            request,
+            tree_pb2.Settings,
+            lambda conn: gating.set_capability(conn, enabled, assignments, expected),
+        )
 
     async def SetSessionStoryGraph(
         self, request: tree_pb2.SetSessionStoryGraphRequest, context: Ctx
     ) -> tree_pb2.SessionContext:
-        try:
-            session, enabled = gating.switch_request(request)
-            return await self._write(
-                context,
-                "SetSessionStoryGraph",
-                request,
-                tree_pb2.SessionContext,
-                lambda conn: gating.set_session_switch(conn, session, enabled),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        session, enabled = gating.switch_request(request)
+        return await self._write(
+            context,
+            "SetSessionStoryGraph",
+            request,
+            tree_pb2.SessionContext,
+            lambda conn: gating.set_session_switch(conn, session, enabled),
+        )
 
     async def SaveSessionContext(
         self, request: tree_pb2.SaveSessionContextRequest, context: Ctx
     ) -> tree_pb2.SessionContext:
-        try:
-            session, state, expected = gating.save_request(request)
-            return await self._write(
-                context,
-                "SaveSessionContext",
-                request,
-                tree_pb2.SessionContext,
-                lambda conn: gating.save_context(conn, session, state, expected),
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        session, state, expected = gating.save_request(request)
+        return await self._write(
+            context,
+            "SaveSessionContext",
+            request,
+            tree_pb2.SessionContext,
+            lambda conn: gating.save_context(conn, session, state, expected),
+        )
 
     async def GetSessionContext(
         self, request: tree_pb2.GetSessionContextRequest, context: Ctx
     ) -> tree_pb2.SessionContext:
-        try:
-            async with self._store.pool.acquire() as conn:
-                return await gating.read_context(conn, request.session_id)
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        async with self._store.pool.acquire() as conn:
+            return await gating.read_context(conn, request.session_id)
 
     async def CreateBinding(
         self, request: tree_pb2.CreateBindingRequest, context: Ctx
     ) -> tree_pb2.CreateBindingResponse:
-        try:
-            session_id, runtime, allowed = convert.binding_request(request)
+        session_id, runtime, allowed = convert.binding_request(request)
 
-            async def action(conn: Any) -> tree_pb2.CreateBindingResponse:
-                binding = await self._store.create_binding(conn, session_id, runtime, allowed)
-                return convert.binding_to_proto(binding)
+        async def action(conn: Any) -> tree_pb2.CreateBindingResponse:
+            binding = await self._store.create_binding(conn, session_id, runtime, allowed)
+            return convert.binding_to_proto(binding)
 
-            def without_token(
-                response: tree_pb2.CreateBindingResponse,
-            ) -> tree_pb2.CreateBindingResponse:
-                copy = tree_pb2.CreateBindingResponse()
-                copy.CopyFrom(response)
-                copy.token = ""
-                return copy
+        def without_token(
+            response: tree_pb2.CreateBindingResponse,
+        ) -> tree_pb2.CreateBindingResponse:
+            copy = tree_pb2.CreateBindingResponse()
+            copy.CopyFrom(response)
+            copy.token = ""
+            return copy
 
-            return await self._write(
-                context,
-                "CreateBinding",
-                request,
-                tree_pb2.CreateBindingResponse,
-                action,
-                stored=without_token,
-            )
-        except TreeServiceError as error:
-            return await fail(context, error)  # type: ignore[no-any-return]
+        return await self._write(
+            context,
+            "CreateBinding",
+            request,
+            tree_pb2.CreateBindingResponse,
+            action,
+            stored=without_token,
+        )
 
 
 class BudStream:
