@@ -10,8 +10,8 @@ stored copy, in X's scope, of every object related to X. Related means
 other than X itself. Two decisions linked only through "B replaces A" are therefore both in
 each other's context.
 
-Walked live (RELATED), that costs an index probe per neighbour and per member copy: about
-25 ms for an entity a thousand events mention, however few of them a page shows. So for a
+Walked live (RELATED), that costs an index probe per neighbour and per member copy, for an
+entity a thousand events mention, however few of them a page shows. So for a
 *hub* — an object with at least `hub_links` links in its scope (a tree_service setting) —
 tree_service keeps the member copies in context_members, written in the same transaction as
 the review result that adds them, and graph_service pages the hub's collections in SQL over
@@ -36,8 +36,8 @@ the hub's own new copies, in the same statement, and counts what it stored (cont
 a read's totals without reading every member).
 """
 
-# An object with this many links in its scope is a hub. Walked live, 128 links cost about
-# 3 ms; a hub's stored members cost storage and ingestion time for every copy near it.
+# An object with this many links in its scope is a hub: below it the live walk is cheap, and
+# a hub's stored members cost storage and ingestion time for every copy near it.
 DEFAULT_HUB_LINKS = 128
 
 # The objects related to X = ($2 type, $3 id) in scope $1 (the `related` CTE: t, id),
@@ -237,10 +237,9 @@ ORDER BY 1, 2, 3
 # "l is a link from a relation", written so that PostgreSQL does not match it to the partial
 # index of relation ends (graph_links_relation_ends): during a large first ingestion that
 # index's statistics say it is nearly empty, and PostgreSQL then scans all of it for every
-# row instead of looking the row's end up (measured: 8.8 s instead of 0.9 s for a result of
-# 5,000 objects). The full link indexes serve these lookups by their key. For the same reason
-# the links from a relation are looked up by a relation type carried in the row (rt), not by
-# the constant.
+# row instead of looking the row's end up. The full link indexes serve these lookups by their
+# key. For the same reason the links from a relation are looked up by a relation type carried
+# in the row (rt), not by the constant.
 _RELATION_LINK = "(l.from_type = 'relation') IS TRUE"
 
 _IS_HUB = """EXISTS (SELECT 1 FROM context_hubs h

@@ -34,9 +34,8 @@ MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 # Python collects its youngest generation every 700 net allocations — every request or two
 # here — and its older generations walk every long-lived object of the process. A serving
 # process keeps what start-up made for its whole life (modules, protobuf descriptors, pools),
-# so start-up's objects are frozen out of collection and the generations run less often.
-# Measured on story-graph reads at one million objects: Search p99 25.9 → 17.6 ms, GetContext
-# timeline p99 21.3 → 16.7 ms, the same p50s.
+# so start-up's objects are frozen out of collection and the generations run less often
+# (the gain on story-graph p99 is in docs/performance-history.md).
 SERVING_GC_THRESHOLDS = (50_000, 50, 1_000)
 
 
