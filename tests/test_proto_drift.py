@@ -4,8 +4,9 @@ the maps, a map naming a value the enum lacks, or an inverse that is not one, fa
 Each map is checked against its enum's descriptor: every value but the unset (zero) one is
 mapped unless the table says why not, each side names only values that exist, the names are
 the ones the enum's value names spell, and the domain values it maps to are all reachable.
-The second half proves each check can fail, against enums edited in a private descriptor pool.
-No database.
+The gateway's enum names, defaults and limits are tied to graph_service's, and the error
+reasons the services send to ErrorReason. The middle part proves each map check can fail,
+against enums edited in a private descriptor pool. No database.
 """
 
 from __future__ import annotations
@@ -15,17 +16,20 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+import grpc
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import EnumDescriptor
 
-from gateway import protoschema, tools
+from gateway import protoschema, tools, translate
 from graph_service import convert as graph_convert
 from graph_service import cursors as graph_cursors
+from graph_service import errors as graph_errors
 from mirrortree import scopes, validation, vocabulary
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tree_service import convert as tree_convert
 from tree_service import domain, graph_input
+from tree_service import errors as tree_errors
 
 
 def lower(name: str) -> str:
@@ -534,3 +538,48 @@ def test_an_inverse_that_is_not_one_fails() -> None:
     assert len(inverse_problems(Inverse(pair.name, pair.from_proto, swapped))) == 4
     stale = Inverse(pair.name, pair.from_proto, pair.to_proto, one_way=("gone",))
     assert inverse_problems(stale) == [f"{pair.name}: one-way key 'gone' is not in the map"]
+
+
+# ---- error reasons ----------------------------------------------------------------------
+
+# Reasons the services send that ErrorReason (common.proto) does not list yet; the proto is
+# where they belong, and then they leave this table.
+UNLISTED_REASONS = {
+    "graph_service": {"internal", "source_unavailable", "search_budget_exceeded"},
+    "tree_service": {"internal", "failed_precondition", "contention"},
+}
+
+
+def proto_reasons() -> set[str]:
+    """ErrorReason's values as sent in ErrorInfo: lower case, without the _reason suffix that
+    keeps some names apart from the status codes'."""
+    values = common_pb2.ErrorReason.DESCRIPTOR.values
+    return {v.name.lower().removesuffix("_reason") for v in values if v.number != 0}
+
+
+def sent_reasons(base: type[Exception], also: tuple[str, ...] = ()) -> set[str]:
+    """The `reason` of an error class and of all its subclasses, plus `also`."""
+    classes: list[Any] = [base]
+    reasons = set(also)
+    while classes:
+        error = classes.pop()
+        reasons.add(str(error.reason))
+        classes += error.__subclasses__()
+    return reasons
+
+
+GRAPH_REASONS = sent_reasons(graph_errors.GraphError, ("as_of_unsupported",))
+TREE_REASONS = sent_reasons(tree_errors.TreeServiceError)
+
+
+def test_every_reason_the_services_send_is_an_error_reason_or_known_unlisted() -> None:
+    assert GRAPH_REASONS - proto_reasons() == UNLISTED_REASONS["graph_service"]
+    assert TREE_REASONS - proto_reasons() == UNLISTED_REASONS["tree_service"]
+
+
+def test_the_gateway_tells_a_model_what_to_do_after_every_story_graph_reason() -> None:
+    situational = {"scope_required", "scope_mismatch"}  # translate.scope_next_step
+    assert GRAPH_REASONS - situational <= set(translate.NEXT_STEP)
+    assert set(translate.NEXT_STEP) <= GRAPH_REASONS | {
+        code.name.lower() for code in grpc.StatusCode
+    }
