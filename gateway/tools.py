@@ -1,8 +1,11 @@
-"""The three Story Graph tools: names, descriptions and hand-written JSON Schemas.
+"""The three Story Graph tools: names, descriptions and JSON Schemas.
 
-The schemas mirror the gRPC request messages (graph.proto) field for field, with enums as
-lower-case names and int64 values as strings (the proto3 JSON mapping). `as_of` is not in any
-schema: reading the graph as of a past moment is not offered.
+Input schemas are derived from the gRPC request messages (graph.proto) by
+gateway.protoschema: the tables below hold, per field, only the limits, defaults and
+descriptions the proto cannot say. Enums are lower-case names; int64 values come out as
+strings (the proto3 JSON mapping). `as_of` is reserved in the proto and in no schema: reading
+the graph as of a past moment is not offered. Output schemas are written out here and kept to
+the response messages by a drift test.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ from typing import Any
 
 from mcp import types
 
-from mirrortree import vocabulary
+from gateway.protoschema import FieldDoc, doc, enum_names, request_schema
+from mirrortree.scopes import MAX_PROJECT_ID, MAX_PROJECTS
+from mirrortree.v1 import common_pb2, graph_pb2
+from mirrortree.validation import MAX_ID
 
 SERVER_NAME = "Story Graph"
 CAPABILITY_ID = "story-graph"
@@ -19,9 +25,24 @@ SEARCH = "story_graph_search"
 GET_CONTEXT = "story_graph_get_context"
 READ_SOURCE = "story_graph_read_source"
 
-OBJECT_TYPE_NAMES = list(vocabulary.OBJECT_TYPE_NAMES)
-# get_context also reads a confirmed preference (background, never a search hit).
-CONTEXT_OBJECT_TYPE_NAMES = [*OBJECT_TYPE_NAMES, "preference"]
+# graph_service's limits (graph_service/convert.py, cursors.py), offered up front so a model
+# learns them from the schema; tests/test_proto_drift.py keeps the two equal.
+MAX_QUERY = 500
+DEFAULT_PAGE = 10
+MAX_PAGE = 50
+DEFAULT_CONTENT_PAGE = 4_000
+MAX_CONTENT_PAGE = 8_000
+MAX_CURSOR_CHARS = 2048
+MAX_OFFSET = 2**53  # the largest integer every JSON reader holds exactly
+
+# Request fields no tool offers: the gateway authenticates by its binding, never by naming a
+# session, and sets no read-your-writes token (it makes no writes of its own).
+WITHHELD = ("options",)
+
+# Preferences are background that get_context reads, never searched as graph objects.
+NOT_SEARCHED = ("preference",)
+OBJECT_TYPE_NAMES = enum_names(common_pb2.ObjectType.DESCRIPTOR, NOT_SEARCHED)
+CONTEXT_OBJECT_TYPE_NAMES = enum_names(common_pb2.ObjectType.DESCRIPTOR)
 
 SCOPE_SCHEMA: dict[str, Any] = {
     "description": (
@@ -41,9 +62,9 @@ SCOPE_SCHEMA: dict[str, Any] = {
             "properties": {
                 "projects": {
                     "type": "array",
-                    "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "items": {"type": "string", "minLength": 1, "maxLength": MAX_PROJECT_ID},
                     "minItems": 1,
-                    "maxItems": 50,
+                    "maxItems": MAX_PROJECTS,
                 }
             },
             "required": ["projects"],
@@ -51,146 +72,124 @@ SCOPE_SCHEMA: dict[str, Any] = {
         },
     ],
 }
+# Scope is a oneof offered as one branch per member, its ProjectSet as the list of ids.
+SCOPE = doc(shape=SCOPE_SCHEMA)
 
-TIME_RANGE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": (
+TIME_RANGE = doc(
+    fields={"from": doc(format="date-time"), "to": doc(format="date-time")},
+    description=(
         "Closed interval [from, to]; ISO 8601 with a zone (e.g. 2026-10-01T00:00:00+08:00). "
         "Interval events match when they intersect it; an event dated with a coarse precision "
         "(a day, a month) may lie anywhere in that period and matches a range that meets it. "
         "Objects whose time is unknown never match and are counted in "
         "coverage.unknown_time_excluded."
     ),
-    "properties": {
-        "from": {"type": "string", "format": "date-time"},
-        "to": {"type": "string", "format": "date-time"},
-    },
-    "additionalProperties": False,
-}
+)
 
-TIME_BASIS_SCHEMA: dict[str, Any] = {
-    "type": "string",
-    "enum": ["event_time", "review_generated_at", "recorded_at"],
-    "default": "event_time",
-    "description": (
+TIME_BASIS = doc(
+    default="event_time",
+    description=(
         "Which time the range applies to: when it happened (event_time), when the review that "
         "described it ran, or when it was written to the system."
     ),
+)
+
+PAGE_SIZE = doc(minimum=1, maximum=MAX_PAGE, default=DEFAULT_PAGE)
+
+SEARCH_FIELDS: dict[str, FieldDoc] = {
+    "query": doc(
+        minLength=1,
+        maxLength=MAX_QUERY,
+        description="Text to find: case-insensitive, contiguous substring.",
+    ),
+    "scope": SCOPE,
+    "object_types": doc(
+        not_offered=NOT_SEARCHED,
+        uniqueItems=True,
+        description="Limit to these object types; omit for all.",
+    ),
+    "time_range": TIME_RANGE,
+    "time_basis": TIME_BASIS,
+    "page_size": PAGE_SIZE,
+    "cursor": doc(
+        maxLength=MAX_CURSOR_CHARS,
+        description="page.next_cursor of the previous page; keeps its scope and filters.",
+    ),
 }
 
-SEARCH_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 500,
-            "description": "Text to find: case-insensitive, contiguous substring.",
-        },
-        "scope": SCOPE_SCHEMA,
-        "object_types": {
-            "type": "array",
-            "items": {"type": "string", "enum": OBJECT_TYPE_NAMES},
-            "uniqueItems": True,
-            "description": "Limit to these object types; omit for all.",
-        },
-        "time_range": TIME_RANGE_SCHEMA,
-        "time_basis": TIME_BASIS_SCHEMA,
-        "page_size": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-        "cursor": {
-            "type": "string",
-            "maxLength": 2048,
-            "description": "page.next_cursor of the previous page; keeps its scope and filters.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
+GET_CONTEXT_FIELDS: dict[str, FieldDoc] = {
+    "object_ref": doc(
+        fields={"type": doc(), "id": doc(minLength=1, maxLength=MAX_ID)},
+        required=("type", "id"),
+        description="A hit's ref from story_graph_search (type and stable id).",
+    ),
+    "scope": SCOPE,
+    "mode": doc(
+        default="current",
+        description=(
+            "current: the present understanding (validity only from evidenced replaces/"
+            "contradicts relations), decisions, evidence, preferences as background; "
+            "timeline: dated evidence in event-time order plus undated evidence apart "
+            "(it may include events recorded late; it is not what was known then)."
+        ),
+    ),
+    "time_range": TIME_RANGE,
+    "time_basis": TIME_BASIS,
+    "page_size": PAGE_SIZE,
+    "cursor": doc(
+        maxLength=MAX_CURSOR_CHARS,
+        description=(
+            "A collection's page.next_cursor or an item's content.next_cursor: the answer "
+            "then holds only that collection page or that item's next fragment."
+        ),
+    ),
+    "content_page_size": doc(
+        minimum=1,
+        maximum=MAX_CONTENT_PAGE,
+        default=DEFAULT_CONTENT_PAGE,
+        description=(
+            "Code points per content fragment; fragments of one item joined in order of "
+            "start are its JSON document."
+        ),
+    ),
+    "result_id": doc(
+        minLength=1,
+        maxLength=MAX_ID,
+        description="Read only the copy one stored review result recorded (a version).",
+    ),
 }
 
-GET_CONTEXT_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "object_ref": {
-            "type": "object",
-            "properties": {
-                "type": {"type": "string", "enum": CONTEXT_OBJECT_TYPE_NAMES},
-                "id": {"type": "string", "minLength": 1, "maxLength": 200},
-            },
-            "required": ["type", "id"],
-            "additionalProperties": False,
-            "description": "A hit's ref from story_graph_search (type and stable id).",
-        },
-        "scope": SCOPE_SCHEMA,
-        "mode": {
-            "type": "string",
-            "enum": ["current", "timeline"],
-            "default": "current",
-            "description": (
-                "current: the present understanding (validity only from evidenced replaces/"
-                "contradicts relations), decisions, evidence, preferences as background; "
-                "timeline: dated evidence in event-time order plus undated evidence apart "
-                "(it may include events recorded late; it is not what was known then)."
-            ),
-        },
-        "time_range": TIME_RANGE_SCHEMA,
-        "time_basis": TIME_BASIS_SCHEMA,
-        "page_size": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-        "cursor": {
-            "type": "string",
-            "maxLength": 2048,
-            "description": (
-                "A collection's page.next_cursor or an item's content.next_cursor: the answer "
-                "then holds only that collection page or that item's next fragment."
-            ),
-        },
-        "content_page_size": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 8000,
-            "default": 4000,
-            "description": (
-                "Code points per content fragment; fragments of one item joined in order of "
-                "start are its JSON document."
-            ),
-        },
-        "result_id": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 200,
-            "description": "Read only the copy one stored review result recorded (a version).",
-        },
-    },
-    "required": ["object_ref"],
-    "additionalProperties": False,
+READ_SOURCE_FIELDS: dict[str, FieldDoc] = {
+    "source_reference_id": doc(minLength=1, maxLength=MAX_ID),
+    "scope": SCOPE,
+    "read_kind": doc(
+        default="snapshot",
+        description=(
+            "snapshot: the fragment saved as evidence; version: a named source_version; "
+            "current: the source as it is now."
+        ),
+    ),
+    "source_version": doc(maxLength=MAX_ID),
+    "offset": doc(minimum=0, maximum=MAX_OFFSET, description="Zero-based code point."),
+    "page_size": doc(minimum=1, maximum=MAX_CONTENT_PAGE, default=DEFAULT_CONTENT_PAGE),
+    "cursor": doc(maxLength=MAX_CURSOR_CHARS),
 }
 
-READ_SOURCE_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "source_reference_id": {"type": "string", "minLength": 1, "maxLength": 200},
-        "scope": SCOPE_SCHEMA,
-        "read_kind": {
-            "type": "string",
-            "enum": ["snapshot", "version", "current"],
-            "default": "snapshot",
-            "description": (
-                "snapshot: the fragment saved as evidence; version: a named source_version; "
-                "current: the source as it is now."
-            ),
-        },
-        "source_version": {"type": "string", "maxLength": 200},
-        "offset": {
-            "type": "integer",
-            "minimum": 0,
-            "maximum": 2**53,
-            "description": "Zero-based code point.",
-        },
-        "page_size": {"type": "integer", "minimum": 1, "maximum": 8000, "default": 4000},
-        "cursor": {"type": "string", "maxLength": 2048},
-    },
-    "required": ["source_reference_id"],
-    "additionalProperties": False,
-}
+SEARCH_INPUT = request_schema(
+    graph_pb2.SearchRequest, SEARCH_FIELDS, required=("query",), withheld=WITHHELD
+)
+GET_CONTEXT_INPUT = request_schema(
+    graph_pb2.GetContextRequest,
+    GET_CONTEXT_FIELDS,
+    required=("object_ref",),
+    withheld=WITHHELD,
+)
+READ_SOURCE_INPUT = request_schema(
+    graph_pb2.ReadSourceRequest,
+    READ_SOURCE_FIELDS,
+    required=("source_reference_id",),
+    withheld=WITHHELD,
+)
 
 _COUNT: dict[str, Any] = {
     "type": "object",

@@ -19,18 +19,12 @@ from google.protobuf.message import Message
 from jsonschema import Draft202012Validator
 
 from gateway import tools
+from gateway.protoschema import proto_enum_name, tool_enum_name
 from mirrortree.protoscope import global_scope, project_scope, time_range
 from mirrortree.rpcstatus import RpcFailure
 from mirrortree.v1 import common_pb2, graph_pb2
 
 _VALIDATORS = {tool.name: Draft202012Validator(tool.input_schema) for tool in tools.TOOLS}
-
-# Enum values whose name in the tools differs from the proto's, both ways, so that what an
-# answer lists (available_read_kinds) is what a call accepts (read_kind).
-_TOOL_ENUM_NAMES = {("mirrortree.v1.ReadKind", "CURRENT_CONTENT"): "current"}
-_PROTO_ENUM_NAMES = {
-    (enum, tool_name): proto_name for (enum, proto_name), tool_name in _TOOL_ENUM_NAMES.items()
-}
 
 # What the model should do next, by machine code. Codes not listed fall back to the sentence
 # graph_service sent, which is always written for a reader.
@@ -209,7 +203,7 @@ def _time_range(value: dict[str, Any] | None) -> common_pb2.TimeRange:
 
 def _enum(enum: Any, name: str) -> Any:
     """The enum value for a tool's name of it (the schema has already checked it exists)."""
-    return enum.Value(_PROTO_ENUM_NAMES.get((enum.DESCRIPTOR.full_name, name), name.upper()))
+    return enum.Value(proto_enum_name(enum.DESCRIPTOR.full_name, name))
 
 
 def search_request(arguments: dict[str, Any]) -> graph_pb2.SearchRequest:
@@ -305,7 +299,7 @@ def _enum_name(enum: str, value: str | int) -> str:
     a number; it becomes "unknown(<n>)"."""
     if not isinstance(value, str):
         return f"unknown({value})"
-    return _TOOL_ENUM_NAMES.get((enum, value), value.lower())
+    return tool_enum_name(enum, value)
 
 
 def scope_argument(scope: common_pb2.Scope) -> str:
