@@ -542,14 +542,6 @@ def test_an_inverse_that_is_not_one_fails() -> None:
 
 # ---- error reasons ----------------------------------------------------------------------
 
-# Reasons the services send that ErrorReason (common.proto) does not list yet; the proto is
-# where they belong, and then they leave this table.
-UNLISTED_REASONS = {
-    "graph_service": {"internal", "source_unavailable", "search_budget_exceeded"},
-    "tree_service": {"internal", "failed_precondition", "contention"},
-}
-
-
 def proto_reasons() -> set[str]:
     """ErrorReason's values as sent in ErrorInfo: lower case, without the _reason suffix that
     keeps some names apart from the status codes'."""
@@ -572,9 +564,9 @@ GRAPH_REASONS = sent_reasons(graph_errors.GraphError, ("as_of_unsupported",))
 TREE_REASONS = sent_reasons(tree_errors.TreeServiceError)
 
 
-def test_every_reason_the_services_send_is_an_error_reason_or_known_unlisted() -> None:
-    assert GRAPH_REASONS - proto_reasons() == UNLISTED_REASONS["graph_service"]
-    assert TREE_REASONS - proto_reasons() == UNLISTED_REASONS["tree_service"]
+def test_every_reason_the_services_send_is_an_error_reason() -> None:
+    assert GRAPH_REASONS - proto_reasons() == set()
+    assert TREE_REASONS - proto_reasons() == set()
 
 
 def test_the_gateway_tells_a_model_what_to_do_after_every_story_graph_reason() -> None:

@@ -26,6 +26,11 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     UNAUTHENTICATED_REASON: _ClassVar[ErrorReason]
     NOT_IMPLEMENTED: _ClassVar[ErrorReason]
     REPLICA_UNAVAILABLE: _ClassVar[ErrorReason]
+    SOURCE_UNAVAILABLE: _ClassVar[ErrorReason]
+    SEARCH_BUDGET_EXCEEDED: _ClassVar[ErrorReason]
+    FAILED_PRECONDITION_REASON: _ClassVar[ErrorReason]
+    CONTENTION: _ClassVar[ErrorReason]
+    INTERNAL_REASON: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -89,6 +94,11 @@ DISABLED: ErrorReason
 UNAUTHENTICATED_REASON: ErrorReason
 NOT_IMPLEMENTED: ErrorReason
 REPLICA_UNAVAILABLE: ErrorReason
+SOURCE_UNAVAILABLE: ErrorReason
+SEARCH_BUDGET_EXCEEDED: ErrorReason
+FAILED_PRECONDITION_REASON: ErrorReason
+CONTENTION: ErrorReason
+INTERNAL_REASON: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType
