@@ -542,6 +542,7 @@ def test_an_inverse_that_is_not_one_fails() -> None:
 
 # ---- error reasons ----------------------------------------------------------------------
 
+
 def proto_reasons() -> set[str]:
     """ErrorReason's values as sent in ErrorInfo: lower case, without the _reason suffix that
     keeps some names apart from the status codes'."""
