@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 from graph_service import context as context_reads
-from graph_service import queries
+from graph_service.queries import context as queries
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique

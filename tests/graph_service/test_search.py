@@ -9,7 +9,9 @@ import grpc
 import pytest
 
 from graph_service import app as graph_app
-from graph_service import queries, search, store
+from graph_service import search, store
+from graph_service.queries import scope_state
+from graph_service.queries import search as queries
 from graph_service.replicas import PrimaryNotAllowed
 from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
 from mirrortree.protoscope import global_scope, time_range
@@ -779,7 +781,7 @@ async def test_coverage_reports_the_gaps_of_every_result_not_only_the_newest(tre
         project,
         review_generated_at="2026-09-01T00:00:00Z",
         coverage_gaps=["the September export was never read"]
-        + [f"minor gap {i}" for i in range(queries.GAPS_LISTED)],
+        + [f"minor gap {i}" for i in range(scope_state.GAPS_LISTED)],
         excluded_source_types=["email"],
         events=[tree_pb2.EventInput(id="ev-old", kind=tree_pb2.DISCUSSION, title="Lambda old")],
     )
@@ -800,7 +802,7 @@ async def test_coverage_reports_the_gaps_of_every_result_not_only_the_newest(tre
     assert (len(coverage.processed), coverage.results_not_listed) == (20, 2)
     assert list(coverage.excluded_source_types) == ["email"]
     assert any(g.endswith(": the September export was never read") for g in coverage.gaps)
-    assert len(coverage.gaps) == queries.GAPS_LISTED + 1
+    assert len(coverage.gaps) == scope_state.GAPS_LISTED + 1
     assert coverage.gaps[-1].startswith("older results report more gaps")
 
 
