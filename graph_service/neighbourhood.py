@@ -307,8 +307,8 @@ def citation_order(stored: Stored) -> tuple[str, str]:
 
 class StoredNeighbourhood:
     """A hub's neighbourhood, paged in SQL over its stored members (context_members,
-    mirrortree.neighbourhoods) instead of read whole: a hub has about 1,600 copies around it,
-    and receiving and ordering them all cost a first read more than the rest of it together.
+    mirrortree.neighbourhoods) instead of read whole, because receiving and ordering all of a
+    hub's copies cost a first read more than the rest of it together.
     Each method answers exactly what Neighbourhood's answers for the same copies: the same
     evidence order (text by code point: COLLATE "C"), filters, keysets and counts —
     tests/tree_service/test_context_hubs.py reads every collection both ways."""

@@ -42,30 +42,27 @@ class Thresholds:
     """Where each way of reading a search page wins (each class below names the fields it
     uses; docs/performance.md has the measurements that set them)."""
 
-    # Walk, RangeWalk: a tier's first walk reads first_walk copies (in the time range, when
-    # one is given): a page for a term in every other copy. With no match among them, one more
-    # walk of no_match_walk; with none among those either, matches are rarer than about 1 in
-    # 100. With some matches, the next walk is sized from their density (times walk_margin).
-    # A walk that would read more than longest_walk copies costs more than letting the trigram
-    # indexes find the rest. At most max_walks walks a tier.
+    # A tier's first walk: a page for a term in every other copy.
     first_walk: int = 64
+    # The walk after one that met no match; none in it either means rarer than 1 in 100.
     no_match_walk: int = 256
+    # Past this many copies a walk costs more than the trigram indexes.
     longest_walk: int = 2_048
+    # A walk sized from the density seen so far reads this much more, to fill the page.
     walk_margin: float = 1.5
     max_walks: int = 3
-    # RangeWalk: within a time range a walk also stops after reading this many index entries,
-    # in range or not: first_range_walk for a tier's first walk — enough to see whether the
-    # range is small — longest_range_walk for the others.
+    # Entries a walk within a time range reads at most: its first, enough to see whether the
+    # range is small, and the others.
     first_range_walk: int = 1_024
     longest_range_walk: int = 4_096
-    # RangeRead: the range holds at most this many of the scope's copies, as the walks saw it.
+    # RangeRead wins when the range holds at most this many copies, as the walks saw it.
     range_scan_copies: int = 8_192
-    # RangeMatchRead: the range holds at most this many matches, as the walks saw it.
+    # RangeMatchRead wins when the range holds at most this many matches, as the walks saw it.
     range_text_scan_matches: int = 2_048
-    # RangeDayMatchRead: a closed range touching at most this many days (UTC).
+    # RangeDayMatchRead wins within a closed range touching at most this many days (UTC).
     range_day_scan_days: int = 64
-    # Counts: a term is not counted when the density a walk saw, over the scope's copies,
-    # comes to more than this many times COUNT_CAP matches.
+    # A term whose density, over the scope's copies, comes to more than this many times
+    # COUNT_CAP is not counted: the count would run out of its budget only to say unknown.
     uncountable_margin: int = 2
 
 

@@ -2,11 +2,10 @@
 -- relations touching the objects ('touch').
 
 WITH page AS (
-    SELECT 
-o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
-o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
-o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
-,
+    SELECT o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title,
+           o.body, o.kind, o.object_revision, o.confirmation_state, o.event_time_start,
+           o.event_time_end, o.event_time_precision, o.event_time_basis,
+           o.review_generated_at, o.recorded_at, o.details,
            CASE WHEN k.sources_shown THEN o.cited_ids ELSE '{}' END AS cited_ids
     FROM unnest($1::text[], $2::text[], $3::text[], $7::boolean[])
          AS k (result_id, object_type, object_id, sources_shown)
@@ -18,23 +17,25 @@ o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at
 )
 SELECT 'copy' AS part, p.*, NULL AS link, NULL AS touched_type, NULL AS touched_id FROM page p
 UNION ALL
-SELECT 'cited', 
-o.result_id, o.object_type, o.object_id, NULL::smallint AS type_rank, NULL::text AS scope_key,
-NULL::text AS title, NULL::text AS body, NULL::text AS kind, NULL::text AS object_revision,
-NULL::text AS confirmation_state, NULL::timestamptz AS event_time_start,
-NULL::timestamptz AS event_time_end, NULL::text AS event_time_precision,
-NULL::text AS event_time_basis, NULL::timestamptz AS review_generated_at,
-NULL::timestamptz AS recorded_at, o.details, NULL::text[] AS cited_ids, NULL AS link, NULL AS touched_type, NULL AS touched_id
+SELECT 'cited',
+       o.result_id, o.object_type, o.object_id, NULL::smallint AS type_rank,
+       NULL::text AS scope_key, NULL::text AS title, NULL::text AS body, NULL::text AS kind,
+       NULL::text AS object_revision, NULL::text AS confirmation_state,
+       NULL::timestamptz AS event_time_start, NULL::timestamptz AS event_time_end,
+       NULL::text AS event_time_precision, NULL::text AS event_time_basis,
+       NULL::timestamptz AS review_generated_at, NULL::timestamptz AS recorded_at, o.details,
+       NULL::text[] AS cited_ids,
+       NULL AS link, NULL AS touched_type, NULL AS touched_id
 FROM cited c
 JOIN graph_objects o
   ON o.result_id = c.result_id AND o.object_type = 'source_reference' AND o.object_id = c.id
 UNION ALL
-SELECT 'touch' AS part, 
-o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
-o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
-o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
-, o.cited_ids,
-       l.link, l.to_type AS touched_type, l.to_id AS touched_id
+SELECT 'touch' AS part,
+       o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title,
+       o.body, o.kind, o.object_revision, o.confirmation_state, o.event_time_start,
+       o.event_time_end, o.event_time_precision, o.event_time_basis,
+       o.review_generated_at, o.recorded_at, o.details,
+       o.cited_ids, l.link, l.to_type AS touched_type, l.to_id AS touched_id
 FROM unnest($5::text[], $6::text[]) AS x (t, id)
 JOIN graph_links l ON l.scope_key = $4 AND l.to_type = x.t AND l.to_id = x.id
 JOIN graph_objects o

@@ -15,7 +15,16 @@ FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
                    ORDER BY t) AS scope_excluded_source_types
       FROM review_results WHERE scope_key = $1) s,
 LATERAL (
-    SELECT array_agg(x.result_id ORDER BY x.review_generated_at DESC, x.result_id) AS covered_result_id, array_agg(x.phase ORDER BY x.review_generated_at DESC, x.result_id) AS covered_phase, array_agg(x.covered_from ORDER BY x.review_generated_at DESC, x.result_id) AS covered_covered_from, array_agg(x.covered_to ORDER BY x.review_generated_at DESC, x.result_id) AS covered_covered_to, array_agg(x.review_generated_at ORDER BY x.review_generated_at DESC, x.result_id) AS covered_review_generated_at
+    SELECT array_agg(x.result_id ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_result_id,
+           array_agg(x.phase ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_phase,
+           array_agg(x.covered_from ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_covered_from,
+           array_agg(x.covered_to ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_covered_to,
+           array_agg(x.review_generated_at ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_review_generated_at
     FROM (SELECT result_id, phase, covered_from, covered_to, review_generated_at
           FROM review_results
           WHERE scope_key = $1

@@ -3,28 +3,28 @@
 
 WITH walked AS MATERIALIZED (
     SELECT e.* FROM (
-        SELECT o.result_id, o.object_type, o.object_id, o.type_rank, coalesce(
-    (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
-     OR (CASE $6::text
-          WHEN 'event_time' THEN
-              o.event_time_start IS NOT NULL
-              AND ($5::timestamptz IS NULL OR o.event_time_start <= $5)
-              AND ($4::timestamptz IS NULL
-                   OR coalesce(o.event_time_end, o.event_time_start) >= $4
-                   OR event_time_until(o.event_time_start, o.event_time_end, o.event_time_precision) >= $4)
-          WHEN 'review_generated_at' THEN
-              ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
-              AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
-          ELSE
-              ($4::timestamptz IS NULL OR o.recorded_at >= $4)
-              AND ($5::timestamptz IS NULL OR o.recorded_at <= $5)
-        END))
-, false) AS in_range,
+        SELECT o.result_id, o.object_type, o.object_id, o.type_rank,
+               coalesce((($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
+                         OR (CASE $6::text
+                               WHEN 'event_time' THEN
+                                   o.event_time_start IS NOT NULL
+                                   AND ($5::timestamptz IS NULL OR o.event_time_start <= $5)
+                                   AND ($4::timestamptz IS NULL
+                                        OR coalesce(o.event_time_end, o.event_time_start) >= $4
+                                        OR event_time_until(o.event_time_start, o.event_time_end,
+                                                            o.event_time_precision) >= $4)
+                               WHEN 'review_generated_at' THEN
+                                   ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
+                                   AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
+                               ELSE
+                                   ($4::timestamptz IS NULL OR o.recorded_at >= $4)
+                                   AND ($5::timestamptz IS NULL OR o.recorded_at <= $5)
+                             END)), false) AS in_range,
                row_number() OVER (ORDER BY o.type_rank, o.object_id, o.result_id) AS n
         FROM graph_objects o
         WHERE o.scope_key = $1 AND o.type_rank BETWEEN $12::smallint AND $13::smallint
           AND ($7::smallint IS NULL
-       OR (o.type_rank, o.object_id, o.result_id) > ($7::smallint, $8::text, $9::text))
+               OR (o.type_rank, o.object_id, o.result_id) > ($7::smallint, $8::text, $9::text))
           AND o.object_type = any($2::text[])
         ORDER BY o.type_rank, o.object_id, o.result_id
         LIMIT $14
@@ -50,16 +50,15 @@ WITH walked AS MATERIALIZED (
     ORDER BY w.n DESC
     LIMIT 1
 ), matched AS (
-    SELECT 
-o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
-o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
-o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
-
+    SELECT o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title,
+           o.body, o.kind, o.object_revision, o.confirmation_state, o.event_time_start,
+           o.event_time_end, o.event_time_precision, o.event_time_basis,
+           o.review_generated_at, o.recorded_at, o.details
     FROM (
         SELECT o.* FROM probed o
         WHERE CASE WHEN o.in_title AND o.in_body THEN 3
-                WHEN o.in_title OR o.object_type = 'summary' AND o.in_body THEN 2
-                WHEN o.in_body THEN 1 END = 2
+                   WHEN o.in_title OR o.object_type = 'summary' AND o.in_body THEN 2
+                   WHEN o.in_body THEN 1 END = 2
         ORDER BY o.type_rank, o.object_id, o.result_id
         LIMIT $10
     ) w

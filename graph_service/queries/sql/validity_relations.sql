@@ -1,12 +1,12 @@
 -- The evidenced replaces/contradicts relations touching each object ($2 types, $3 ids) in scope
 -- $1.
 
-SELECT 'touch' AS part, 
-o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title, o.body, o.kind,
-o.object_revision, o.confirmation_state, o.event_time_start, o.event_time_end,
-o.event_time_precision, o.event_time_basis, o.review_generated_at, o.recorded_at, o.details
-, o.cited_ids,
-       l.link, l.to_type AS touched_type, l.to_id AS touched_id
+SELECT 'touch' AS part,
+       o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title,
+       o.body, o.kind, o.object_revision, o.confirmation_state, o.event_time_start,
+       o.event_time_end, o.event_time_precision, o.event_time_basis,
+       o.review_generated_at, o.recorded_at, o.details,
+       o.cited_ids, l.link, l.to_type AS touched_type, l.to_id AS touched_id
 FROM unnest($2::text[], $3::text[]) AS x (t, id)
 JOIN graph_links l ON l.scope_key = $1 AND l.to_type = x.t AND l.to_id = x.id
 JOIN graph_objects o
