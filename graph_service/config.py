@@ -25,7 +25,7 @@ class Settings:
     # The primary, read-only, for the switches that gate the tools (see graph_service.gate);
     # empty = read them from the replicas (a switch then applies once replicated).
     gate_dsn: str = ""
-    # Copies of context-read neighbourhoods held in memory (graph_service.context.
+    # Copies of context-read neighbourhoods held in memory (graph_service.neighbourhood.
     # NeighbourhoodCache); 0 holds none.
     context_cache_copies: int = 100_000
 

@@ -10,7 +10,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from graph_service.errors import InvalidInput
-from graph_service.queries import GAPS_LISTED
+from graph_service.queries.scope_state import GAPS_LISTED
 from graph_service.views import (
     COUNT_BUDGET_MS,
     COUNT_CAP,

@@ -18,8 +18,8 @@ from typing import Any
 
 import asyncpg
 
-from graph_service import queries
 from graph_service.errors import Disabled
+from graph_service.queries.access import GATE_SWITCHES
 from graph_service.replicas import keep_session
 from graph_service.views import Caller
 from mirrortree.switches import switches_off
@@ -72,7 +72,7 @@ class Gate:
                 session = None
 
         async def query(conn: asyncpg.Connection) -> asyncpg.Record | None:
-            row: asyncpg.Record | None = await conn.fetchrow(queries.GATE_SWITCHES, session)
+            row: asyncpg.Record | None = await conn.fetchrow(GATE_SWITCHES, session)
             return row
 
         return disabled_reason(await self._read(query), caller)

@@ -8,7 +8,7 @@ from typing import Any
 
 import asyncpg
 
-from graph_service import queries
+from graph_service.queries.sources import SOURCES_AND_TOUCHES, VALIDITY_RELATIONS
 from graph_service.views import RelationTouch, SearchRow, SourceView
 
 
@@ -25,7 +25,7 @@ async def sources_and_touches(
         wanted.extend((row["result_id"], s) for s in details.get("source_reference_ids", []))
     refs = sorted({(r["object_type"], r["object_id"]) for r in rows})
     found = await conn.fetch(
-        queries.SOURCES_AND_TOUCHES,
+        SOURCES_AND_TOUCHES,
         [w[0] for w in wanted],
         [w[1] for w in wanted],
         scope_key,
@@ -83,13 +83,13 @@ async def relation_touches(
         return {}
     ordered = sorted(refs)
     rows = await conn.fetch(
-        queries.VALIDITY_RELATIONS, scope_key, [r[0] for r in ordered], [r[1] for r in ordered]
+        VALIDITY_RELATIONS, scope_key, [r[0] for r in ordered], [r[1] for r in ordered]
     )
     return touches_by_ref(rows)
 
 
 def touches_by_ref(rows: Iterable[asyncpg.Record]) -> dict[tuple[str, str], list[RelationTouch]]:
-    """Touch rows (queries._validity_relations) by the object touched, each with the other
+    """Touch rows (queries/sql/validity_relations.sql) by the object touched, each with the other
     end of its relation and the relation's own times, by relation id and result id."""
     found: dict[tuple[str, str], list[RelationTouch]] = {}
     for row in sorted(rows, key=lambda r: (r["object_id"], r["result_id"])):

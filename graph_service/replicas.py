@@ -19,8 +19,8 @@ from typing import TypeVar
 
 import asyncpg
 
-from graph_service import queries
 from graph_service.errors import ConsistencyTimeout, ReplicaUnavailable
+from graph_service.queries import replica as queries
 from mirrortree.lsn import parse_lsn
 
 log = logging.getLogger("graph_service.replicas")
@@ -102,12 +102,12 @@ class ReplicaRouter:
             reset=keep_session,
             # Keep every statement prepared, however long: asyncpg's default leaves out those
             # over 15 KiB, which are then parsed, described and planned again on every call (a
-            # hub's one statement for all its pages is 17 KiB).
+            # hub's one statement for all its pages is longer).
             max_cacheable_statement_size=64 * 1024,
             server_settings={
                 # Plan every call with its values instead of a generic plan cached after five
                 # executions, unless a read asks for generic plans in its own transaction
-                # (queries.BEGIN_READ_WITH_GENERIC_PLANS: context reads and searches, whose
+                # (queries.replica.BEGIN_READ_WITH_GENERIC_PLANS: context reads and searches, whose
                 # statements are written so that one plan serves every value — but a search's
                 # trigram scans within a time range, which ask for this mode back).
                 "plan_cache_mode": "force_custom_plan",
@@ -185,7 +185,7 @@ class ReplicaRouter:
     ) -> T:
         """Run `read` on the best replica, failing over on connection errors.
 
-        With `begin` (queries.BEGIN_READ*), `read` runs inside the transaction that statement
+        With `begin` (replica.BEGIN_READ*), `read` runs inside the transaction that statement
         opens, so all its statements share one snapshot. (A plain statement, not asyncpg's
         Connection.transaction(), so that transaction-local settings share its round trip.)
         A read that fails is rolled back before its error is raised. A read that succeeds

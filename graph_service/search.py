@@ -1,26 +1,23 @@
 """story_graph_search's reads: the hits of one page, tier by tier, and the counts.
 
-A tier is read by walking the index in result order (queries.SEARCH_WALKS, or
-SEARCH_WALKS_IN_TIME_RANGE with a time range) as long as what the walk finds says that is
-cheaper, and through the trigram indexes (SEARCH_SCANS) once it says the tier's matches are
-rare. Within a time range the walks may see that the range holds few copies: then the range's
-copies are read (RANGE_SCANS); or that, of the copies it holds, few match: then the range's
-matches are read (RANGE_TEXT_SCANS; by the days of their time when the range is short and
-closed: RANGE_DAY_TEXT_SCANS) — or within an event-time range, when the term looks rare in
-the whole scope, the scope's matches, if they are few (SCOPE_TEXT_SCANS). Each reads the
-rest of the page, every tier, and counts the range's matches in one statement. The choice
-is made from the walk, never from the planner's estimate of how common a term is: that
-estimate comes from a statistics sample and flips between plans that differ a hundredfold.
+A tier is read by walking the index in result order (Walk, or RangeWalk within a time range)
+as long as what the walk finds says that is cheaper, and through the trigram indexes
+(TrigramScan) once it says the tier's matches are rare. Within a time range the walks may see
+that the range holds few copies: then the range's copies are read (RangeRead); or that, of the
+copies it holds, few match: then the range's matches are read (RangeMatchRead; by the days of
+their time when the range is short and closed: RangeDayMatchRead). Each range read reads the
+rest of the page, every tier, and counts the range's matches in one statement. The choice is
+made from the walk, never from the planner's estimate of how common a term is: that estimate
+comes from a statistics sample and flips between plans that differ a hundredfold. Where each
+way wins is in Thresholds, with the measurements behind it in docs/performance.md.
 
 The counts of a first page are taken after its hits, in the same read transaction, unless
 what the read saw says they would be "unknown" anyway: a walk filled the page at a density of
 matches (at least) — or a read of the time range found a share of its copies matching — that,
 over the scope's copies, comes to well over COUNT_CAP. Counting such a term reads copy after
-copy for longer than COUNT_BUDGET_MS (measured at 1M objects: 80 ms for a term in 1 of 20
-copies) only to report "unknown", on the CPU the next read needs. The density only decides
-whether to count; a count is never estimated. (A read of the time range or its matches counts
-the matches as it goes: that total is always given; a read of the scope's matches also counts
-those without an event time.)
+copy for longer than COUNT_BUDGET_MS only to report "unknown", on the CPU the next read needs.
+The density only decides whether to count; a count is never estimated. (A read of the time
+range or its matches counts the matches as it goes: that total is always given.)
 """
 
 from __future__ import annotations
@@ -33,82 +30,48 @@ from typing import Any
 
 import asyncpg
 
-from graph_service import queries
 from graph_service.errors import SearchBudgetExceeded
+from graph_service.queries import replica
+from graph_service.queries import search as sql
 from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
 from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 
-# A tier's first walk reads FIRST_WALK copies (in the time range, when one is given): a page
-# for a term in every other copy. With no match among them, one more walk of NO_MATCH_WALK;
-# with none among those either, matches are rarer than about 1 in 100. With some matches, the
-# next walk is sized from their density (with a margin). A walk that would read more than
-# LONGEST_WALK copies costs more than letting the trigram indexes find the rest (measured at
-# 1M objects: a walk reads about 250 copies per millisecond without a time range; the indexes
-# answer a term in 1 of 100 copies in about 12 ms).
-FIRST_WALK = 64
-NO_MATCH_WALK = 256
-LONGEST_WALK = 2_048
-WALK_MARGIN = 1.5
-MAX_WALKS = 3
-# Within a time range a walk also stops after reading this many index entries, in range or
-# not (queries.SEARCH_WALKS_IN_TIME_RANGE; at 1M objects an entry costs about 1 µs, a copy in
-# range 12 µs more): FIRST_RANGE_WALK for a tier's first walk — enough to see whether the range
-# is small — LONGEST_RANGE_WALK for the others.
-FIRST_RANGE_WALK = 1_024
-LONGEST_RANGE_WALK = 4_096
-# When the walks saw that the time range holds at most this many of the scope's copies, the
-# rest of the page — this tier's and every later tier's — and its count are read through the
-# range (queries.RANGE_SCANS) — unless a walk is about to fill the page. A few thousand
-# copies cost less than a trigram index scan of a term that may be in every copy, and less
-# than walking three tiers for a term that is rare in the range (measured at 1M objects: the
-# 1,918 copies of one day of event time, 7-9 ms for the page and its count, where the trigram
-# scan of "status" took 95 ms for the page alone; the 4,980 copies of one review result,
-# 15-20 ms, where the walks and scans of a rare term took 44 ms).
-RANGE_SCAN_COPIES = 8_192
-# Within a larger time range, when the walks' share of matches (in any tier) among the copies
-# in range, over the copies they saw the range to hold, comes to at most this many matches,
-# the rest of the page — every tier — and its count are read through the range's matches
-# (queries.RANGE_TEXT_SCANS) — unless a walk is about to fill the page. Walking such a range
-# costs more than its matches: a copy in one week of event time (13,415 copies at 1M objects)
-# costs about 85 µs to walk to, one of its matches about 3 µs to read once the trigram
-# indexes and the range's own have found it (their bitmaps: 1-16 ms for a term in 1 of 1,000
-# to 1 of 20 copies). Measured at 1M objects, one week of event time: a rare term 52 -> 16 ms,
-# a term in 1 of 20 copies 53 -> 25 ms; one week of review time (four results, 19,920
-# copies): 57 -> 13 ms and 94 -> 31 ms — where the walks, a trigram scan per tier and a count
-# (which ran out of time) came before.
-RANGE_TEXT_SCAN_MATCHES = 2_048
-# Before reading an event-time range's matches, the scope's are read instead — at most
-# SCOPE_TEXT_SCAN_MATCHES of them (queries.SCOPE_TEXT_SCANS) — when the walks' share of
-# matches in range, over the scope's copies, comes to at most that many, and their share
-# counted high (Walked.scope_matches: none met in 64 copies counts as 1 in 65) to at most
-# SCOPE_TEXT_SCAN_TRY. It is a guess: right, it replaces the range's index scan and the count
-# of matches without an event time (at 1M objects, a term in 1 of 1,000 copies within one
-# month: 9 + 3 ms -> 3.8 ms); wrong, it costs the term's trigram bitmaps and 2,049 matches
-# read (5 ms, and the bitmaps about 3 ms for a term in 1 of 100 copies) before the range's
-# matches are read. (Measured before the range's matches could be read by their days; read
-# so, that month's cost 1.4 ms, and with the count about as much as this read.)
-SCOPE_TEXT_SCAN_TRY = 16_384
-SCOPE_TEXT_SCAN_MATCHES = 2_048
-# A time range closed at both ends that touches at most this many days (UTC) has its matches
-# read by their days (queries.RANGE_DAY_TEXT_SCANS): the trigram indexes yield only the
-# term's entries filed under one of the range's days. Each day is one more entry for the
-# indexes to merge, so a long range costs more this way than through the range's own index.
-# Measured at 1M objects, this way against the other, event time: a term in 1 of 20 copies
-# within one week 2.9 against 14 ms, one month 12 against 26, two months 24 against 37, six
-# months 113 against 81; a term in 1 of 1,000 copies, 1.4 against 6.6 ms within one month
-# and 5.9 against 34 within six months. Review time, a term in 1 of 20 copies: one week 3.7
-# against 18 ms, two days 1.3 against 15.
-RANGE_DAY_SCAN_DAYS = 64
-DAY_S = 86_400  # a day's number: floor(seconds since the epoch / DAY_S), as in migration 0017
-# A term is not counted when the density a walk saw, over the scope's copies, comes to more
-# than this many times COUNT_CAP matches.
-UNCOUNTABLE_MARGIN = 2
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where each way of reading a search page wins (each class below names the fields it
+    uses; docs/performance.md has the measurements that set them)."""
+
+    # A tier's first walk: a page for a term in every other copy.
+    first_walk: int = 64
+    # The walk after one that met no match; none in it either means rarer than 1 in 100.
+    no_match_walk: int = 256
+    # Past this many copies a walk costs more than the trigram indexes.
+    longest_walk: int = 2_048
+    # A walk sized from the density seen so far reads this much more, to fill the page.
+    walk_margin: float = 1.5
+    max_walks: int = 3
+    # Entries a walk within a time range reads at most: its first, enough to see whether the
+    # range is small, and the others.
+    first_range_walk: int = 1_024
+    longest_range_walk: int = 4_096
+    # RangeRead wins when the range holds at most this many copies, as the walks saw it.
+    range_scan_copies: int = 8_192
+    # RangeMatchRead wins when the range holds at most this many matches, as the walks saw it.
+    range_text_scan_matches: int = 2_048
+    # RangeDayMatchRead wins within a closed range touching at most this many days (UTC).
+    range_day_scan_days: int = 64
+    # A term whose density, over the scope's copies, comes to more than this many times
+    # COUNT_CAP is not counted: the count would run out of its budget only to say unknown.
+    uncountable_margin: int = 2
+
+
+THRESHOLDS = Thresholds()
 # The index scans of one search page together stop after this long (asyncpg cancels the
-# statement, raising TimeoutError). A scan through the trigram index takes milliseconds (at
-# 1M objects: 3 ms for a rare term, ~100 ms for a deep body-only page of a medium one), but a
-# text the index cannot use — one or two characters — reads every copy in scope, tier after
-# tier: 4-5 s at 1M objects for a short text that matches nothing.
+# statement, raising TimeoutError): a text the trigram index cannot use — one or two
+# characters — reads every copy in scope, tier after tier.
 SCAN_BUDGET_S = 2.0
+DAY_S = 86_400  # a day's number: floor(seconds since the epoch / DAY_S), as in migration 0017
 
 Hit = tuple[int, asyncpg.Record]  # (relevance tier, row)
 
@@ -140,11 +103,6 @@ class Walked:
         """How many copies in the range match in any tier, as the walks saw it (high)."""
         return self.match_share() * self.range_copies(scope_copies)
 
-    def scope_matches(self, scope_copies: int) -> float:
-        """How many of the scope's copies match, if the term is as common in the scope as the
-        walks saw it in the range (high)."""
-        return self.match_share() * scope_copies
-
 
 @dataclass(frozen=True)
 class HitsRead:
@@ -155,14 +113,11 @@ class HitsRead:
     # (counted, or as the walks saw them) that matched. None otherwise.
     density: float | None
     # Whether the walks saw the time range to hold few enough copies to be read through it
-    # (RANGE_SCAN_COPIES). False without a time range.
+    # (RangeRead.wins). False without a time range.
     through_range: bool
     # Every match in the time range, counted when the range or its matches were read (None
     # otherwise).
     range_matches: int | None = None
-    # The matches without an event time, counted when the scope's matches were read (None
-    # otherwise).
-    unknown_time: int | None = None
 
 
 @dataclass(frozen=True)
@@ -178,15 +133,132 @@ def time_range_is_given(filters: tuple[Any, ...]) -> bool:
     return filters[3] is not None or filters[4] is not None
 
 
-def range_text_scan(filters: tuple[Any, ...]) -> str:
-    """The statement that reads the time range's matches: by their days when the range is
-    closed and touches at most RANGE_DAY_SCAN_DAYS days."""
-    start, end, basis = filters[3:6]
-    if basis in queries.RANGE_DAY_TEXT_SCANS and start is not None and end is not None:
+# ---- the ways to read a tier -----------------------------------------------------------------
+
+
+class Walk:
+    """A tier walked along the ordered index from the keyset, text matched as it goes
+    (SEARCH_WALKS). Wins while matches are dense: a common term fills a page within a few
+    hundred copies, whatever the size of the graph. Uses first_walk, no_match_walk,
+    longest_walk, walk_margin, max_walks."""
+
+    @staticmethod
+    def statement(score: int) -> str:
+        return sql.SEARCH_WALKS[score]
+
+    def bound(self, copies: int, ranks: tuple[int, int], entries: int) -> tuple[int, ...]:
+        """The statement's own parameters: copies to walk, the type ranks asked for."""
+        return (copies, *ranks)
+
+    def tier_ended(self, end: asyncpg.Record, copies: int, entries: int) -> bool:
+        """Whether the walk met fewer copies than it could: the tier has no more."""
+        return bool(end["in_range"] < copies)
+
+    def count(self, end: asyncpg.Record, walked: Walked) -> None:
+        walked.entries += end["walked"]
+        walked.in_range += end["in_range"]
+
+
+class RangeWalk(Walk):
+    """A tier walked along the ordered index within a time range (SEARCH_WALKS_IN_TIME_RANGE),
+    bounded by the copies in range it meets and by the entries it reads, so that a narrow range
+    cannot cost a walk the whole index; it counts the matches in range, from which the range
+    reads below are chosen. Wins where Walk wins, and is how a search learns the range's size.
+    Uses Walk's thresholds and first_range_walk, longest_range_walk."""
+
+    @staticmethod
+    def statement(score: int) -> str:
+        return sql.SEARCH_WALKS_IN_TIME_RANGE[score]
+
+    def bound(self, copies: int, ranks: tuple[int, int], entries: int) -> tuple[int, ...]:
+        return (copies, *ranks, entries)
+
+    def tier_ended(self, end: asyncpg.Record, copies: int, entries: int) -> bool:
+        return bool(end["in_range"] < copies and end["walked"] < entries)
+
+    def count(self, end: asyncpg.Record, walked: Walked) -> None:
+        super().count(end, walked)
+        walked.matches += end["matches_in_range"]
+
+
+class TrigramScan:
+    """A tier's rest found through the trigram (and event-time) indexes (SEARCH_SCANS). Wins
+    once the walks find the tier's matches rarer than about 1 in 100 (the next walk would read
+    more than longest_walk copies). Within a time range it is planned with its values, so that
+    PostgreSQL can AND the event-time index's bitmap with the trigram indexes'."""
+
+    @staticmethod
+    async def read(
+        conn: asyncpg.Connection,
+        score: int,
+        filters: tuple[Any, ...],
+        after: list[Any],
+        need: int,
+        *,
+        budget_s: float,
+    ) -> list[asyncpg.Record]:
+        return await _fetch(
+            conn, sql.SEARCH_SCANS[score], *filters, *after, need,
+            budget_s=budget_s, with_values=time_range_is_given(filters),
+        )  # fmt: skip
+
+
+class RangeRead:
+    """Every copy of a small time range, matched once, with the page of every remaining tier
+    and the range's count in one statement (RANGE_SCANS). Wins when the walks saw the range
+    hold at most range_scan_copies of the scope's copies: a few thousand copies cost less than
+    a trigram scan of a term that may be in every copy (PostgreSQL would AND its bitmap with
+    the range's), and less than walking three tiers for a term rare in the range."""
+
+    with_values = False
+
+    @staticmethod
+    def wins(walked: Walked, scope_copies: int, t: Thresholds) -> bool:
+        return walked.range_copies(scope_copies) <= t.range_scan_copies
+
+    @staticmethod
+    def statement(filters: tuple[Any, ...], t: Thresholds) -> str:
+        return sql.RANGE_SCANS[filters[5]]
+
+
+class RangeMatchRead:
+    """A larger time range's matches, through the trigram indexes ANDed with the range's own
+    index, with the page of every tier and their count in one statement (RANGE_TEXT_SCANS,
+    planned with its values). Wins when the walks' share of matches in range, over the copies
+    they saw the range to hold, comes to at most range_text_scan_matches: walking such a range
+    costs more than its matches, and one statement replaces a scan per tier and the count."""
+
+    with_values = True
+
+    @staticmethod
+    def wins(walked: Walked, scope_copies: int, t: Thresholds) -> bool:
+        return walked.range_matches(scope_copies) <= t.range_text_scan_matches
+
+    @staticmethod
+    def statement(filters: tuple[Any, ...], t: Thresholds) -> str:
+        if RangeDayMatchRead.applies(filters, t):
+            return RangeDayMatchRead.statement(filters)
+        return sql.RANGE_TEXT_SCANS[filters[5]]
+
+
+class RangeDayMatchRead:
+    """The range's matches found by the days of their time (RANGE_DAY_TEXT_SCANS): the
+    trigram indexes yield only the term's entries filed under the range's days. Wins over
+    RangeMatchRead's own statement within a range closed at both ends that touches at most
+    range_day_scan_days days (UTC): each day is one more entry for the indexes to merge, so a
+    longer range costs more this way than through the range's own index."""
+
+    @staticmethod
+    def applies(filters: tuple[Any, ...], t: Thresholds) -> bool:
+        start, end, basis = filters[3:6]
+        if basis not in sql.RANGE_DAY_TEXT_SCANS or start is None or end is None:
+            return False
         days = math.floor(end.timestamp() / DAY_S) - math.floor(start.timestamp() / DAY_S) + 1
-        if days <= RANGE_DAY_SCAN_DAYS:
-            return queries.RANGE_DAY_TEXT_SCANS[basis]
-    return queries.RANGE_TEXT_SCANS[basis]
+        return bool(days <= t.range_day_scan_days)
+
+    @staticmethod
+    def statement(filters: tuple[Any, ...]) -> str:
+        return sql.RANGE_DAY_TEXT_SCANS[filters[5]]
 
 
 async def read_hits(
@@ -203,28 +275,27 @@ async def read_hits(
     `filters` are the parameters $1..$6 of the search statements (scope, types, pattern, time
     range and basis); `scope_copies` the copies stored in the scope. Raises TimeoutError when
     the index scans run past SCAN_BUDGET_S."""
-    ranks = [OBJECT_TYPE_RANKS[t] for t in types]
+    t = THRESHOLDS
+    ranks = [OBJECT_TYPE_RANKS[name] for name in types]
     scans_until = time.monotonic() + SCAN_BUDGET_S
     rank_range = (min(ranks), max(ranks))
     in_time_range = time_range_is_given(filters)
+    walk = RangeWalk() if in_time_range else Walk()
     walked = Walked()
 
-    def through_range() -> bool:
-        return in_time_range and walked.range_copies(scope_copies) <= RANGE_SCAN_COPIES
-
-    def through_matches() -> bool:
-        return in_time_range and walked.range_matches(scope_copies) <= RANGE_TEXT_SCAN_MATCHES
+    def range_read() -> type[RangeRead] | type[RangeMatchRead] | None:
+        """The way to read the rest of the page from the time range, once the walks have seen
+        it to be small, or the term rare in it; None while walking on costs less."""
+        if not in_time_range:
+            return None
+        if RangeRead.wins(walked, scope_copies, t):
+            return RangeRead
+        if RangeMatchRead.wins(walked, scope_copies, t):
+            return RangeMatchRead
+        return None
 
     def range_is_readable() -> bool:
-        return through_range() or through_matches()
-
-    def through_scope_matches() -> bool:
-        seen = walked.matches / max(walked.in_range, 1) * scope_copies
-        return (
-            filters[5] in queries.SCOPE_TEXT_SCANS
-            and seen <= SCOPE_TEXT_SCAN_MATCHES
-            and walked.scope_matches(scope_copies) <= SCOPE_TEXT_SCAN_TRY
-        )
+        return range_read() is not None
 
     found: list[Hit] = []
     density: float | None = None
@@ -234,12 +305,10 @@ async def read_hits(
             continue
         after = list(position[1:]) if position and score == start_score else [None, None, None]
         need = limit - len(found)
-        # Once the walks have seen the time range to be small, or the term rare in it, reading
-        # the range or its matches costs less than walking on.
         if not range_is_readable():
             tier = await _walk_tier(
-                conn, score, filters=filters, ranks=rank_range, after=after, need=need,
-                walked=walked, range_is_readable=range_is_readable,
+                conn, walk, score, filters=filters, ranks=rank_range, after=after, need=need,
+                walked=walked, range_is_readable=range_is_readable, t=t,
             )  # fmt: skip
             found.extend((score, row) for row in tier.rows)
             density = tier.density
@@ -249,58 +318,44 @@ async def read_hits(
                 continue
             after, need = tier.stopped_at, limit - len(found)
         timeout = max(scans_until - time.monotonic(), 0.001)
-        if range_is_readable():
-            # This tier's rest and every later tier's, at once: the range's copies when they
-            # are few, or else the scope's matches when the term looks rare there and they are
-            # few indeed, or else the range's matches (planned with its values:
-            # range_text_scan).
-            whole, in_scope = through_range(), False
-            if not whole and through_scope_matches():
-                rows = await conn.fetch(
-                    queries.SCOPE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
-                    SCOPE_TEXT_SCAN_MATCHES + 1, timeout=timeout,
-                )  # fmt: skip
-                in_scope = rows[0]["scope_matches"] <= SCOPE_TEXT_SCAN_MATCHES
-            if not in_scope:
-                read = queries.RANGE_SCANS[filters[5]] if whole else range_text_scan(filters)
-                rows = await _fetch(
-                    conn, read, *filters, *after, need, score,
-                    budget_s=timeout, with_values=not whole,
-                )  # fmt: skip
+        way = range_read()
+        if way is not None:
+            # This tier's rest and every later tier's, at once.
+            rows = await _fetch(
+                conn, way.statement(filters, t), *filters, *after, need, score,
+                budget_s=timeout, with_values=way.with_values,
+            )  # fmt: skip
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
             matches = rows[0]["range_matches"]
+            whole = way is RangeRead
             copies = rows[0]["range_copies"] if whole else walked.range_copies(scope_copies)
-            unknown_time = rows[0]["unknown_time"] if in_scope else None
-            return HitsRead(found, matches / max(copies, 1), whole, matches, unknown_time)
-        # Rare in this tier: let the trigram indexes find the rest (within a time range, with
-        # a plan for its values: queries.SEARCH_SCANS).
-        rows = await _fetch(
-            conn, queries.SEARCH_SCANS[score], *filters, *after, need,
-            budget_s=timeout, with_values=in_time_range,
-        )  # fmt: skip
+            return HitsRead(found, matches / max(copies, 1), whole, matches)
+        rows = await TrigramScan.read(conn, score, filters, after, need, budget_s=timeout)
         found.extend((score, row) for row in rows)
         density = None
         if len(found) >= limit:
             break
-    return HitsRead(found, density, through_range())
+    through_range = in_time_range and RangeRead.wins(walked, scope_copies, t)
+    return HitsRead(found, density, through_range)
 
 
 async def _fetch(
     conn: asyncpg.Connection, query: str, *args: Any, budget_s: float, with_values: bool
 ) -> list[asyncpg.Record]:
     """`query`'s rows, cancelled after `budget_s`; planned with its values
-    (queries.PLAN_WITH_VALUES) when asked, in a search's transaction of generic plans, which it
+    (replica.PLAN_WITH_VALUES) when asked, in a search's transaction of generic plans, which it
     leaves as it found it."""
     if with_values:
-        await conn.execute(queries.PLAN_WITH_VALUES)
+        await conn.execute(replica.PLAN_WITH_VALUES)
     rows: list[asyncpg.Record] = await conn.fetch(query, *args, timeout=budget_s)
     if with_values:
-        await conn.execute(queries.PLAN_GENERICALLY)
+        await conn.execute(replica.PLAN_GENERICALLY)
     return rows
 
 
 async def _walk_tier(
     conn: asyncpg.Connection,
+    walk: Walk,
     score: int,
     *,
     filters: tuple[Any, ...],
@@ -309,43 +364,40 @@ async def _walk_tier(
     need: int,
     walked: Walked,
     range_is_readable: Callable[[], bool],
+    t: Thresholds,
 ) -> _TierWalked:
     """The tier's next `need` matches as far as walking finds them cheaply — and until the
     walks have seen the time range, or its matches, to be few enough to read at once
     (`range_is_readable`); adds what its walks read to `walked`."""
     found: list[asyncpg.Record] = []
     tier_entries = tier_copies = 0
-    in_time_range = time_range_is_given(filters)
-    walks = queries.SEARCH_WALKS_IN_TIME_RANGE if in_time_range else queries.SEARCH_WALKS
-    copies, entries = FIRST_WALK, FIRST_RANGE_WALK
-    for _ in range(MAX_WALKS):
-        bound = (copies, *ranks, entries) if in_time_range else (copies, *ranks)
-        rows = await conn.fetch(walks[score], *filters, *after, need - len(found), *bound)
+    statement = walk.statement(score)
+    copies, entries = t.first_walk, t.first_range_walk
+    for _ in range(t.max_walks):
+        bound = walk.bound(copies, ranks, entries)
+        rows = await conn.fetch(statement, *filters, *after, need - len(found), *bound)
         if not rows:
             return _TierWalked(found, None, None)  # the tier is done
         found.extend(r for r in rows if r["result_id"] is not None)
         end = rows[0]
         tier_entries += end["walked"]
         tier_copies += end["in_range"]
-        walked.entries += end["walked"]
-        walked.in_range += end["in_range"]
-        if in_time_range:
-            walked.matches += end["matches_in_range"]
-        if end["in_range"] < copies and (not in_time_range or end["walked"] < entries):
+        walk.count(end, walked)
+        if walk.tier_ended(end, copies, entries):
             return _TierWalked(found, None, None)  # the tier's end
         if len(found) >= need:
             return _TierWalked(found, len(found) / tier_entries, None)
         after = [end["end_rank"], end["end_id"], end["end_result"]]
-        entries = LONGEST_RANGE_WALK
+        entries = t.longest_range_walk
         if found:
-            copies = int((need - len(found)) * tier_copies / len(found) * WALK_MARGIN) + 1
+            copies = int((need - len(found)) * tier_copies / len(found) * t.walk_margin) + 1
             # A walk that should fill the page costs less than reading even a small range.
             within_reach = copies / walked.share_in_range() <= entries
-            if copies <= LONGEST_WALK and (within_reach or not range_is_readable()):
+            if copies <= t.longest_walk and (within_reach or not range_is_readable()):
                 continue
         else:
-            copies = NO_MATCH_WALK if tier_copies < NO_MATCH_WALK else LONGEST_WALK + 1
-        if range_is_readable() or copies > LONGEST_WALK:
+            copies = t.no_match_walk if tier_copies < t.no_match_walk else t.longest_walk + 1
+        if range_is_readable() or copies > t.longest_walk:
             break
     return _TierWalked(found, None, after)  # rare in this tier
 
@@ -366,9 +418,42 @@ def budget_exceeded(query: str, scope: str) -> SearchBudgetExceeded:
     )
 
 
+# ---- the ways to count -----------------------------------------------------------------------
+
+
+class TrigramCount:
+    """A search's matches in every tier through the trigram indexes, up to a cap
+    (SEARCH_TOTALS): the count of a page that was not read through the time range."""
+
+    @staticmethod
+    def statement(search_args: tuple[Any, ...]) -> str:
+        return sql.SEARCH_TOTALS
+
+
+class RangeCount:
+    """A small time range's matches, read through the range as RangeRead reads it, up to a
+    cap (RANGE_TOTALS): the count of a page whose walks saw the range small (RangeRead.wins)
+    but filled the page before reading it."""
+
+    @staticmethod
+    def statement(search_args: tuple[Any, ...]) -> str:
+        return sql.RANGE_TOTALS[search_args[5]]
+
+
+class UnknownTimeCount:
+    """The matches an event-time range leaves out because their event time is unknown, up to
+    a cap (UNKNOWN_TIME_MATCHES): no range holds them, so they are counted apart, last (their
+    times are in no index, so this count can take longest)."""
+
+    @staticmethod
+    def statement() -> str:
+        return sql.UNKNOWN_TIME_MATCHES
+
+
 def worth_counting(read: HitsRead, scope_copies: int) -> bool:
     """Whether to count a first page's matches (see the module docstring)."""
-    return read.density is None or read.density * scope_copies <= UNCOUNTABLE_MARGIN * COUNT_CAP
+    margin = THRESHOLDS.uncountable_margin
+    return read.density is None or read.density * scope_copies <= margin * COUNT_CAP
 
 
 def needs_counting(read: HitsRead, scope_copies: int) -> bool:
@@ -387,28 +472,26 @@ async def count_matches(
     """(total, unknown-time) of a search, each up to COUNT_CAP and None beyond it, when not
     worth counting (worth_counting) or when counting it takes more than COUNT_BUDGET_MS. The
     total is the one `read` took when it read the time range, or else counted the way the hits
-    were read (through the range or not). The matches without an event time are in no time
-    range, so a range read cannot count them: unless the read of the scope's matches counted
-    them, they are counted apart, when the density the read saw is low enough for their number
-    to be known.
+    were read (RangeCount or TrigramCount). The matches without an event time are in no time
+    range, so a range read cannot count them: they are counted apart (UnknownTimeCount), when
+    the density the read saw is low enough for their number to be known.
 
     Runs last in the page's read transaction, so it counts exactly what the page was read
     from. The budget is asyncpg's: past it the statement is cancelled and the transaction,
     which has read everything it needs by then, ends — so the unknown-time count, which can
-    take longer (its times are in no index), comes last. (A statement_timeout set for a count
-    would stay set for the COMMIT, and on a loaded machine fail it.)
+    take longer, comes last. (A statement_timeout set for a count would stay set for the
+    COMMIT, and on a loaded machine fail it.)
     """
     total = read.range_matches
-    if read.unknown_time is not None:
-        return _capped(total), _capped(read.unknown_time) if excludes_unknown else None
     worth = worth_counting(read, scope_copies)
     if total is None and worth:
-        totals = (
-            queries.RANGE_TOTALS[search_args[5]] if read.through_range else queries.SEARCH_TOTALS
-        )
+        way = RangeCount if read.through_range else TrigramCount
         try:
             total = await conn.fetchval(
-                totals, *search_args, COUNT_CAP + 1, timeout=COUNT_BUDGET_MS / 1000
+                way.statement(search_args),
+                *search_args,
+                COUNT_CAP + 1,
+                timeout=COUNT_BUDGET_MS / 1000,
             )
         except TimeoutError:
             return None, None
@@ -416,7 +499,7 @@ async def count_matches(
         return _capped(total), None
     try:
         unknown_time = await conn.fetchval(
-            queries.UNKNOWN_TIME_MATCHES,
+            UnknownTimeCount.statement(),
             *search_args[:3],
             COUNT_CAP + 1,
             timeout=COUNT_BUDGET_MS / 1000,

@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 import asyncpg
 
-from graph_service import queries
-from graph_service.context import ContextReader, NeighbourhoodCache, Opening, collections_of
+from graph_service.context import ContextReader, Opening
+from graph_service.context_pages import collections_of
 from graph_service.errors import (
     HistoricalVersionUnavailable,
     NotFound,
@@ -28,6 +28,11 @@ from graph_service.errors import (
     Unauthenticated,
 )
 from graph_service.lookups import object_row, sources_and_touches
+from graph_service.neighbourhood import NeighbourhoodCache
+from graph_service.queries import access, replica, sources
+from graph_service.queries.context import CONTEXT_OPENING
+from graph_service.queries.scope_state import SCOPE_STATE
+from graph_service.queries.search import SEARCH_OPENING
 from graph_service.replicas import ReplicaRouter
 from graph_service.search import budget_exceeded, count_matches, needs_counting, read_hits
 from graph_service.views import (
@@ -86,7 +91,7 @@ class GraphStore:
         digest = hashlib.sha256(token.encode()).digest()
 
         async def read(conn: asyncpg.Connection) -> Caller:
-            row = await conn.fetchrow(queries.BINDING_BY_TOKEN_HASH, digest)
+            row = await conn.fetchrow(access.BINDING_BY_TOKEN_HASH, digest)
             if row is None:
                 raise Unauthenticated("the binding token is unknown or revoked")
             return Caller(
@@ -103,7 +108,7 @@ class GraphStore:
         """(session exists, its current project)."""
 
         async def read(conn: asyncpg.Connection) -> tuple[bool, str | None]:
-            row = await conn.fetchrow(queries.SESSION_PROJECT, session_id)
+            row = await conn.fetchrow(access.SESSION_PROJECT, session_id)
             return (row is not None, row["project_id"] if row else None)
 
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
@@ -133,14 +138,13 @@ class GraphStore:
         # A search's statements have one good plan whatever their values — the walks follow
         # the ordered index, the scans and counts the trigram indexes, a small time range's
         # reads its own (graph_service.search chooses between them, not the planner) — so each
-        # is planned once (the transaction's `begin`, below), not on every call (measured at
-        # 1M objects: about 1.5 of a rare term's 14 ms of statements was planning, and a
-        # millisecond a walk within a range). The exceptions, the trigram scans within a time
-        # range (a tier's, or a range's matches), ask for a plan for their values themselves
-        # (queries.SEARCH_SCANS, RANGE_TEXT_SCANS, RANGE_DAY_TEXT_SCANS).
+        # is planned once (the transaction's `begin`, below), not on every call, where
+        # planning cost a noticeable share of a search. The exceptions, the trigram scans
+        # within a time range (search.TrigramScan, search.RangeMatchRead), ask for a plan for
+        # their values themselves.
         async def read(conn: asyncpg.Connection) -> SearchPage:
             opening = await conn.fetchrow(
-                queries.SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
+                SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
             )
             state = scope_state(opening)
             revision, coverage, read_at = state.revision, state.coverage, state.read_at
@@ -205,7 +209,7 @@ class GraphStore:
             )
 
         return await self._router.run(
-            read, min_lsn=min_lsn, wait_s=self._wait, begin=queries.BEGIN_READ_WITH_GENERIC_PLANS
+            read, min_lsn=min_lsn, wait_s=self._wait, begin=replica.BEGIN_READ_WITH_GENERIC_PLANS
         )
 
     async def get_context(
@@ -234,7 +238,7 @@ class GraphStore:
 
         async def read(conn: asyncpg.Connection) -> ContextRead:
             opening = await conn.fetchrow(
-                queries.CONTEXT_OPENING,
+                CONTEXT_OPENING,
                 scope_key,
                 COVERAGE_LIMIT,
                 object_type,
@@ -310,13 +314,11 @@ class GraphStore:
                 preferences_version=preferences,
             )
 
-        # Replica sessions plan every statement for its values, which Search needs. A context
-        # read's statements are key lookups whose best plan does not depend on them, and
-        # planning costs more than running them: 3 ms for a hub's pages, which run in 2.3 ms,
-        # and a millisecond for a neighbourhood walk. PostgreSQL's own choice (auto) kept
-        # planning both on every call, so each is planned once.
+        # A context read's statements are key lookups whose best plan does not depend on their
+        # values, and planning them costs more than running them; PostgreSQL's own choice
+        # (auto) kept planning them on every call, so each is planned once.
         return await self._router.run(
-            read, min_lsn=min_lsn, wait_s=self._wait, begin=queries.BEGIN_READ_WITH_GENERIC_PLANS
+            read, min_lsn=min_lsn, wait_s=self._wait, begin=replica.BEGIN_READ_WITH_GENERIC_PLANS
         )
 
     async def read_source(
@@ -336,7 +338,7 @@ class GraphStore:
         scope_key = scope.resolved.key
 
         async def read(conn: asyncpg.Connection) -> SourceRead:
-            rows = await conn.fetch(queries.SOURCE_REFERENCE, reference_id)
+            rows = await conn.fetch(sources.SOURCE_REFERENCE, reference_id)
             if not rows:
                 raise NotFound(
                     f"source reference {reference_id!r} does not exist",
@@ -399,7 +401,7 @@ class GraphStore:
             )
 
         return await self._router.run(
-            read, min_lsn=min_lsn, wait_s=self._wait, begin=queries.BEGIN_READ
+            read, min_lsn=min_lsn, wait_s=self._wait, begin=replica.BEGIN_READ
         )
 
     @staticmethod
@@ -415,11 +417,11 @@ class GraphStore:
                 node_id = uuid.UUID(source_id)
             except ValueError:
                 return None
-            row = await conn.fetchrow(queries.CURRENT_MESSAGE_SOURCE, node_id)
+            row = await conn.fetchrow(sources.CURRENT_MESSAGE_SOURCE, node_id)
             if row is None:
                 return None
             return CurrentSource(row["text"], str(row["revision"]), row["project_id"], node_id)
-        row = await conn.fetchrow(queries.CURRENT_RECORDED_SOURCE, source_id, source_type)
+        row = await conn.fetchrow(sources.CURRENT_RECORDED_SOURCE, source_id, source_type)
         if row is None:
             return None
         return CurrentSource(
@@ -438,7 +440,7 @@ class GraphStore:
             return current if current.revision == version else None
         if not version.isdigit():  # a message's revisions are numbered; nothing else is kept
             return None
-        old = await conn.fetchrow(queries.MESSAGE_SOURCE_REVISION, current.node_id, int(version))
+        old = await conn.fetchrow(sources.MESSAGE_SOURCE_REVISION, current.node_id, int(version))
         if old is None:
             return None
         return CurrentSource(old["text"], version, old["project_id"], current.node_id)
@@ -499,12 +501,12 @@ class GraphStore:
 
 
 async def read_scope_state(conn: asyncpg.Connection, scope_key: str) -> ScopeState:
-    return scope_state(await conn.fetchrow(queries.SCOPE_STATE, scope_key, COVERAGE_LIMIT))
+    return scope_state(await conn.fetchrow(SCOPE_STATE, scope_key, COVERAGE_LIMIT))
 
 
 def scope_state(row: asyncpg.Record) -> ScopeState:
     """The scope's read revision, its coverage, the time of the read and its size, from the
-    row of SCOPE_STATE (or of a statement that extends it: queries._scope_state)."""
+    row of SCOPE_STATE (or of an opening that extends it: the search's, the context read's)."""
     covered = zip(
         *(
             row[f"covered_{name}"] or ()

@@ -80,7 +80,7 @@ class TimeFilter:
         event_precision: str | None = None,
     ) -> bool:
         """Whether an object with these times passes the filter: the rule of the SQL time
-        filter (queries.TIME_FILTER), for objects already read. An event passes when its
+        filter (the time rule of queries.search), for objects already read. An event passes when its
         interval, widened by its precision (event_time_until), intersects the closed range;
         an unknown event time never does."""
         if not self.active:
@@ -215,7 +215,8 @@ class CoverageView:
     results_in_scope: int
     processed: tuple[CoveredResult, ...]  # the newest results (a bounded list)
     # Over every result in scope: the gaps they report ("result: gap", newest first; one more
-    # than queries.GAPS_LISTED says the list goes on) and the source types they excluded.
+    # than queries.scope_state.GAPS_LISTED says the list goes on) and the source types they
+    # excluded.
     gaps: tuple[str, ...]
     excluded_source_types: tuple[str, ...]
 

@@ -14,7 +14,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from graph_service import queries
+from graph_service.queries import replica as queries
 from graph_service.replicas import ReplicaRouter
 from tests.conftest import unique
 

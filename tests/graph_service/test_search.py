@@ -8,14 +8,12 @@ import asyncpg
 import grpc
 import pytest
 
-from graph_service import app as graph_app
-from graph_service import queries, search, store
-from graph_service.replicas import PrimaryNotAllowed
-from graph_service.views import COUNT_BUDGET_MS, COUNT_CAP
+from graph_service import search, store
+from graph_service.queries import search as queries
 from mirrortree.protoscope import global_scope, time_range
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
-from tests.conftest import create_tree, graph_settings, unique
+from tests.conftest import create_tree, unique
 from tests.graph_service.story import options, project_scope, record
 
 
@@ -346,167 +344,6 @@ async def test_time_filters_use_the_chosen_basis_and_count_unknown_times(tree_st
     assert by_review.coverage.unknown_time_excluded.exact == 0
 
 
-@pytest.mark.parametrize(
-    ("request_fields", "field"),
-    [
-        ({"query": ""}, "query"),
-        ({"query": "x" * 501}, "query"),
-        ({"query": "x", "page_size": 51}, "page_size"),
-        ({"query": "x", "time_range": {"from": "2026-10-01T00:00:00"}}, "time_range.from"),
-        (
-            {
-                "query": "x",
-                "time_range": {"from": "2026-10-02T00:00:00Z", "to": "2026-10-01T00:00:00Z"},
-            },
-            "time_range.to",
-        ),
-        ({"query": "x", "object_types": [42]}, "object_types[0]"),
-        ({"query": "x", "scope": {"projects": {"project_ids": []}}}, "scope.projects"),
-        ({"query": "x", "options": {"session_id": "not-a-session"}}, "options.session_id"),
-    ],
-)
-async def test_bad_search_input_is_refused_naming_the_field(graph_stub, request_fields, field):
-    request = graph_pb2.SearchRequest(**request_fields)
-    if not request.HasField("scope"):
-        request.scope.projects.project_ids.append("p")
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.Search(request)
-    failure = describe(caught.value)
-    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert field in [v.field for v in failure.violations]
-
-
-async def test_a_huge_time_is_refused_naming_the_field_and_quoting_only_its_start(graph_stub):
-    # The whole value used to be quoted back: 100,000 characters overflowed the client's
-    # trailer limit, and the caller got RESOURCE_EXHAUSTED "Stream removed" instead.
-    request = graph_pb2.SearchRequest(
-        query="x", scope=project_scope("p"), time_range=time_range("2" * 100_000, "")
-    )
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.Search(request)
-    failure = describe(caught.value)
-    assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_argument")
-    [violation] = failure.violations
-    assert violation.field == "time_range.from"
-    assert violation.description == (
-        f"{'2' * 40!r}… is not an RFC 3339 time with a zone (such as 2026-10-01T08:00:00+08:00)"
-    )
-
-
-async def test_thousands_of_bad_fields_are_refused_in_an_answer_that_fits_the_trailers(
-    graph_stub,
-):
-    # One violation per unknown object type used to be sent back, 1,980 of them: the status
-    # overflowed the client's trailer limit and arrived as RESOURCE_EXHAUSTED without a reason.
-    request = graph_pb2.SearchRequest(
-        query="x",
-        scope=project_scope("p"),
-        object_types=list(range(20, 2_000)),  # type: ignore[arg-type]
-    )
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.Search(request)
-    failure = describe(caught.value)
-    assert (failure.code, failure.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "invalid_argument")
-    assert failure.message == "invalid object_types[0]: unknown object type 20 (and 1979 more)"
-    assert [v.field for v in failure.violations] == [f"object_types[{i}]" for i in range(8)]
-    assert failure.metadata["violations_omitted"] == "1972"
-
-
-async def test_a_scope_refused_with_long_project_ids_keeps_its_reason(tree_stub, graph_stub):
-    # The refusal names the requested scope in its message and metadata; for 50 project ids of
-    # 200 characters that was over 20 KB of trailers, dropped by the client as RESOURCE_EXHAUSTED.
-    session = (await create_tree(tree_stub, project_id=unique("own"))).tree
-    binding = await tree_stub.CreateBinding(
-        tree_pb2.CreateBindingRequest(
-            idempotency_key=unique("k"), session_id=session.id, runtime="Continue"
-        )
-    )
-    scope = project_scope(*(f"{i:03}" + "\u00e9" * 197 for i in range(50)))
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.Search(
-            graph_pb2.SearchRequest(
-                query="x",
-                scope=scope,
-                options=graph_pb2.ReadOptions(min_consistency=binding.consistency),
-            ),
-            metadata=[("authorization", f"Bearer {binding.token}")],
-        )
-    failure = describe(caught.value)
-    assert (failure.code, failure.reason) == (grpc.StatusCode.PERMISSION_DENIED, "scope_mismatch")
-    assert failure.message.startswith("this runtime binding may read only its session's")
-    assert len(failure.message.encode()) <= 1536
-    assert failure.metadata["requested_scope"].startswith("projects '000")
-
-
-async def test_as_of_is_refused_explicitly(graph_stub):
-    request = graph_pb2.SearchRequest(query="x", scope=project_scope("p"))
-    # Field 100 is reserved for as_of; a client built from an older or forged schema sends it.
-    raw = request.SerializeToString() + bytes([0xA2, 0x06, 0x04]) + b"2026"
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.Search(graph_pb2.SearchRequest.FromString(raw))
-    failure = describe(caught.value)
-    assert failure.reason == "as_of_unsupported"
-    assert failure.violations[0].field == "as_of"
-
-
-async def test_a_read_waits_for_the_replica_to_replay_the_write(tree_stub, graph_stub):
-    project = unique("proj")
-    for i in range(5):
-        written = await record(
-            tree_stub,
-            project,
-            events=[tree_pb2.EventInput(id=f"e{i}", kind=tree_pb2.CHANGE, title=f"Step {i}")],
-        )
-        response = await graph_stub.Search(
-            graph_pb2.SearchRequest(
-                query=f"step {i}", scope=project_scope(project), options=options(written)
-            )
-        )
-        assert [h.ref.id for h in response.hits] == [f"e{i}"]
-
-
-async def test_an_unreachable_consistency_token_times_out_clearly(graph_stub):
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.Search(
-            graph_pb2.SearchRequest(
-                query="x",
-                scope=project_scope("p"),
-                options=graph_pb2.ReadOptions(
-                    min_consistency=common_pb2.ConsistencyToken(lsn="FF/FFFFFFFF")
-                ),
-            ),
-            timeout=10,
-        )
-    failure = describe(caught.value)
-    assert failure.code == grpc.StatusCode.UNAVAILABLE
-    assert failure.reason == "consistency_timeout"
-
-
-async def test_an_unknown_binding_token_is_unauthenticated(graph_stub):
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.Search(
-            graph_pb2.SearchRequest(query="x", scope=project_scope("p")),
-            metadata=[("authorization", "Bearer mtb_nope")],
-        )
-    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
-
-
-async def test_get_context_without_an_object_names_the_field(graph_stub):
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await graph_stub.GetContext(graph_pb2.GetContextRequest())
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert {v.field for v in describe(caught.value).violations} == {
-        "object_ref.type",
-        "object_ref.id",
-    }
-
-
-async def test_graph_service_refuses_to_start_on_a_primary(cluster, tree_service):
-    settings = graph_settings(cluster, replica_dsns=(cluster.primary_dsn,))
-    with pytest.raises(PrimaryNotAllowed):
-        await graph_app.start(settings)
-
-
 async def test_paging_crosses_relevance_tiers_in_order(tree_stub, graph_stub):
     project = unique("proj")
     written = await record(
@@ -540,87 +377,6 @@ async def test_paging_crosses_relevance_tiers_in_order(tree_stub, graph_stub):
         cursor = response.page.next_cursor
     # Both fields, then title only (event before summary by type rank), then body only by id.
     assert order == [("z-both", 3), ("c-title", 2), ("a-title", 2), ("a-body", 1), ("b-body", 1)]
-
-
-async def test_a_total_beyond_the_counting_cap_is_unknown_not_guessed(tree_stub, graph_stub):
-    project = unique("proj")
-    written = await record(
-        tree_stub,
-        project,
-        events=[
-            tree_pb2.EventInput(id=f"e{i:04d}", kind=tree_pb2.CHANGE, title=f"Tick {i}")
-            for i in range(COUNT_CAP + 1)
-        ],
-    )
-    response = await graph_stub.Search(
-        graph_pb2.SearchRequest(
-            query="tick", scope=project_scope(project), options=options(written)
-        )
-    )
-    assert response.page.total.WhichOneof("value") == "unknown"
-    assert "more than 1,000 matches" in response.page.total.unknown.reason
-    assert response.page.returned_count == 10 and response.page.has_more
-
-
-async def counted_search(tree_stub, graph_stub, events: int, every: int):
-    """A first page (of 5) of 'tock', in a project of `events` events where every `every`th
-    title says it."""
-    project = unique("proj")
-    written = await record(
-        tree_stub,
-        project,
-        events=[
-            tree_pb2.EventInput(
-                id=f"e{i:04d}", kind=tree_pb2.CHANGE, title=f"Tock {i}" if i % every == 0 else "-"
-            )
-            for i in range(events)
-        ],
-    )
-    response: graph_pb2.SearchResponse = await graph_stub.Search(
-        graph_pb2.SearchRequest(
-            query="tock", page_size=5, scope=project_scope(project), options=options(written)
-        )
-    )
-    assert response.page.returned_count == 5 and response.page.has_more
-    return response.page.total
-
-
-async def test_a_term_a_walk_found_common_is_counted_only_when_the_count_can_be_known(
-    tree_stub, graph_stub, monkeypatch
-):
-    # 1 in 97 of 900 copies: the walks fill the page having seen 6 matches in 545 copies —
-    # ~10 over the scope's 900.
-    total = await counted_search(tree_stub, graph_stub, events=900, every=97)
-    assert total.exact == 10
-    # 1 in 2 of 150 copies: the first walk fills the page (6 in 64) — ~14, counted: 75.
-    total = await counted_search(tree_stub, graph_stub, events=150, every=2)
-    assert total.exact == 75
-    # With a cap of 6, ~14 is more than twice the cap: the count would only say "more than
-    # the cap", so it is not taken at all — unknown. ~10 is not, and is counted.
-    monkeypatch.setattr(search, "COUNT_CAP", 6)
-    counted: list[object] = []
-
-    async def count_matches(*args):
-        counted.append(args)
-        return await search.count_matches(*args)
-
-    monkeypatch.setattr(store, "count_matches", count_matches)
-    total = await counted_search(tree_stub, graph_stub, events=150, every=2)
-    assert total.WhichOneof("value") == "unknown" and counted == []
-    total = await counted_search(tree_stub, graph_stub, events=900, every=97)
-    assert total.WhichOneof("value") == "unknown" and len(counted) == 1
-
-
-async def test_a_count_past_its_budget_is_unknown_and_the_page_still_returned(
-    tree_stub, graph_stub, monkeypatch
-):
-    monkeypatch.setattr(search, "COUNT_BUDGET_MS", COUNT_BUDGET_MS)  # the service's own
-    slow = f"SELECT c.* FROM pg_sleep({COUNT_BUDGET_MS * 20} / 1000.0), ({queries.SEARCH_TOTALS}) c"
-    monkeypatch.setattr(queries, "SEARCH_TOTALS", slow)
-    # Twice: the cancelled count leaves every pooled connection fit for the next read.
-    for _ in range(2):
-        total = await counted_search(tree_stub, graph_stub, events=900, every=97)
-        assert total.WhichOneof("value") == "unknown"
 
 
 def entries(count: int = 400) -> list[tree_pb2.EventInput]:
@@ -767,41 +523,6 @@ async def test_a_hit_linked_to_thousands_of_objects_still_fits_a_page(tree_stub,
     )
     (events,) = [c for c in context.collections if c.name == "events"]
     assert events.page.total.exact == len(event_ids)
-
-
-async def test_coverage_reports_the_gaps_of_every_result_not_only_the_newest(tree_stub, graph_stub):
-    """Coverage lists the 20 newest results and says how many more there are; the gaps and the
-    excluded source types it reports are those of every result in scope, so an old result's
-    gap never silently disappears (a long list of gaps says where it stops)."""
-    project = unique("proj")
-    await record(
-        tree_stub,
-        project,
-        review_generated_at="2026-09-01T00:00:00Z",
-        coverage_gaps=["the September export was never read"]
-        + [f"minor gap {i}" for i in range(queries.GAPS_LISTED)],
-        excluded_source_types=["email"],
-        events=[tree_pb2.EventInput(id="ev-old", kind=tree_pb2.DISCUSSION, title="Lambda old")],
-    )
-    for day in range(10, 31):
-        written = await record(
-            tree_stub,
-            project,
-            review_generated_at=f"2026-10-{day:02}T00:00:00Z",
-            events=[tree_pb2.EventInput(id=f"ev-{day}", kind=tree_pb2.DISCUSSION, title="Lambda")],
-        )
-    found = await graph_stub.Search(
-        graph_pb2.SearchRequest(
-            query="lambda", scope=project_scope(project), options=options(written)
-        )
-    )
-    coverage = found.coverage
-    assert coverage.results_in_scope.exact == 22
-    assert (len(coverage.processed), coverage.results_not_listed) == (20, 2)
-    assert list(coverage.excluded_source_types) == ["email"]
-    assert any(g.endswith(": the September export was never read") for g in coverage.gaps)
-    assert len(coverage.gaps) == queries.GAPS_LISTED + 1
-    assert coverage.gaps[-1].startswith("older results report more gaps")
 
 
 async def test_an_events_precision_widens_it_to_its_period(tree_stub, graph_stub):

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from graph_service import queries, search
+from graph_service import search
+from graph_service.queries import search as queries
 from mirrortree.protoscope import time_range
 from mirrortree.timefmt import format_utc, parse_aware
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
@@ -167,49 +168,34 @@ RANGES = [
 SEARCHES = [*((term, ()) for term in (*TERMS, "nowhere")),
             ("amber", ("event", "summary")), ("cobalt", ("entity", "summary"))]  # fmt: skip
 
-# How each way is forced: module constants of graph_service.search.
+# How each way is forced: fields of graph_service.search.Thresholds.
 WAYS = {
-    "walks only": {"LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
-                   "LONGEST_RANGE_WALK": 10**6, "MAX_WALKS": 10**3, "RANGE_SCAN_COPIES": -1,
-                   "RANGE_TEXT_SCAN_MATCHES": -1},
+    "walks only": {"longest_walk": 10**6, "first_range_walk": 10**6,
+                   "longest_range_walk": 10**6, "max_walks": 10**3, "range_scan_copies": -1,
+                   "range_text_scan_matches": -1},
     # Short walks that stop at the range's bound too: the walks end each other's keysets.
-    "short walks": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3, "LONGEST_WALK": 50,
-                    "FIRST_RANGE_WALK": 5, "LONGEST_RANGE_WALK": 7, "MAX_WALKS": 10**3,
-                    "RANGE_SCAN_COPIES": -1, "RANGE_TEXT_SCAN_MATCHES": -1},
-    "trigram indexes": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3, "LONGEST_WALK": 4,
-                        "FIRST_RANGE_WALK": 8, "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": -1,
-                        "RANGE_TEXT_SCAN_MATCHES": -1},
-    "time range from the start": {"RANGE_SCAN_COPIES": 10**9},
-    "time range once walks see it small": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
-                                           "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
-                                           "LONGEST_RANGE_WALK": 8, "RANGE_SCAN_COPIES": 60,
-                                           "RANGE_TEXT_SCAN_MATCHES": -1},
-    "range's matches from the start": {"RANGE_SCAN_COPIES": -1,
-                                       "RANGE_TEXT_SCAN_MATCHES": 10**9,
-                                       "SCOPE_TEXT_SCAN_TRY": -1},
-    "range's matches once walks see them few": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
-                                                "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
-                                                "LONGEST_RANGE_WALK": 8,
-                                                "RANGE_SCAN_COPIES": -1,
-                                                "RANGE_TEXT_SCAN_MATCHES": 40,
-                                                "SCOPE_TEXT_SCAN_TRY": -1},
-    # Within an event-time range, the scope's matches instead of the range's — and when there
-    # are more than SCOPE_TEXT_SCAN_MATCHES of them, the range's after all.
-    "scope's matches from the start": {"RANGE_SCAN_COPIES": -1,
-                                       "RANGE_TEXT_SCAN_MATCHES": 10**9,
-                                       "SCOPE_TEXT_SCAN_TRY": 10**9},
-    "scope's matches once walks see them few": {"FIRST_WALK": 2, "NO_MATCH_WALK": 3,
-                                                "LONGEST_WALK": 4, "FIRST_RANGE_WALK": 8,
-                                                "LONGEST_RANGE_WALK": 8,
-                                                "RANGE_SCAN_COPIES": -1,
-                                                "RANGE_TEXT_SCAN_MATCHES": 40,
-                                                "SCOPE_TEXT_SCAN_TRY": 10**9},
-    "scope's matches, too many": {"RANGE_SCAN_COPIES": -1, "RANGE_TEXT_SCAN_MATCHES": 10**9,
-                                  "SCOPE_TEXT_SCAN_TRY": 10**9, "SCOPE_TEXT_SCAN_MATCHES": 4},
+    "short walks": {"first_walk": 2, "no_match_walk": 3, "longest_walk": 50,
+                    "first_range_walk": 5, "longest_range_walk": 7, "max_walks": 10**3,
+                    "range_scan_copies": -1, "range_text_scan_matches": -1},
+    "trigram indexes": {"first_walk": 2, "no_match_walk": 3, "longest_walk": 4,
+                        "first_range_walk": 8, "longest_range_walk": 8, "range_scan_copies": -1,
+                        "range_text_scan_matches": -1},
+    "time range from the start": {"range_scan_copies": 10**9},
+    "time range once walks see it small": {"first_walk": 2, "no_match_walk": 3,
+                                           "longest_walk": 4, "first_range_walk": 8,
+                                           "longest_range_walk": 8, "range_scan_copies": 60,
+                                           "range_text_scan_matches": -1},
+    "range's matches from the start": {"range_scan_copies": -1,
+                                       "range_text_scan_matches": 10**9},
+    "range's matches once walks see them few": {"first_walk": 2, "no_match_walk": 3,
+                                                "longest_walk": 4, "first_range_walk": 8,
+                                                "longest_range_walk": 8,
+                                                "range_scan_copies": -1,
+                                                "range_text_scan_matches": 40},
     # Each tier read in one walk to its end; the count then taken through the range.
-    "whole walks": {"FIRST_WALK": 10**4, "LONGEST_WALK": 10**6, "FIRST_RANGE_WALK": 10**6,
-                    "LONGEST_RANGE_WALK": 10**6, "RANGE_SCAN_COPIES": 179,
-                    "RANGE_TEXT_SCAN_MATCHES": -1},
+    "whole walks": {"first_walk": 10**4, "longest_walk": 10**6, "first_range_walk": 10**6,
+                    "longest_range_walk": 10**6, "range_scan_copies": 179,
+                    "range_text_scan_matches": -1},
     "as configured": {},
 }  # fmt: skip
 
@@ -269,15 +255,13 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     used: set[str] = set()
     tables = (
         "SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS",
-        "RANGE_TEXT_SCANS", "RANGE_DAY_TEXT_SCANS", "SCOPE_TEXT_SCANS",
+        "RANGE_TEXT_SCANS", "RANGE_DAY_TEXT_SCANS",
     )  # fmt: skip
     for name in (*tables, "RANGE_TOTALS"):
         monkeypatch.setattr(queries, name, Recording(name, getattr(queries, name), used))
     ways_used: dict[str, set[str]] = {}
-    defaults = {name: getattr(search, name) for way in WAYS.values() for name in way}
-    for way, constants in WAYS.items():
-        for name, value in defaults.items():
-            monkeypatch.setattr(search, name, constants.get(name, value))
+    for way, thresholds in WAYS.items():
+        monkeypatch.setattr(search, "THRESHOLDS", search.Thresholds(**thresholds))
         used.clear()
         for term, types in SEARCHES:
             for range_name, basis, start, end in RANGES:
@@ -329,18 +313,7 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     assert text_scans == {
         "range's matches from the start",
         "range's matches once walks see them few",
-        *(scope_ways := {
-            "scope's matches from the start",
-            "scope's matches once walks see them few",
-            "scope's matches, too many",
-        }),
-    }  # fmt: skip
-    # Within an event-time range the scope's matches were read instead (and the range's only
-    # when they were too many); the other bases have no such way.
-    event_text_scans = {
-        way for way, used in ways_used.items() if "RANGE_TEXT_SCANS[event_time]" in used
     }
-    assert event_text_scans == text_scans - scope_ways | {"scope's matches, too many"}
     # On every basis, the ways that read a range's matches read a short closed range's by
     # their days (ten days, the second review, these days), the others' as before.
     for key in ("event_time", "review_generated_at", "recorded_at"):
@@ -349,6 +322,3 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
             for name in ("RANGE_DAY_TEXT_SCANS", "RANGE_TEXT_SCANS")
         )
         assert by_days == by_range != set(), key
-    scope_scans = {way for way, used in ways_used.items() if "SCOPE_TEXT_SCANS" in used}
-    assert scope_scans == scope_ways
-    assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]

@@ -1,8 +1,9 @@
-"""One time-filter rule, two implementations: Search applies it in SQL (queries.TIME_FILTER,
-where an index can serve it), GetContext applies it in Python to the neighbourhood it has
-already read (TimeFilter.admits). They must agree on every object, including unknown times,
-intervals, precisions that widen a time (a month's last day included), open-ended ranges and
-bounds that touch exactly."""
+"""One time-filter rule, two implementations: Search applies it in SQL (TIME_RULE below, as
+every statement of a search or a hub read that filters by time states it, where an index can
+serve it; WALK_TIME_RULE, as the walks state it on one index entry), GetContext applies it in
+Python to the neighbourhood it has already read (TimeFilter.admits). They must agree on every
+object, including unknown times, intervals, precisions that widen a time (a month's last day
+included), open-ended ranges and bounds that touch exactly."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
-from graph_service import queries
+from graph_service.queries import hubs
+from graph_service.queries import search as queries
 from graph_service.views import TimeFilter
 
 BASES = ("event_time", "review_generated_at", "recorded_at")
@@ -30,8 +32,66 @@ def judge(rule: str) -> str:
 
 
 # The filter as scans and counts apply it (ranges an index can serve), and as walks apply it
-# to one index entry at a time.
-JUDGES = (judge(queries.TIME_FILTER), judge(queries._WALK_TIME_RULE))
+# to one index entry at a time: the statements state exactly these (test below).
+TIME_RULE = """
+    (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
+     OR (CASE $6::text
+          WHEN 'event_time' THEN
+              o.event_time_start IS NOT NULL
+              AND tstzrange(o.event_time_start,
+                            event_time_until(o.event_time_start, o.event_time_end,
+                                             o.event_time_precision), '[]')
+                  && tstzrange($4::timestamptz, $5::timestamptz, '[]')
+          WHEN 'review_generated_at' THEN
+              ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
+              AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
+          ELSE
+              ($4::timestamptz IS NULL OR o.recorded_at >= $4)
+              AND ($5::timestamptz IS NULL OR o.recorded_at <= $5)
+        END))
+"""
+WALK_TIME_RULE = """
+    (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
+     OR (CASE $6::text
+          WHEN 'event_time' THEN
+              o.event_time_start IS NOT NULL
+              AND ($5::timestamptz IS NULL OR o.event_time_start <= $5)
+              AND ($4::timestamptz IS NULL
+                   OR coalesce(o.event_time_end, o.event_time_start) >= $4
+                   OR event_time_until(o.event_time_start, o.event_time_end,
+                                       o.event_time_precision) >= $4)
+          WHEN 'review_generated_at' THEN
+              ($4::timestamptz IS NULL OR o.review_generated_at >= $4)
+              AND ($5::timestamptz IS NULL OR o.review_generated_at <= $5)
+          ELSE
+              ($4::timestamptz IS NULL OR o.recorded_at >= $4)
+              AND ($5::timestamptz IS NULL OR o.recorded_at <= $5)
+        END))
+"""
+JUDGES = (judge(TIME_RULE), judge(WALK_TIME_RULE))
+
+
+def flat(sql: str) -> str:
+    return " ".join(sql.replace("(", " ( ").replace(")", " ) ").split())
+
+
+def test_every_statement_that_filters_by_time_states_the_rule_judged_here():
+    by_rule = {
+        TIME_RULE: [
+            *queries.SEARCH_SCANS.values(),
+            queries.SEARCH_TOTALS,
+            *(read for parts, read in hubs.HUB_READS.items() if {"page", "type_page"} & {*parts}),
+        ],
+        WALK_TIME_RULE: [
+            *queries.SEARCH_WALKS.values(),
+            *queries.SEARCH_WALKS_IN_TIME_RANGE.values(),
+        ],
+    }
+    for rule, statements in by_rule.items():
+        for statement in statements:
+            assert flat(rule) in flat(statement), statement
+
+
 PRECISIONS = (None, "instant", "minute", "hour", "day", "month", "year")
 # Starts where a month or a year ends on a shorter next one.
 EDGES = (

@@ -1,0 +1,114 @@
+"""The JSON documents of a context read's items: stored copies, preferences, validity."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from graph_service.convert import public_fields
+from graph_service.neighbourhood import Ref
+from graph_service.views import ContextEntry, PreferenceRow, RelationTouch, SearchRow, ValidityView
+from mirrortree.scopes import ScopeValue
+from mirrortree.timefmt import format_utc
+
+
+def stored_content(row: SearchRow) -> str:
+    """The JSON document of one stored object copy, with the field names callers know."""
+    title_name, body_name = public_fields(row.object_type)
+    document: dict[str, Any] = {
+        "type": row.object_type,
+        "id": row.object_id,
+        "result_id": row.result_id,
+        title_name: row.title,
+        body_name: row.body,
+    }
+    if row.kind:
+        document["kind"] = row.kind
+    document.update(row.details)
+    return json.dumps(document, ensure_ascii=False)
+
+
+def preference_content(pref: PreferenceRow, differences: list[dict[str, Any]]) -> str:
+    return json.dumps(
+        {
+            "type": "preference",
+            "id": pref.preference_id,
+            "role": (
+                "background: a long-term preference the user confirmed; it is not a graph "
+                "fact, and its update time is not when it was first decided"
+            ),
+            "scope": ScopeValue.from_key(pref.scope_key).describe(),
+            "subject": pref.subject,
+            "text": pref.text,
+            "about": list(pref.about),
+            "confirmed_by": pref.confirmed_by,
+            "revision": pref.revision,
+            "updated_at": format_utc(pref.updated_at),
+            "pending_differences": differences,
+        },
+        ensure_ascii=False,
+    )
+
+
+def validity_json(view: ValidityView) -> dict[str, Any]:
+    return {
+        "state": view.state,
+        "from": format_utc(view.valid_from),
+        "to": format_utc(view.valid_to),
+        "established_by": list(view.basis),
+    }
+
+
+def applicable_preference_scopes(scope: ScopeValue) -> list[str]:
+    """Global preferences apply everywhere; a project's apply to scopes that include it."""
+    if scope.is_global:
+        return ["global"]
+    return ["global", *(ScopeValue.of_projects([p]).key for p in scope.projects)]
+
+
+def pending_differences(touches: list[RelationTouch]) -> list[dict[str, Any]]:
+    """`contradicts` relations in scope against a preference: differences the user has not
+    settled. The preference stays as confirmed; nothing overwrites it."""
+    return [
+        {
+            "relation_id": t.relation_id,
+            "graph_fact": {"type": t.other[0], "id": t.other[1]},
+            "state": "pending: the user has not settled it; the preference stands",
+        }
+        for t in touches
+        if t.link.startswith("contradicts.")
+    ]
+
+
+def preference_entry(pref: PreferenceRow, touches: dict[Ref, list[RelationTouch]]) -> ContextEntry:
+    """A preference as background, with its pending differences among `touches`."""
+    differences = pending_differences(touches.get(("preference", pref.preference_id), []))
+    return ContextEntry(
+        ref_type="preference",
+        ref_id=pref.preference_id,
+        result_id="",
+        scope_key=pref.scope_key,
+        label="background: confirmed preference",
+        kind=pref.subject,
+        content=preference_content(pref, differences),
+        revision=str(pref.revision),
+        recorded_at=pref.updated_at,
+    )
+
+
+def preference_row(row: Sequence[Any]) -> PreferenceRow:
+    """A preference from its columns in the order the preference statements select them (a
+    record of PREFERENCES or PREFERENCE_BY_ID, or a row of CONTEXT_OPENING's
+    first_preferences)."""
+    preference_id, scope_key, subject, text, about, confirmed_by, revision, updated_at = row
+    return PreferenceRow(
+        preference_id=preference_id,
+        scope_key=scope_key,
+        subject=subject,
+        text=text,
+        about=tuple(json.loads(about)),
+        confirmed_by=confirmed_by,
+        revision=revision,
+        updated_at=updated_at,
+    )

@@ -1,0 +1,25 @@
+"""The replica's position and the transactions every read runs in."""
+
+REPLICA_POSITION = """
+SELECT pg_is_in_recovery() AS standby,
+       (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
+             ELSE pg_current_wal_lsn() END)::text AS lsn
+"""
+
+REPLAYED_AT_LEAST = """
+SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
+             ELSE pg_current_wal_lsn() END) >= $1::pg_lsn
+"""
+
+# Every read is one REPEATABLE READ READ ONLY transaction on a replica, so that a page, its
+# counts and its coverage come from one snapshot.
+BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+# Context reads and searches also use each statement's generic plan, set in the same round
+# trip, because their statements are written so that one plan serves every value.
+BEGIN_READ_WITH_GENERIC_PLANS = (
+    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+    "SET LOCAL plan_cache_mode = force_generic_plan"
+)
+# Within such a transaction: plan the next statements with their values, or generically again.
+PLAN_WITH_VALUES = "SET LOCAL plan_cache_mode = force_custom_plan"
+PLAN_GENERICALLY = "SET LOCAL plan_cache_mode = force_generic_plan"

@@ -1,0 +1,60 @@
+-- A context read's opening: the scope's state, and what depends only on X ($3 type, $4 id) and
+-- the scope.
+
+SELECT s.*, clock_timestamp() AS read_at, c.*
+FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
+             coalesce(sum(object_count), 0)::bigint AS copies,
+             -- Through the index of the results that report any (review_results_reporting_gaps).
+             ARRAY(SELECT g.result_id || ': ' || gap
+                   FROM review_results g, unnest(g.coverage_gaps) WITH ORDINALITY AS u (gap, i)
+                   WHERE g.scope_key = $1 AND g.coverage_gaps <> '{}'
+                   ORDER BY g.review_generated_at DESC, g.result_id, u.i
+                   LIMIT 51) AS scope_gaps,
+             ARRAY(SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
+                   WHERE x.scope_key = $1 AND x.excluded_source_types <> '{}'
+                   ORDER BY t) AS scope_excluded_source_types,
+             (SELECT ROW(count(*),
+                         md5(coalesce(string_agg(id || ':' || revision, ',' ORDER BY id), '')))
+              FROM preferences WHERE scope_key = any($5::text[])) AS preference_fingerprint,
+             EXISTS(SELECT 1 FROM graph_objects
+                    WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS in_scope,
+             EXISTS(SELECT 1 FROM context_hubs
+                    WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS is_hub,
+             ARRAY(SELECT DISTINCT scope_key FROM graph_objects
+                   WHERE object_type = $3 AND object_id = $4 LIMIT 20) AS object_scopes,
+             ARRAY(SELECT DISTINCT unnest(r.coverage_gaps) AS gap
+                   FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
+                   WHERE o.scope_key = $1 AND o.object_type = $3 AND o.object_id = $4
+                   ORDER BY gap LIMIT 21) AS history_gaps,
+             ARRAY(SELECT ROW(o.object_id, o.result_id)
+                   FROM graph_links l
+                   JOIN graph_objects o
+                     ON o.result_id = l.result_id AND o.object_type = 'entity_change'
+                    AND o.object_id = l.from_id
+                   WHERE $7 AND l.scope_key = $1 AND l.to_type = $3 AND l.to_id = $4
+                     AND l.from_type = 'entity_change' AND l.link IN ('during', 'changes')
+                     AND o.kind = 'completed'
+                   ORDER BY o.object_id, o.result_id
+                   LIMIT 20) AS completion,
+             ARRAY(SELECT ROW(id, scope_key, subject, text, about, confirmed_by, revision,
+                              updated_at)
+                   FROM preferences WHERE scope_key = any($5::text[])
+                   ORDER BY id LIMIT $6) AS first_preferences
+      FROM review_results WHERE scope_key = $1) s,
+LATERAL (
+    SELECT array_agg(x.result_id ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_result_id,
+           array_agg(x.phase ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_phase,
+           array_agg(x.covered_from ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_covered_from,
+           array_agg(x.covered_to ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_covered_to,
+           array_agg(x.review_generated_at ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_review_generated_at
+    FROM (SELECT result_id, phase, covered_from, covered_to, review_generated_at
+          FROM review_results
+          WHERE scope_key = $1
+          ORDER BY review_generated_at DESC, result_id
+          LIMIT $2) x
+) c

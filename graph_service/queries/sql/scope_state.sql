@@ -1,0 +1,33 @@
+-- The scope's state in one row: counts, gaps, excluded source types, newest results ($1 scope, $2
+-- results listed).
+
+SELECT s.*, clock_timestamp() AS read_at, c.*
+FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
+             coalesce(sum(object_count), 0)::bigint AS copies,
+             -- Through the index of the results that report any (review_results_reporting_gaps).
+             ARRAY(SELECT g.result_id || ': ' || gap
+                   FROM review_results g, unnest(g.coverage_gaps) WITH ORDINALITY AS u (gap, i)
+                   WHERE g.scope_key = $1 AND g.coverage_gaps <> '{}'
+                   ORDER BY g.review_generated_at DESC, g.result_id, u.i
+                   LIMIT 51) AS scope_gaps,
+             ARRAY(SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
+                   WHERE x.scope_key = $1 AND x.excluded_source_types <> '{}'
+                   ORDER BY t) AS scope_excluded_source_types
+      FROM review_results WHERE scope_key = $1) s,
+LATERAL (
+    SELECT array_agg(x.result_id ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_result_id,
+           array_agg(x.phase ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_phase,
+           array_agg(x.covered_from ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_covered_from,
+           array_agg(x.covered_to ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_covered_to,
+           array_agg(x.review_generated_at ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_review_generated_at
+    FROM (SELECT result_id, phase, covered_from, covered_to, review_generated_at
+          FROM review_results
+          WHERE scope_key = $1
+          ORDER BY review_generated_at DESC, result_id
+          LIMIT $2) x
+) c
