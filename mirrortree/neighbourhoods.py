@@ -15,7 +15,7 @@ entity a thousand events mention, however few of them a page shows. So for a
 *hub* — an object with at least `hub_links` links in its scope (a tree_service setting) —
 tree_service keeps the member copies in context_members, written in the same transaction as
 the review result that adds them, and graph_service pages the hub's collections in SQL over
-them (graph_service.context.StoredNeighbourhood). A hub's stored members are exactly what
+them (graph_service.neighbourhood.StoredNeighbourhood). A hub's stored members are exactly what
 the live walk would return, so whether an object is a hub changes how fast its context is
 read, never what it says (tests/tree_service/test_context_hubs.py compares the two over
 generated graphs, and reads every page of a story's contexts before and after its objects
