@@ -43,11 +43,11 @@ node_modules/.installed: package.json package-lock.json
 	fi
 
 run: $(STAMP) check-protos
-	$(PY) -m mirrortree.launcher
+	$(PY) -m devtools.launcher
 
 # Stops a running `make run`, the services a killed one left behind, and PostgreSQL.
 stack-stop: $(STAMP)
-	$(PY) -m mirrortree.launcher stop
+	$(PY) -m devtools.launcher stop
 
 bench: $(STAMP)
 	$(PY) -m bench.run
@@ -55,4 +55,4 @@ bench: $(STAMP)
 	$(PY) -m bench.gateway
 
 clean-data: stack-stop
-	rm -rf "$$($(PY) -c 'from mirrortree.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"
+	rm -rf "$$($(PY) -c 'from devtools.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"

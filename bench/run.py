@@ -76,7 +76,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.story import DAY, MONTH, PROJECT, TERMS, WEEK, StoryPlan
-from mirrortree import pgcluster
+from devtools import pgcluster
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import grpc
 
 from bench.run import free_port, pct, throughput
-from mirrortree import pgcluster
+from devtools import pgcluster
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings

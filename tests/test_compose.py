@@ -410,6 +410,20 @@ def test_dockerignore_keeps_out_local_state_but_not_what_the_image_copies():
         assert not ignored, f"{source} is copied but excluded by {ignored}"
 
 
+def test_the_image_leaves_the_developer_tools_out():
+    patterns = DOCKERIGNORE.read_text(encoding="utf-8").splitlines()
+    assert "devtools" in patterns
+    copied = [rest.split()[0] for keyword, rest in dockerfile_instructions() if keyword == "COPY"]
+    assert not [source for source in copied if source.startswith(("devtools", "."))]
+
+
+def test_the_services_import_nothing_from_the_developer_tools():
+    for package in ("mirrortree", *APP_PACKAGES.values()):
+        for path in (ROOT / package).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"^\s*(from|import) devtools\b", text, re.MULTILINE), path
+
+
 # --- the health probe ----------------------------------------------------------------------
 
 

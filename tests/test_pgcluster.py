@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mirrortree import pgcluster
-from mirrortree.pgcluster import ClusterConfig, ClusterError, ClusterInfo
+from devtools import pgcluster
+from devtools.pgcluster import ClusterConfig, ClusterError, ClusterInfo
 
 Cluster = tuple[ClusterConfig, ClusterInfo]
 

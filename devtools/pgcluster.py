@@ -6,7 +6,7 @@ replica streams from the primary through a physical replication slot, so it can 
 
 Used by the launcher (``make run``), by the test suite and on the command line::
 
-    python -m mirrortree.pgcluster {start,stop,status}
+    python -m devtools.pgcluster {start,stop,status}
 
 PostgreSQL refuses to run as root, so when this module runs as root every PostgreSQL binary is
 run as an unprivileged OS user instead (``MIRRORTREE_PG_OS_USER``, else ``postgres``, else a
@@ -659,13 +659,13 @@ def _settings(cfg: ClusterConfig, node: _Node) -> str:
             ("primary_conninfo", _literal(conninfo)),
             ("primary_slot_name", _literal(SLOT_NAME)),
         ]
-    lines = [f"# Managed by mirrortree.pgcluster for the {node.name}; rewritten on every start."]
+    lines = [f"# Managed by devtools.pgcluster for the {node.name}; rewritten on every start."]
     lines += [f"{name} = {value}" for name, value in settings]
     return "\n".join(lines) + "\n"
 
 
 HBA_CONF = """\
-# Managed by mirrortree.pgcluster: a development cluster reachable only over loopback TCP.
+# Managed by devtools.pgcluster: a development cluster reachable only over loopback TCP.
 # TYPE  DATABASE     USER  ADDRESS       METHOD
 host    all          all   127.0.0.1/32  trust
 host    all          all   ::1/128       trust
@@ -682,7 +682,7 @@ def _configure(runner: _Runner, cfg: ClusterConfig, node: _Node) -> bool:
     text = main_conf.read_text()
     changed = False
     if not _INCLUDE_RE.search(text):
-        text += f"\n# Settings managed by mirrortree.pgcluster\ninclude = '{CONF_FILE}'\n"
+        text += f"\n# Settings managed by devtools.pgcluster\ninclude = '{CONF_FILE}'\n"
         changed |= _write_if_changed(runner, main_conf, text)
     changed |= _write_if_changed(runner, node.datadir / CONF_FILE, _settings(cfg, node))
     changed |= _write_if_changed(runner, node.datadir / "pg_hba.conf", HBA_CONF)
@@ -768,7 +768,7 @@ def _wait_accepting(runner: _Runner, cfg: ClusterConfig, node: _Node) -> None:
         if time.monotonic() > deadline:
             raise ClusterError(
                 f"the {node.name} on {cfg.host}:{node.port} does not accept connections; "
-                f"run `python -m mirrortree.pgcluster stop` and start again\n{_log_tail(node)}"
+                f"run `python -m devtools.pgcluster stop` and start again\n{_log_tail(node)}"
             )
         time.sleep(0.2)
 
@@ -1115,9 +1115,9 @@ def status(cfg: ClusterConfig) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line entry point: ``python -m mirrortree.pgcluster {start,stop,status}``."""
+    """Command line entry point: ``python -m devtools.pgcluster {start,stop,status}``."""
     parser = argparse.ArgumentParser(
-        prog="python -m mirrortree.pgcluster",
+        prog="python -m devtools.pgcluster",
         description="Manage the embedded local PostgreSQL (a primary plus a streaming replica). "
         f"Configured by {ENV_DATA_DIR}, {ENV_PRIMARY_PORT}, {ENV_REPLICA_PORT}, {ENV_PG_BIN} "
         f"and {ENV_OS_USER}.",

@@ -10,7 +10,7 @@ The whole file is checked before anything is sent (exit code 2 on the command li
 elements are then applied one by one, and loading stops at the first refused element (exit
 code 1), naming it.
 
-    python -m mirrortree.storyfile FILE... [--target HOST:PORT]
+    python -m devtools.storyfile FILE... [--target HOST:PORT]
 """
 
 from __future__ import annotations
@@ -562,7 +562,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.envi
     """Load story files; exit 0 when all loaded, 1 when the server refused one, 2 when a
     file is invalid (then nothing was sent)."""
     parser = argparse.ArgumentParser(
-        prog="python -m mirrortree.storyfile",
+        prog="python -m devtools.storyfile",
         description="Load story files (format mirrortree.story/1) through TreeService. "
         "Every file is checked before anything is sent; loading a file again changes nothing.",
     )
