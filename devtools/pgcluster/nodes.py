@@ -44,14 +44,17 @@ log = logging.getLogger(__name__)
 
 
 def has_cluster_files(datadir: Path) -> bool:
+    """Whether datadir holds a created cluster (its version file and control file)."""
     return (datadir / "PG_VERSION").is_file() and (datadir / "global" / "pg_control").is_file()
 
 
 def is_empty_or_missing(path: Path) -> bool:
+    """Whether path does not exist or is an empty folder."""
     return not path.exists() or (path.is_dir() and not any(path.iterdir()))
 
 
 def check_version(node: Node, major: int) -> None:
+    """Refuse a data folder created by another major version than the binaries'."""
     version = (node.datadir / "PG_VERSION").read_text().strip()
     if version != str(major):
         raise ClusterError(
@@ -62,6 +65,7 @@ def check_version(node: Node, major: int) -> None:
 
 
 def check_owner(runner: Runner, node: Node) -> None:
+    """Refuse a data folder owned by another OS user than the one PostgreSQL runs as."""
     if runner.user.name is None:
         return
     owner = node.datadir.stat().st_uid
@@ -78,6 +82,7 @@ def check_owner(runner: Runner, node: Node) -> None:
 
 
 def start_node(runner: Runner, cfg: ClusterConfig, node: Node) -> None:
+    """Start node with pg_ctl, clearing what a crashed server left behind."""
     # Children of a crashed postmaster may still be exiting and holding shared memory.
     wait_processes_gone(node, 15)
     pidfile = node.datadir / "postmaster.pid"
@@ -102,6 +107,7 @@ def start_node(runner: Runner, cfg: ClusterConfig, node: Node) -> None:
 
 
 def stop_node(runner: Runner, node: Node) -> None:
+    """Stop node (fast, else immediate) and wait until its processes are gone."""
     if postmaster_pid(node.datadir) is not None:
         log.info("stopping the %s", node.name)
         base = ("-D", str(node.datadir), "-w", "-t", str(STOP_TIMEOUT_S))
@@ -113,6 +119,7 @@ def stop_node(runner: Runner, node: Node) -> None:
 
 
 def wait_accepting(runner: Runner, cfg: ClusterConfig, node: Node) -> None:
+    """Wait until node answers a query."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while try_query(runner, cfg.host, node.port, "SELECT 1") != "1":
         if time.monotonic() > deadline:
@@ -136,6 +143,7 @@ def ensure_running(runner: Runner, cfg: ClusterConfig, node: Node, changed: bool
 
 
 def init_primary(runner: Runner, cfg: ClusterConfig, node: Node) -> None:
+    """Create the primary's cluster with initdb."""
     log.info("creating the primary in %s", node.datadir)
     if node.datadir.exists():
         runner.chown(node.datadir)
@@ -158,6 +166,7 @@ def init_primary(runner: Runner, cfg: ClusterConfig, node: Node) -> None:
 
 
 def ensure_role_and_database(runner: Runner, cfg: ClusterConfig, node: Node) -> None:
+    """Create the services' role and database on the primary if missing."""
     role_exists = query(
         runner, cfg.host, node, f"SELECT 1 FROM pg_roles WHERE rolname = {literal(cfg.user)}"
     )
@@ -181,6 +190,7 @@ def ensure_role_and_database(runner: Runner, cfg: ClusterConfig, node: Node) -> 
 
 
 def system_identifier(runner: Runner, node: Node) -> str:
+    """The system identifier in node's control file (a replica shares its primary's)."""
     res = runner.tool("pg_controldata", str(node.datadir))
     match = re.search(r"Database system identifier:\s*(\d+)", res.stdout)
     if res.returncode != 0 or match is None:
@@ -192,11 +202,13 @@ def system_identifier(runner: Runner, node: Node) -> str:
 
 
 def slot_exists(runner: Runner, cfg: ClusterConfig, primary: Node) -> bool:
+    """Whether the replica's replication slot exists on the primary."""
     sql = f"SELECT 1 FROM pg_replication_slots WHERE slot_name = {literal(SLOT_NAME)}"
     return query(runner, cfg.host, primary, sql) == "1"
 
 
 def create_replica(runner: Runner, cfg: ClusterConfig, primary: Node, replica: Node) -> None:
+    """Copy the primary into the replica's folder with pg_basebackup and a new slot."""
     log.info("creating the replica in %s", replica.datadir)
     active = query(
         runner,
@@ -232,6 +244,7 @@ def create_replica(runner: Runner, cfg: ClusterConfig, primary: Node, replica: N
 def ensure_replica(
     runner: Runner, cfg: ClusterConfig, primary: Node, replica: Node, major: int
 ) -> None:
+    """Create, repair or reconfigure the replica as needed, and have it running."""
     datadir = replica.datadir
     recreate = False
     if not is_empty_or_missing(datadir):
@@ -261,6 +274,7 @@ def ensure_replica(
 
 
 def wait_streaming(runner: Runner, cfg: ClusterConfig, primary: Node, replica: Node) -> None:
+    """Wait until the replica is a standby streaming from the primary."""
     deadline = time.monotonic() + STREAM_TIMEOUT_S
     state_sql = (
         "SELECT state FROM pg_stat_replication "
@@ -287,6 +301,7 @@ def wait_streaming(runner: Runner, cfg: ClusterConfig, primary: Node, replica: N
 
 
 def prepare_data_dir(runner: Runner, layout: Layout) -> None:
+    """Create the data folder and hand it to the PostgreSQL OS user, who must reach it."""
     logs = layout.primary.logfile.parent
     try:
         logs.mkdir(parents=True, exist_ok=True)
@@ -314,6 +329,7 @@ def prepare_data_dir(runner: Runner, layout: Layout) -> None:
 
 @contextlib.contextmanager
 def locked(layout: Layout) -> Iterator[None]:
+    """Hold the data folder's lock file for the block."""
     # Serialises concurrent start/stop calls on the same data folder (launcher vs. CLI).
     with layout.lockfile.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)

@@ -23,6 +23,8 @@ from devtools.pgcluster.config import (
 
 @dataclass(frozen=True)
 class Node:
+    """One server of the cluster: its data folder, port and log."""
+
     name: str  # "primary" or "replica"
     datadir: Path
     port: int
@@ -32,6 +34,8 @@ class Node:
 
 @dataclass(frozen=True)
 class Layout:
+    """Where everything of one cluster lives inside its data folder."""
+
     root: Path
     primary: Node
     replica: Node
@@ -39,6 +43,7 @@ class Layout:
 
 
 def layout_of(cfg: ClusterConfig) -> Layout:
+    """The layout of cfg's data folder."""
     root = Path(os.path.abspath(cfg.data_dir.expanduser()))
     logs = root / "logs"
     return Layout(
@@ -54,6 +59,7 @@ def layout_of(cfg: ClusterConfig) -> Layout:
 
 
 def cluster_info(cfg: ClusterConfig) -> ClusterInfo:
+    """The services' connection strings for cfg."""
     host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
     user = quote(cfg.user, safe="")
     database = quote(cfg.database, safe="")
@@ -111,6 +117,7 @@ def postmaster_pid(datadir: Path) -> int | None:
 
 
 def postmaster_port(datadir: Path) -> int | None:
+    """The port the postmaster in datadir listens on, from its pid file."""
     try:
         lines = (datadir / "postmaster.pid").read_text().splitlines()
     except OSError:
@@ -133,6 +140,7 @@ def postgres_processes(datadir: Path) -> list[int]:
 
 
 def wait_processes_gone(node: Node, timeout: float) -> None:
+    """Wait until no postgres process serves node's data folder."""
     deadline = time.monotonic() + timeout
     while True:
         left = postgres_processes(node.datadir)
@@ -148,6 +156,7 @@ def wait_processes_gone(node: Node, timeout: float) -> None:
 
 
 def log_tail(node: Node) -> str:
+    """The last lines of node's log, to quote in an error."""
     try:
         lines = node.logfile.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
     except OSError:
@@ -175,6 +184,7 @@ def _port_in_use(host: str, port: int) -> bool:
 
 
 def check_port_free(host: str, node: Node) -> None:
+    """Refuse a port another program listens on, naming the variable to change."""
     if _port_in_use(host, node.port):
         raise ClusterError(
             f"port {node.port} on {host} is in use by another program; "
