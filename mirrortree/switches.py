@@ -1,5 +1,5 @@
 """The four switches that gate the story-graph tools (M3), said the same way wherever they are
-read: graph_service before it answers, `python -m mirrortree.binding` when it issues a token."""
+read: graph_service before it answers, `python -m devtools.binding` when it issues a token."""
 
 from __future__ import annotations
 

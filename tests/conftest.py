@@ -15,9 +15,9 @@ import grpc
 import pytest
 import pytest_asyncio
 
+from devtools import pgcluster
 from graph_service import app as graph_app
 from graph_service.config import Settings as GraphSettings
-from mirrortree import pgcluster
 from mirrortree.v1 import graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings

@@ -1,4 +1,4 @@
-"""`python -m mirrortree.binding`: a token for the gateway without writing gRPC code — it reads
+"""`python -m devtools.binding`: a token for the gateway without writing gRPC code — it reads
 the project asked for, says which switch would still hide the tools, and switches them on only
 when asked. The switches are global rows, so the test restores what it changed."""
 
@@ -11,7 +11,7 @@ from tests.test_storyfile import run_module
 
 
 async def run_cli(*args: str) -> tuple[int, str, str]:
-    return await run_module("mirrortree.binding", *args)
+    return await run_module("devtools.binding", *args)
 
 
 async def resolved(graph_stub, token: str) -> graph_pb2.ResolveBindingResponse:

@@ -188,7 +188,7 @@ def test_every_dependency_waits_for_a_healthy_service(compose):
 
 def test_primary_is_configured_for_streaming_replication(compose):
     primary = services(compose)["primary"]
-    assert re.fullmatch(r"postgres:1[56](\..*)?", primary["image"])
+    assert re.fullmatch(r"postgres:18(\..*)?", primary["image"])
     command = command_text(primary["command"])
     for flag in (
         "wal_level=replica",
@@ -202,7 +202,9 @@ def test_primary_is_configured_for_streaming_replication(compose):
     assert env["POSTGRES_DB"] == "mirrortree"
     assert env["POSTGRES_PASSWORD"] == "${MIRRORTREE_PG_PASSWORD:-mirrortree}"
     assert "pg_isready" in command_text(primary["healthcheck"]["test"])
-    assert any(str(v).endswith(":/var/lib/postgresql/data") for v in primary["volumes"])
+    # From 18 on the image's volume is /var/lib/postgresql (PGDATA is a versioned folder in it),
+    # and it refuses to start with a volume at the older /var/lib/postgresql/data.
+    assert any(str(v).endswith(":/var/lib/postgresql") for v in primary["volumes"])
 
 
 def test_primary_init_script_allows_replication_and_creates_a_slot(compose):
@@ -235,6 +237,21 @@ def test_replica_is_cloned_from_the_primary_with_pg_basebackup(compose):
         assert env["MIRRORTREE_PRIMARY_HOST"] == "primary"
         assert env["PGPASSWORD"] == "mirrortree"
         assert env["MIRRORTREE_REPLICATION_SLOT"]
+
+
+def test_postgres_volumes_follow_the_image_layout_of_postgresql_18(compose):
+    pg_image_default = "/var/lib/postgresql/18/docker"
+    for name, svc in services(compose).items():
+        if not str(svc.get("image", "")).startswith("postgres:"):
+            continue
+        targets = [str(v).split(":")[1] for v in svc["volumes"]]
+        assert "/var/lib/postgresql" in targets, name
+        assert not [t for t in targets if t.startswith("/var/lib/postgresql/")], name
+        pgdata = environment(svc).get("PGDATA", pg_image_default)
+        # Inside the volume but not its mount point: the replica clones into a sibling folder.
+        assert pgdata.startswith("/var/lib/postgresql/"), name
+    script = mounted_host_file(services(compose)["replica"], "/usr/local/bin/replica-entrypoint.sh")
+    assert f'PGDATA="${{PGDATA:-{pg_image_default}}}"' in script.read_text(encoding="utf-8")
 
 
 def test_replica_healthcheck_requires_the_server_to_be_in_recovery(compose):
@@ -408,6 +425,20 @@ def test_dockerignore_keeps_out_local_state_but_not_what_the_image_copies():
     for source in copied:
         ignored = [p for p in patterns if fnmatch.fnmatch(source.rstrip("/"), p)]
         assert not ignored, f"{source} is copied but excluded by {ignored}"
+
+
+def test_the_image_leaves_the_developer_tools_out():
+    patterns = DOCKERIGNORE.read_text(encoding="utf-8").splitlines()
+    assert "devtools" in patterns
+    copied = [rest.split()[0] for keyword, rest in dockerfile_instructions() if keyword == "COPY"]
+    assert not [source for source in copied if source.startswith(("devtools", "."))]
+
+
+def test_the_services_import_nothing_from_the_developer_tools():
+    for package in ("mirrortree", *APP_PACKAGES.values()):
+        for path in (ROOT / package).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"^\s*(from|import) devtools\b", text, re.MULTILINE), path
 
 
 # --- the health probe ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""End to end, as a user runs it: `python -m mirrortree.launcher` (what `make run` starts)
+"""End to end, as a user runs it: `python -m devtools.launcher` (what `make run` starts)
 brings up PostgreSQL primary + replica, the three services and demo data; the MCP SDK client
 lists three read-only tools and gets a real page from the replica; SIGINT stops everything."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mirrortree import pgcluster
+from devtools import pgcluster
 from tests.conftest import free_port
 from tests.gateway.harness import http_client
 
@@ -53,7 +53,7 @@ async def test_make_run_serves_demo_data_over_mcp_and_stops_cleanly():
     launcher = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "mirrortree.launcher",
+        "devtools.launcher",
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -104,7 +104,7 @@ async def test_make_run_serves_demo_data_over_mcp_and_stops_cleanly():
 
 
 class Run:
-    """One `python -m mirrortree.launcher` with its own data folder and ports."""
+    """One `python -m devtools.launcher` with its own data folder and ports."""
 
     def __init__(self, data_dir: Path, ports: dict[str, int]) -> None:
         self.data_dir = data_dir
@@ -131,7 +131,7 @@ class Run:
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "mirrortree.launcher",
+            "devtools.launcher",
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -162,7 +162,7 @@ class Run:
     def stop_command(self) -> subprocess.CompletedProcess[str]:
         """What `make stack-stop` runs."""
         return subprocess.run(
-            [sys.executable, "-m", "mirrortree.launcher", "stop"],
+            [sys.executable, "-m", "devtools.launcher", "stop"],
             env=self.env,
             capture_output=True,
             text=True,

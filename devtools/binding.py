@@ -1,6 +1,6 @@
 """Issue a runtime binding token for the MCP gateway, through TreeService's public API.
 
-    python -m mirrortree.binding --project ID [--runtime NAME] [--session TREE_ID]
+    python -m devtools.binding --project ID [--runtime NAME] [--session TREE_ID]
                                  [--grant global | --grant project:ID ...] [--enable]
                                  [--target HOST:PORT]
 
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 import grpc
 
+from devtools.storyfile import TARGET_ENV, add_target_argument
 from mirrortree.protoscope import global_scope, project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.scopes import ScopeError, ScopeValue
-from mirrortree.storyfile import TARGET_ENV, add_target_argument
 from mirrortree.switches import CAPABILITY, switches_off
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
 
@@ -180,7 +180,7 @@ class BindingRefused(Exception):
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m mirrortree.binding",
+        prog="python -m devtools.binding",
         description="Issue a binding token for the MCP gateway: the story-graph tools then "
         "read the session's project (and the scopes granted). The token goes to stdout, once.",
     )
