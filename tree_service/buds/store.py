@@ -28,10 +28,6 @@ class BudStore:
         self._core = core
         self._conversation = conversation
 
-    @property
-    def core(self) -> TreeStore:
-        return self._core
-
     async def open_bud(self, conn: asyncpg.Connection, answer: NewAnswer) -> Node:
         """Add a streaming answer and start its lease."""
         node, _ = await self._conversation.add_answer(conn, answer)
