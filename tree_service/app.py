@@ -11,10 +11,14 @@ import asyncpg
 
 from mirrortree.server import RunningServer, serve_metrics, start_server
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
+from tree_service.buds.committer import ChunkCommitter
+from tree_service.buds.store import BUD_LEASE_S, BudStore
 from tree_service.config import Settings
+from tree_service.ingestion.store import IngestionStore
 from tree_service.migrate import migrate
 from tree_service.servicer import TreeServicer
-from tree_service.store import BUD_LEASE_S, ChunkCommitter, TreeStore
+from tree_service.store import TreeStore
+from tree_service.stores import Stores
 
 log = logging.getLogger("tree_service")
 SERVICE_NAME = tree_pb2.DESCRIPTOR.services_by_name["TreeService"].full_name
@@ -25,7 +29,7 @@ class TreeService:
     """A running tree service; `stop()` drains RPCs, then closes the pool."""
 
     rpc: RunningServer
-    store: TreeStore
+    stores: Stores
     chunks: ChunkCommitter
     servicer: TreeServicer
     grace_s: float
@@ -47,7 +51,7 @@ class TreeService:
         await self.rpc.stop(self.grace_s)
         await self.servicer.drain()  # buds cut off by the shutdown are frozen, not left open
         await self.chunks.stop()
-        await self.store.close()
+        await self.stores.core.close()
 
 
 async def run_migrations(dsn: str) -> list[int]:
@@ -64,15 +68,14 @@ async def start(settings: Settings) -> TreeService:
     if settings.migrate:
         applied = await run_migrations(settings.dsn)
         log.info("migrations checked", extra={"applied": applied})
-    store = await TreeStore.connect(
-        settings.dsn, settings.pool_min, settings.pool_max, settings.hub_links
-    )
+    store = await TreeStore.connect(settings.dsn, settings.pool_min, settings.pool_max)
+    stores = Stores.over(store, settings.hub_links)
     chunks = ChunkCommitter(store)
     try:
         if await store.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
         chunks.start()
-        servicer = TreeServicer(store, chunks)
+        servicer = TreeServicer(stores, chunks)
         rpc = await start_server(
             service="tree_service",
             listen=settings.listen,
@@ -87,13 +90,13 @@ async def start(settings: Settings) -> TreeService:
         raise
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("tree_service serving", extra={"port": rpc.port})
-    service = TreeService(rpc, store, chunks, servicer, settings.shutdown_grace_s)
-    service.sweeper = asyncio.create_task(sweep_lost_buds(store), name="bud-sweeper")
-    service.hub_catch_up = asyncio.create_task(catch_up_hubs(store), name="hub-catch-up")
+    service = TreeService(rpc, stores, chunks, servicer, settings.shutdown_grace_s)
+    service.sweeper = asyncio.create_task(sweep_lost_buds(stores.buds), name="bud-sweeper")
+    service.hub_catch_up = asyncio.create_task(catch_up_hubs(stores.ingestion), name="hub-catch-up")
     return service
 
 
-async def catch_up_hubs(store: TreeStore) -> int:
+async def catch_up_hubs(store: IngestionStore) -> int:
     """Make hubs of the objects over the configured threshold that are not hubs yet (after a
     first start on an older database, or with a lower threshold); how many were made. A
     failure is logged and left for the next start: until then those objects are read live."""
@@ -107,7 +110,7 @@ async def catch_up_hubs(store: TreeStore) -> int:
     return made
 
 
-async def sweep_lost_buds(store: TreeStore, every_s: float = BUD_LEASE_S / 3) -> None:
+async def sweep_lost_buds(store: BudStore, every_s: float = BUD_LEASE_S / 3) -> None:
     """Freeze buds whose stream died with another process (its lease ran out)."""
     while True:
         await asyncio.sleep(every_s)

@@ -438,3 +438,27 @@ class PreferenceRecord:
     confirmed_by: str
     revision: int
     updated_at: datetime
+
+
+# The one gated capability, and the key of a session's own switch in its context state.
+CAPABILITY_ID = "story-graph"
+SESSION_SWITCH = "story_graph_enabled"
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """The switches that gate the story-graph tools, each row with its own revision."""
+
+    heartbeat_enabled: bool
+    app_revision: int
+    story_graph_enabled: bool
+    assignments: tuple[str, ...]
+    capability_revision: int
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    session_id: str
+    story_graph_enabled: bool
+    context_state: str  # a JSON object
+    revision: int

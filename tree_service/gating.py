@@ -1,11 +1,6 @@
-"""W4: the switches that gate the story-graph tools — the supervisor app, the `story-graph`
-capability with its runtime assignments, and each session's own switch in its context state.
-
-The switches are independent rows, so switching the app off and on again keeps every
-session's choice and the capability's assignments as the user left them. A session's context
-state carries a revision: the explicit switch bumps it, and an autosave must name the revision
-it was read at, so a stale autosave can never turn a session back on (or off).
-"""
+"""W4 requests and responses: the switches that gate the story-graph tools — the supervisor
+app, the `story-graph` capability with its runtime assignments, and each session's own switch
+in its context state (stored by tree_service.access.store)."""
 
 from __future__ import annotations
 
@@ -15,16 +10,11 @@ import re
 import uuid
 from typing import Any
 
-import asyncpg
-
 from mirrortree.v1 import tree_pb2
 from mirrortree.validation import shown
-from tree_service import queries
 from tree_service.convert import KNOWN_RUNTIMES, Checker
-from tree_service.errors import InvalidInput, NotFound, RevisionConflict
+from tree_service.domain import CAPABILITY_ID, SESSION_SWITCH, AppSettings, SessionContext
 
-CAPABILITY_ID = "story-graph"
-SESSION_SWITCH = "story_graph_enabled"
 MAX_CONTEXT_STATE = 1_000_000  # characters of JSON
 MAX_CONTEXT_DEPTH = 100  # nested arrays/objects; PostgreSQL's jsonb parser has a stack limit
 _UNSTORABLE_CHAR = re.compile("[\x00\ud800-\udfff]")
@@ -139,83 +129,23 @@ def save_request(request: tree_pb2.SaveSessionContextRequest) -> tuple[uuid.UUID
     return session, json.dumps(state), request.expected_revision
 
 
-# ---- storage ---------------------------------------------------------------------------
-
-
-async def read_settings(conn: asyncpg.Connection) -> tree_pb2.Settings:
-    row = await conn.fetchrow(queries.SELECT_SETTINGS)
+def settings_to_proto(settings: AppSettings) -> tree_pb2.Settings:
     return tree_pb2.Settings(
-        heartbeat_enabled=row["heartbeat_enabled"],
-        app_revision=row["app_revision"],
+        heartbeat_enabled=settings.heartbeat_enabled,
+        app_revision=settings.app_revision,
         story_graph=tree_pb2.Capability(
             id=CAPABILITY_ID,
-            enabled=row["enabled"],
-            assignments=list(row["assignments"]),
-            revision=row["capability_revision"],
+            enabled=settings.story_graph_enabled,
+            assignments=list(settings.assignments),
+            revision=settings.capability_revision,
         ),
     )
 
 
-async def set_app(conn: asyncpg.Connection, enabled: bool, expected: int) -> tree_pb2.Settings:
-    if await conn.fetchval(queries.UPDATE_APP, enabled, expected) is None:
-        current = (await read_settings(conn)).app_revision
-        raise RevisionConflict("app setting", "heartbeat_enabled", expected, current)
-    return await read_settings(conn)
-
-
-async def set_capability(
-    conn: asyncpg.Connection, enabled: bool, assignments: list[str], expected: int
-) -> tree_pb2.Settings:
-    if (
-        await conn.fetchval(
-            queries.UPDATE_CAPABILITY, CAPABILITY_ID, enabled, assignments, expected
-        )
-        is None
-    ):
-        current = (await read_settings(conn)).story_graph.revision
-        raise RevisionConflict("capability", CAPABILITY_ID, expected, current)
-    return await read_settings(conn)
-
-
-def _context(session: uuid.UUID, row: asyncpg.Record) -> tree_pb2.SessionContext:
-    state = json.loads(row["context_state"])
+def context_to_proto(context: SessionContext) -> tree_pb2.SessionContext:
     return tree_pb2.SessionContext(
-        session_id=str(session),
-        story_graph_enabled=state.get(SESSION_SWITCH, True) is not False,
-        context_state=json.dumps(state, ensure_ascii=False),
-        revision=row[1],
+        session_id=context.session_id,
+        story_graph_enabled=context.story_graph_enabled,
+        context_state=context.context_state,
+        revision=context.revision,
     )
-
-
-async def set_session_switch(
-    conn: asyncpg.Connection, session: uuid.UUID, enabled: bool
-) -> tree_pb2.SessionContext:
-    row = await conn.fetchrow(queries.SET_SESSION_SWITCH, session, enabled)
-    if row is None:
-        raise NotFound("session", str(session))
-    return _context(session, row)
-
-
-async def save_context(
-    conn: asyncpg.Connection, session: uuid.UUID, state: str, expected: int
-) -> tree_pb2.SessionContext:
-    row = await conn.fetchrow(queries.SAVE_CONTEXT, session, state, expected)
-    if row is None:
-        current = await conn.fetchrow(queries.SELECT_CONTEXT, session)
-        if current is None:
-            raise NotFound("session", str(session))
-        raise RevisionConflict(
-            "session context", str(session), expected, current["context_revision"]
-        )
-    return _context(session, row)
-
-
-async def read_context(conn: asyncpg.Connection, session_id: str) -> tree_pb2.SessionContext:
-    try:
-        session = uuid.UUID(session_id)
-    except ValueError:
-        raise InvalidInput.one("session_id", f"{shown(session_id)} is not a session id") from None
-    row = await conn.fetchrow(queries.SELECT_CONTEXT, session)
-    if row is None:
-        raise NotFound("session", session_id)
-    return _context(session, row)

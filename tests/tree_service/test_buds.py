@@ -272,7 +272,7 @@ async def test_a_bud_whose_stream_was_lost_is_frozen_by_the_sweep(cluster, tree_
         )
     finally:
         await conn.close()
-    assert opened.id in await tree_service.store.freeze_expired_buds()
+    assert opened.id in await tree_service.stores.buds.freeze_expired_buds()
     lost = await node(tree_stub, opened.id)
     assert (lost.answer_state, lost.stop_reason, lost.text) == (
         tree_pb2.FROZEN,

@@ -10,7 +10,10 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from tree_service.migrate import MigrationError, migrate, shipped_migrations
+from tests.tree_service.racing import held
+from tree_service.migrate import MIGRATION_LOCK_KEY, MigrationError, migrate, shipped_migrations
+
+HOLD_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock($1)"
 
 
 @pytest_asyncio.fixture
@@ -46,7 +49,11 @@ async def test_applying_twice_applies_each_migration_once(empty_database):
 async def test_two_instances_migrating_at_once_serialize_on_the_lock(empty_database):
     conns = [await asyncpg.connect(empty_database) for _ in range(2)]
     try:
-        results = await asyncio.gather(*(migrate(c) for c in conns))
+        # Both instances wait for the migration lock before either applies anything.
+        async with held(empty_database, HOLD_MIGRATION_LOCK, MIGRATION_LOCK_KEY) as gate:
+            instances = [asyncio.ensure_future(migrate(c)) for c in conns]
+            await gate.until_waiting(instances)
+        results = await asyncio.gather(*instances)
     finally:
         for conn in conns:
             await conn.close()

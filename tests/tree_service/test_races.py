@@ -1,11 +1,14 @@
 """Concurrent writers on one tree, on real concurrent connections: zero lost updates, every
-loser gets ABORTED with the current revision, and the final state is consistent (T21)."""
+loser gets ABORTED with the current revision, and the final state is consistent (T21).
+
+Each race is forced: a connection of the test's own holds a lock the writers need until all
+of them wait for it, so they provably overlap in the database (tests.tree_service.racing)."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 
-import asyncpg
 import grpc
 
 from mirrortree.protoscope import project_scope
@@ -13,6 +16,8 @@ from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
 from tests.tree_service.helpers import adopt, answer, ask, canonicalize, new_tree
+from tests.tree_service.racing import LOCK_NODE, LOCK_TREE, held
+from tree_service.ingestion.queries import LOCK_SCOPE_REVISIONS as LOCK_SCOPE
 
 WRITERS = 8
 
@@ -26,13 +31,18 @@ async def outcomes(calls):
     return wins, [describe(loss) for loss in losses]
 
 
-async def test_concurrent_adoptions_of_one_revision_have_exactly_one_winner(tree_stub):
+async def test_concurrent_adoptions_of_one_revision_have_exactly_one_winner(cluster, tree_stub):
     tree = await new_tree(tree_stub)
     question = await ask(tree_stub, tree.id)
     answers = [await answer(tree_stub, question.id, f"a{i}") for i in range(WRITERS)]
-    wins, losses = await outcomes(
-        adopt(tree_stub, question.id, a.id, question.revision) for a in answers
-    )
+    # Every adoption has read the question at the same revision before any of them updates it.
+    async with held(cluster.primary_dsn, LOCK_NODE, uuid.UUID(question.id)) as gate:
+        writers = [
+            asyncio.ensure_future(adopt(tree_stub, question.id, a.id, question.revision))
+            for a in answers
+        ]
+        await gate.until_waiting(writers)
+    wins, losses = await outcomes(writers)
     assert len(wins) == 1 and len(losses) == WRITERS - 1
     assert {f.code for f in losses} == {grpc.StatusCode.ABORTED}
     assert {f.metadata["current_revision"] for f in losses} == {str(question.revision + 1)}
@@ -41,10 +51,11 @@ async def test_concurrent_adoptions_of_one_revision_have_exactly_one_winner(tree
     assert final.revision == question.revision + 1
 
 
-async def test_adopters_that_retry_on_abort_all_land_in_turn(tree_stub):
+async def test_adopters_that_retry_on_abort_all_land_in_turn(cluster, tree_stub):
     tree = await new_tree(tree_stub)
     question = await ask(tree_stub, tree.id)
     answers = [await answer(tree_stub, question.id, f"a{i}") for i in range(WRITERS)]
+    aborted: list[str] = []
 
     async def adopt_until_done(answer_id: str) -> int:
         expected = question.revision
@@ -55,25 +66,42 @@ async def test_adopters_that_retry_on_abort_all_land_in_turn(tree_stub):
             except grpc.aio.AioRpcError as error:
                 failure = describe(error)
                 assert failure.code == grpc.StatusCode.ABORTED
+                aborted.append(answer_id)
                 expected = int(failure.metadata["current_revision"])
 
-    revisions = await asyncio.gather(*(adopt_until_done(a.id) for a in answers))
+    async with held(cluster.primary_dsn, LOCK_NODE, uuid.UUID(question.id)) as gate:
+        writers = [asyncio.ensure_future(adopt_until_done(a.id)) for a in answers]
+        await gate.until_waiting(writers)
+    revisions = await asyncio.gather(*writers)
     # Every write landed exactly once, each on its own revision: no update was lost.
     assert sorted(revisions) == list(range(question.revision + 1, question.revision + 1 + WRITERS))
+    # All first tries expected one revision, so all but one of them were turned away.
+    assert len(set(aborted)) == WRITERS - 1
 
 
-async def test_concurrent_canonicalizations_number_versions_without_gaps(tree_stub):
+async def test_concurrent_canonicalizations_number_versions_without_gaps(cluster, tree_stub):
     tree = await new_tree(tree_stub)
     question = await ask(tree_stub, tree.id)
     leaves = [await answer(tree_stub, question.id, f"a{i}") for i in range(WRITERS)]
-    wins, losses = await outcomes(canonicalize(tree_stub, tree.id, leaf=a.id) for a in leaves)
+    # A main line's version rows check their tree, so holding the tree's row holds every
+    # canonicalization once it has claimed (or waits behind the claim of) its version.
+    async with held(cluster.primary_dsn, LOCK_TREE, uuid.UUID(tree.id)) as gate:
+        writers = [
+            asyncio.ensure_future(canonicalize(tree_stub, tree.id, leaf=a.id)) for a in leaves
+        ]
+        await gate.until_waiting(writers)
+    wins, losses = await outcomes(writers)
     assert len(wins) == 1
     assert {(f.code, f.metadata["current_revision"]) for f in losses} == {
         (grpc.StatusCode.ABORTED, "1")
     }
-    second_round, _ = await outcomes(
-        canonicalize(tree_stub, tree.id, leaf=a.id, expected=1) for a in leaves
-    )
+    async with held(cluster.primary_dsn, LOCK_TREE, uuid.UUID(tree.id)) as gate:
+        writers = [
+            asyncio.ensure_future(canonicalize(tree_stub, tree.id, leaf=a.id, expected=1))
+            for a in leaves
+        ]
+        await gate.until_waiting(writers)
+    second_round, _ = await outcomes(writers)
     assert [v.version for v in second_round] == [2]
     listed = await tree_stub.ListMainLineVersions(
         tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id)
@@ -82,36 +110,28 @@ async def test_concurrent_canonicalizations_number_versions_without_gaps(tree_st
     assert listed.versions[0].replaces_version_id == listed.versions[1].id
 
 
-async def test_concurrent_edits_of_one_question_get_distinct_versions(tree_stub):
+async def test_concurrent_edits_of_one_question_get_distinct_versions(cluster, tree_stub):
     tree = await new_tree(tree_stub)
     question = await ask(tree_stub, tree.id, "v1")
-    edits = await asyncio.gather(
-        *(
-            tree_stub.EditQuestion(
-                tree_pb2.EditQuestionRequest(
-                    idempotency_key=f"edit-{question.id}-{i}",
-                    question_id=question.id,
-                    expected_revision=question.revision,
-                    text=f"edit {i}",
+    # Held at the tree's row, every edit has read the question (and, unless the lineage lock
+    # orders them, numbered its version) before any of them appends.
+    async with held(cluster.primary_dsn, LOCK_TREE, uuid.UUID(tree.id)) as gate:
+        writers = [
+            asyncio.ensure_future(
+                tree_stub.EditQuestion(
+                    tree_pb2.EditQuestionRequest(
+                        idempotency_key=f"edit-{question.id}-{i}",
+                        question_id=question.id,
+                        expected_revision=question.revision,
+                        text=f"edit {i}",
+                    )
                 )
             )
             for i in range(WRITERS)
-        )
-    )
+        ]
+        await gate.until_waiting(writers)
+    edits = await asyncio.gather(*writers)
     assert sorted(e.node.version for e in edits) == list(range(2, 2 + WRITERS))
-
-
-async def waiting_for_scope_lock(conn: asyncpg.Connection, scope_key: str) -> int:
-    """How many transactions wait for the ingestion lock of one scope (see LOCK_SCOPE_REVISIONS:
-    an advisory lock on hashtextextended(scope key, 7), split into classid and objid)."""
-    key = await conn.fetchval("SELECT hashtextextended($1, 7)", scope_key)
-    count: int = await conn.fetchval(
-        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-        "AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1",
-        (key >> 32) & 0xFFFFFFFF,
-        key & 0xFFFFFFFF,
-    )
-    return count
 
 
 async def test_concurrent_results_recording_one_new_reference_id_keep_one_content(
@@ -120,13 +140,8 @@ async def test_concurrent_results_recording_one_new_reference_id_keep_one_conten
     """Results that record the same new source reference id with different content, all
     started before any commits: exactly one stores it, the others see it and are refused."""
     project = unique("refs")
-    blocker = await asyncpg.connect(cluster.primary_dsn)
-    try:
-        # Hold the scope's ingestion lock until every writer has read what it could before it.
-        await blocker.execute("BEGIN")
-        await blocker.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))", f"projects:{project}"
-        )
+    # Hold the scope's ingestion lock until every writer has read what it could before it.
+    async with held(cluster.primary_dsn, LOCK_SCOPE, f"projects:{project}") as gate:
         writers = [
             asyncio.ensure_future(
                 tree_stub.RecordReview(
@@ -146,12 +161,7 @@ async def test_concurrent_results_recording_one_new_reference_id_keep_one_conten
             )
             for i in range(WRITERS)
         ]
-        while await waiting_for_scope_lock(blocker, f"projects:{project}") < WRITERS:
-            assert not any(w.done() for w in writers), [w.result() for w in writers if w.done()]
-            await asyncio.sleep(0.01)
-    finally:
-        await blocker.execute("ROLLBACK")
-        await blocker.close()
+        await gate.until_waiting(writers)
     wins, losses = await outcomes(writers)
     assert len(wins) == 1
     assert {f.code for f in losses} == {grpc.StatusCode.INVALID_ARGUMENT}

@@ -11,6 +11,7 @@ import pytest
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, tree_pb2
 from tests.conftest import create_tree, unique
+from tests.tree_service.racing import LOCK_TREE, held
 
 
 async def test_create_tree_returns_the_tree_at_revision_one_with_a_consistency_token(tree_stub):
@@ -90,27 +91,35 @@ async def test_a_retry_with_the_same_key_returns_the_same_node_and_writes_nothin
     assert len(listed.nodes) == 1
 
 
-async def test_concurrent_retries_with_one_key_write_exactly_once(tree_stub):
+async def test_concurrent_retries_with_one_key_write_exactly_once(cluster, tree_stub):
     tree = (await create_tree(tree_stub)).tree
     request = tree_pb2.AskQuestionRequest(idempotency_key=unique("k"), tree_id=tree.id, text="x")
-    responses = await asyncio.gather(*(tree_stub.AskQuestion(request) for _ in range(8)))
+    # Held at the tree's row, the first retry has claimed the key and every other one has
+    # reached the key (or the tree) before any of them commits.
+    async with held(cluster.primary_dsn, LOCK_TREE, uuid.UUID(tree.id)) as gate:
+        writers = [asyncio.ensure_future(tree_stub.AskQuestion(request)) for _ in range(8)]
+        await gate.until_waiting(writers)
+    responses = await asyncio.gather(*writers)
     assert len({r.node.id for r in responses}) == 1
     listed = await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=tree.id))
     assert len(listed.nodes) == 1
 
 
-async def test_concurrent_appends_to_one_tree_lose_nothing(tree_stub):
+async def test_concurrent_appends_to_one_tree_lose_nothing(cluster, tree_stub):
     tree = (await create_tree(tree_stub)).tree
-    responses = await asyncio.gather(
-        *(
-            tree_stub.AskQuestion(
-                tree_pb2.AskQuestionRequest(
-                    idempotency_key=unique("k"), tree_id=tree.id, text=f"q{i}"
+    async with held(cluster.primary_dsn, LOCK_TREE, uuid.UUID(tree.id)) as gate:
+        writers = [
+            asyncio.ensure_future(
+                tree_stub.AskQuestion(
+                    tree_pb2.AskQuestionRequest(
+                        idempotency_key=unique("k"), tree_id=tree.id, text=f"q{i}"
+                    )
                 )
             )
             for i in range(20)
-        )
-    )
+        ]
+        await gate.until_waiting(writers)
+    responses = await asyncio.gather(*writers)
     assert sorted(r.tree_revision for r in responses) == list(range(2, 22))
     listed = await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=tree.id))
     assert sorted(n.ordinal for n in listed.nodes) == list(range(1, 21))

@@ -1,0 +1,1 @@
+"""Access: the switches gating the story-graph tools, session context and bindings."""

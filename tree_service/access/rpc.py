@@ -1,0 +1,117 @@
+"""The access RPCs: the switches gating the story-graph tools, session context, bindings."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from mirrortree.v1 import tree_pb2
+from tree_service import convert, gating
+from tree_service.domain import AppSettings, SessionContext
+from tree_service.servicing import Ctx, ServicerBase
+
+
+async def settings_message(read: Awaitable[AppSettings]) -> tree_pb2.Settings:
+    return gating.settings_to_proto(await read)
+
+
+async def context_message(read: Awaitable[SessionContext]) -> tree_pb2.SessionContext:
+    return gating.context_to_proto(await read)
+
+
+class AccessRpcs(ServicerBase):
+    """TreeService RPCs of switches, session contexts and bindings (mixed into TreeServicer)."""
+
+    async def GetSettings(
+        self, request: tree_pb2.GetSettingsRequest, context: Ctx
+    ) -> tree_pb2.Settings:
+        async with self._stores.core.pool.acquire() as conn:
+            return gating.settings_to_proto(await self._stores.access.read_settings(conn))
+
+    async def SetAppEnabled(
+        self, request: tree_pb2.SetAppEnabledRequest, context: Ctx
+    ) -> tree_pb2.Settings:
+        enabled, expected = gating.app_request(request)
+        return await self._write(
+            context,
+            "SetAppEnabled",
+            request,
+            tree_pb2.Settings,
+            lambda conn: settings_message(self._stores.access.set_app(conn, enabled, expected)),
+        )
+
+    async def SetCapability(
+        self, request: tree_pb2.SetCapabilityRequest, context: Ctx
+    ) -> tree_pb2.Settings:
+        enabled, assignments, expected = gating.capability_request(request)
+        return await self._write(
+            context,
+            "SetCapability",
+            request,
+            tree_pb2.Settings,
+            lambda conn: settings_message(
+                self._stores.access.set_capability(conn, enabled, assignments, expected)
+            ),
+        )
+
+    async def SetSessionStoryGraph(
+        self, request: tree_pb2.SetSessionStoryGraphRequest, context: Ctx
+    ) -> tree_pb2.SessionContext:
+        session, enabled = gating.switch_request(request)
+        return await self._write(
+            context,
+            "SetSessionStoryGraph",
+            request,
+            tree_pb2.SessionContext,
+            lambda conn: context_message(
+                self._stores.access.set_session_switch(conn, session, enabled)
+            ),
+        )
+
+    async def SaveSessionContext(
+        self, request: tree_pb2.SaveSessionContextRequest, context: Ctx
+    ) -> tree_pb2.SessionContext:
+        session, state, expected = gating.save_request(request)
+        return await self._write(
+            context,
+            "SaveSessionContext",
+            request,
+            tree_pb2.SessionContext,
+            lambda conn: context_message(
+                self._stores.access.save_context(conn, session, state, expected)
+            ),
+        )
+
+    async def GetSessionContext(
+        self, request: tree_pb2.GetSessionContextRequest, context: Ctx
+    ) -> tree_pb2.SessionContext:
+        async with self._stores.core.pool.acquire() as conn:
+            return gating.context_to_proto(
+                await self._stores.access.read_context(conn, request.session_id)
+            )
+
+    async def CreateBinding(
+        self, request: tree_pb2.CreateBindingRequest, context: Ctx
+    ) -> tree_pb2.CreateBindingResponse:
+        session_id, runtime, allowed = convert.binding_request(request)
+
+        async def action(conn: Any) -> tree_pb2.CreateBindingResponse:
+            binding = await self._stores.access.create_binding(conn, session_id, runtime, allowed)
+            return convert.binding_to_proto(binding)
+
+        def without_token(
+            response: tree_pb2.CreateBindingResponse,
+        ) -> tree_pb2.CreateBindingResponse:
+            copy = tree_pb2.CreateBindingResponse()
+            copy.CopyFrom(response)
+            copy.token = ""
+            return copy
+
+        return await self._write(
+            context,
+            "CreateBinding",
+            request,
+            tree_pb2.CreateBindingResponse,
+            action,
+            stored=without_token,
+        )

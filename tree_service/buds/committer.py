@@ -1,0 +1,116 @@
+"""Group commit of bud chunks: the chunks of every open bud, stored by one writer task."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from dataclasses import dataclass
+
+from tree_service.buds import queries
+from tree_service.errors import InvalidInput, PreconditionFailed
+from tree_service.store import TreeStore
+
+
+@dataclass
+class _PendingChunk:
+    node_id: uuid.UUID
+    seq: int
+    text: str
+    done: asyncio.Future[str]  # resolves to the commit LSN once durable
+
+
+class ChunkCommitter:
+    """Group commit for bud chunks.
+
+    Every open bud hands its chunks here; one writer task commits whatever has accumulated in
+    one transaction, so a hundred buds streaming at once cost a handful of commits, not a
+    hundred. A chunk's future resolves only after its transaction committed (its
+    acknowledgement is then safe to send); a chunk for a bud that is no longer streaming fails
+    instead of being stored.
+    """
+
+    def __init__(self, core: TreeStore, max_batch: int = 2000) -> None:
+        self._core = core
+        self._queue: asyncio.Queue[_PendingChunk] = asyncio.Queue()
+        self._max_batch = max_batch
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="chunk-committer")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        while not self._queue.empty():
+            pending = self._queue.get_nowait()
+            if not pending.done.done():
+                pending.done.set_exception(PreconditionFailed("the service is shutting down"))
+
+    async def submit(self, node_id: str, seq: int, text: str) -> str:
+        """Store one chunk durably; returns the commit LSN. Idempotent per (bud, seq)."""
+        done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_PendingChunk(uuid.UUID(node_id), seq, text, done))
+        return await done
+
+    async def _run(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while len(batch) < self._max_batch and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                await self._commit(batch)
+            except Exception as exc:  # the whole batch failed: report it to every waiter
+                for pending in batch:
+                    if not pending.done.done():
+                        pending.done.set_exception(exc)
+
+    async def _commit(self, batch: list[_PendingChunk]) -> None:
+        texts: dict[tuple[uuid.UUID, int], str] = {}
+        async with self._core.pool.acquire() as conn:
+            async with conn.transaction():
+                ids = list({p.node_id for p in batch})
+                live = {r["id"] for r in await conn.fetch(queries.LOCK_STREAMING_BUDS, ids)}
+                accepted = [p for p in batch if p.node_id in live]
+                if accepted:
+                    await conn.execute(
+                        queries.INSERT_CHUNKS,
+                        [p.node_id for p in accepted],
+                        [p.seq for p in accepted],
+                        [p.text for p in accepted],
+                    )
+                    stored = await conn.fetch(
+                        queries.SELECT_CHUNKS,
+                        [p.node_id for p in accepted],
+                        [p.seq for p in accepted],
+                    )
+                    texts = {(r["node_id"], r["seq"]): r["text"] for r in stored}
+                    await conn.execute(
+                        queries.RECORD_ACKED_CHUNKS,
+                        [p.node_id for p in accepted],
+                        [p.seq for p in accepted],
+                    )
+            lsn = await self._core.commit_lsn(conn)
+        for pending in batch:
+            if pending.done.done():
+                continue
+            if pending.node_id not in live:
+                pending.done.set_exception(
+                    PreconditionFailed(
+                        f"bud {pending.node_id} is no longer streaming; chunk {pending.seq} "
+                        "was refused",
+                        {"seq": str(pending.seq)},
+                    )
+                )
+            elif texts.get((pending.node_id, pending.seq)) != pending.text:
+                pending.done.set_exception(
+                    InvalidInput.one(
+                        "chunk.text",
+                        f"chunk {pending.seq} was already stored with different text; a "
+                        "re-sent chunk must repeat the original exactly",
+                    )
+                )
+            else:
+                pending.done.set_result(lsn)

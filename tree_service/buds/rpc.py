@@ -1,0 +1,21 @@
+"""The bud streaming RPC."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from mirrortree.v1 import tree_pb2
+from tree_service.buds.stream import BudStream
+from tree_service.servicing import Ctx, ServicerBase
+
+
+class BudRpcs(ServicerBase):
+    """TreeService's StreamAnswer (mixed into TreeServicer)."""
+
+    async def StreamAnswer(
+        self, request_iterator: AsyncIterator[tree_pb2.StreamAnswerRequest], context: Ctx
+    ) -> AsyncIterator[tree_pb2.StreamAnswerResponse]:
+        """Bud streaming (T6); see BudStream for the rules."""
+        stream = BudStream(self, context)
+        async for response in stream.run(request_iterator):
+            yield response

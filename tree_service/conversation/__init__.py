@@ -1,0 +1,1 @@
+"""The conversation tree: trees, questions, answers, continuations, adoption, main lines."""

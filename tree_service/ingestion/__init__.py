@@ -1,0 +1,1 @@
+"""Story-graph ingestion: review results, hubs, message sources, sources, preferences."""

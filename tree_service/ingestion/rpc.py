@@ -1,0 +1,56 @@
+"""The story-graph ingestion RPCs: review results, sources and preferences."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mirrortree.v1 import tree_pb2
+from tree_service import convert, graph_input, source_input
+from tree_service.servicing import Ctx, ServicerBase, request_hash
+
+
+class IngestionRpcs(ServicerBase):
+    """TreeService RPCs that write the story graph (mixed into TreeServicer)."""
+
+    async def RecordReview(
+        self, request: tree_pb2.RecordReviewRequest, context: Ctx
+    ) -> tree_pb2.RecordReviewResponse:
+        review = graph_input.review_result(request)
+        # The result id is a second idempotency handle: identical content under another
+        # key replays, different content under the same result id is refused.
+        content_hash = request_hash("RecordReview", request)
+
+        async def action(conn: Any) -> tree_pb2.RecordReviewResponse:
+            recorded = await self._stores.ingestion.record_review(conn, review, content_hash)
+            return convert.recorded_to_proto(recorded)
+
+        return await self._write(
+            context, "RecordReview", request, tree_pb2.RecordReviewResponse, action
+        )
+
+    async def RecordSource(
+        self, request: tree_pb2.RecordSourceRequest, context: Ctx
+    ) -> tree_pb2.RecordSourceResponse:
+        new = source_input.source_revision(request)
+
+        async def action(conn: Any) -> tree_pb2.RecordSourceResponse:
+            return convert.source_record_to_proto(
+                await self._stores.ingestion.record_source(conn, new)
+            )
+
+        return await self._write(
+            context, "RecordSource", request, tree_pb2.RecordSourceResponse, action
+        )
+
+    async def SetPreference(
+        self, request: tree_pb2.SetPreferenceRequest, context: Ctx
+    ) -> tree_pb2.SetPreferenceResponse:
+        new = source_input.preference(request)
+
+        async def action(conn: Any) -> tree_pb2.SetPreferenceResponse:
+            record = await self._stores.ingestion.set_preference(conn, new)
+            return tree_pb2.SetPreferenceResponse(preference=convert.preference_to_proto(record))
+
+        return await self._write(
+            context, "SetPreference", request, tree_pb2.SetPreferenceResponse, action
+        )

@@ -1,0 +1,36 @@
+"""The tree service's stores, one per aggregate, over one shared transactional core."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mirrortree import neighbourhoods
+from tree_service.access.store import AccessStore
+from tree_service.buds.store import BudStore
+from tree_service.conversation.main_line import MainLineStore
+from tree_service.conversation.store import ConversationStore
+from tree_service.ingestion.store import IngestionStore
+from tree_service.store import TreeStore
+
+
+@dataclass(frozen=True)
+class Stores:
+    core: TreeStore
+    conversation: ConversationStore
+    main_lines: MainLineStore
+    buds: BudStore
+    ingestion: IngestionStore
+    access: AccessStore
+
+    @classmethod
+    def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
+        ingestion = IngestionStore(core, hub_links)
+        conversation = ConversationStore(core)
+        return cls(
+            core=core,
+            conversation=conversation,
+            main_lines=MainLineStore(core, ingestion),
+            buds=BudStore(core, conversation),
+            ingestion=ingestion,
+            access=AccessStore(),
+        )
