@@ -9,7 +9,7 @@ their time when the range is short and closed: RangeDayMatchRead). Each range re
 rest of the page, every tier, and counts the range's matches in one statement. The choice is
 made from the walk, never from the planner's estimate of how common a term is: that estimate
 comes from a statistics sample and flips between plans that differ a hundredfold. Where each
-way wins is in Thresholds, with the measurements behind it in docs/performance.md.
+way wins is in Thresholds, with the measurements behind it in docs/performance-history.md.
 
 The counts of a first page are taken after its hits, in the same read transaction, unless
 what the read saw says they would be "unknown" anyway: a walk filled the page at a density of
@@ -40,7 +40,7 @@ from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 @dataclass(frozen=True)
 class Thresholds:
     """Where each way of reading a search page wins (each class below names the fields it
-    uses; docs/performance.md has the measurements that set them)."""
+    uses; docs/performance-history.md has the measurements that set them)."""
 
     # A tier's first walk: a page for a term in every other copy.
     first_walk: int = 64
