@@ -147,13 +147,14 @@ async def measure(
             return call
 
         rows = []
-        for name, calls in (
+        cases: tuple[tuple[str, list[Callable[[], Awaitable[object]]]], ...] = (
             (f"direct gRPC Search ({clients} concurrent, one channel)", [direct] * clients),
             (
                 f"MCP tools/call over Streamable HTTP ({clients} clients)",
                 [over_mcp(c) for c in sessions],
             ),
-        ):
+        )
+        for name, calls in cases:
             await run_clients(calls, min(2.0, seconds))  # warm-up
             samples, rate = await run_clients(calls, seconds)
             rows.append((name, samples, rate))

@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -105,7 +106,7 @@ async def buds(
     async def one_bud() -> int:
         queue: asyncio.Queue[Req | None] = asyncio.Queue()
 
-        async def requests():  # type: ignore[no-untyped-def]
+        async def requests() -> AsyncIterator[Req]:
             while (message := await queue.get()) is not None:
                 yield message
 
