@@ -5,8 +5,10 @@ as long as what the walk finds says that is cheaper, and through the trigram ind
 (TrigramScan) once it says the tier's matches are rare. Within a time range the walks may see
 that the range holds few copies: then the range's copies are read (RangeRead); or that, of the
 copies it holds, few match: then the range's matches are read (RangeMatchRead; by the days of
-their time when the range is short and closed: RangeDayMatchRead). Each range read reads the
-rest of the page, every tier, and counts the range's matches in one statement. The choice is
+their time when the range is short and closed: RangeDayMatchRead) — or within an event-time
+range, when the term looks rare in the whole scope, the scope's matches, if they are few
+(ScopeMatchRead). Each range read reads the rest of the page, every tier, and counts the
+range's matches in one statement. The choice is
 made from the walk, never from the planner's estimate of how common a term is: that estimate
 comes from a statistics sample and flips between plans that differ a hundredfold. Where each
 way wins is in Thresholds, with the measurements behind it in docs/performance-history.md.
@@ -17,7 +19,8 @@ matches (at least) — or a read of the time range found a share of its copies m
 over the scope's copies, comes to well over COUNT_CAP. Counting such a term reads copy after
 copy for longer than COUNT_BUDGET_MS only to report "unknown", on the CPU the next read needs.
 The density only decides whether to count; a count is never estimated. (A read of the time
-range or its matches counts the matches as it goes: that total is always given.)
+range or its matches counts the matches as it goes: that total is always given; a read of the
+scope's matches also counts those without an event time.)
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ class Thresholds:
     range_scan_copies: int = 8_192
     # RangeMatchRead wins when the range holds at most this many matches, as the walks saw it.
     range_text_scan_matches: int = 2_048
+    # ScopeMatchRead is tried first when the scope holds at most scope_text_scan_matches
+    # matches at the share the walks met in range, and at most scope_text_scan_try at that
+    # share counted high; it reads at most scope_text_scan_matches of them.
+    scope_text_scan_try: int = 16_384
+    scope_text_scan_matches: int = 2_048
     # RangeDayMatchRead wins within a closed range touching at most this many days (UTC).
     range_day_scan_days: int = 64
     # A term whose density, over the scope's copies, comes to more than this many times
@@ -103,6 +111,11 @@ class Walked:
         """How many copies in the range match in any tier, as the walks saw it (high)."""
         return self.match_share() * self.range_copies(scope_copies)
 
+    def scope_matches(self, scope_copies: int) -> float:
+        """How many of the scope's copies match, if the term is as common in the scope as the
+        walks saw it in the range (high)."""
+        return self.match_share() * scope_copies
+
 
 @dataclass(frozen=True)
 class HitsRead:
@@ -118,6 +131,9 @@ class HitsRead:
     # Every match in the time range, counted when the range or its matches were read (None
     # otherwise).
     range_matches: int | None = None
+    # The matches without an event time, counted when the scope's matches were read (None
+    # otherwise).
+    unknown_time: int | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +277,46 @@ class RangeDayMatchRead:
         return sql.RANGE_DAY_TEXT_SCANS[filters[5]]
 
 
+class ScopeMatchRead:
+    """A term's matches in the whole scope, through the trigram indexes alone, each placed in
+    the event-time range or not, with the page of every tier and the counts in one statement
+    (SCOPE_TEXT_SCANS, a generic plan). Tried before RangeMatchRead within an event-time range
+    when the term the walks see rare in the range would be rare in the whole scope too: at the
+    share they met in range, at most scope_text_scan_matches matches, and at that share counted
+    high (Walked.scope_matches: none met in 64 copies counts as 1 in 65) at most
+    scope_text_scan_try. It reads at most scope_text_scan_matches of them: then it also counts
+    the matches without an event time, which no range holds, and so replaces both the range's
+    index scan and UnknownTimeCount. When there are more, it returns only the counts, and the
+    range's matches are read after all (RangeMatchRead)."""
+
+    @staticmethod
+    def tried(walked: Walked, scope_copies: int, filters: tuple[Any, ...], t: Thresholds) -> bool:
+        seen = walked.matches / max(walked.in_range, 1) * scope_copies
+        return (
+            filters[5] in sql.SCOPE_TEXT_SCANS
+            and seen <= t.scope_text_scan_matches
+            and walked.scope_matches(scope_copies) <= t.scope_text_scan_try
+        )
+
+    @staticmethod
+    async def read(
+        conn: asyncpg.Connection,
+        filters: tuple[Any, ...],
+        after: list[Any],
+        need: int,
+        score: int,
+        *,
+        t: Thresholds,
+        budget_s: float,
+    ) -> list[asyncpg.Record] | None:
+        """The statement's rows, or None when the scope holds more matches than it reads."""
+        rows: list[asyncpg.Record] = await conn.fetch(
+            sql.SCOPE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
+            t.scope_text_scan_matches + 1, timeout=budget_s,
+        )  # fmt: skip
+        return rows if rows[0]["scope_matches"] <= t.scope_text_scan_matches else None
+
+
 async def read_hits(
     conn: asyncpg.Connection,
     filters: tuple[Any, ...],
@@ -321,7 +377,12 @@ async def read_hits(
         way = range_read()
         if way is not None:
             # This tier's rest and every later tier's, at once.
-            rows = await _fetch(
+            in_scope = None
+            if way is RangeMatchRead and ScopeMatchRead.tried(walked, scope_copies, filters, t):
+                in_scope = await ScopeMatchRead.read(
+                    conn, filters, after, need, score, t=t, budget_s=timeout
+                )
+            rows = in_scope if in_scope is not None else await _fetch(
                 conn, way.statement(filters, t), *filters, *after, need, score,
                 budget_s=timeout, with_values=way.with_values,
             )  # fmt: skip
@@ -329,7 +390,8 @@ async def read_hits(
             matches = rows[0]["range_matches"]
             whole = way is RangeRead
             copies = rows[0]["range_copies"] if whole else walked.range_copies(scope_copies)
-            return HitsRead(found, matches / max(copies, 1), whole, matches)
+            unknown_time = rows[0]["unknown_time"] if in_scope is not None else None
+            return HitsRead(found, matches / max(copies, 1), whole, matches, unknown_time)
         rows = await TrigramScan.read(conn, score, filters, after, need, budget_s=timeout)
         found.extend((score, row) for row in rows)
         density = None
@@ -442,8 +504,9 @@ class RangeCount:
 
 class UnknownTimeCount:
     """The matches an event-time range leaves out because their event time is unknown, up to
-    a cap (UNKNOWN_TIME_MATCHES): no range holds them, so they are counted apart, last (their
-    times are in no index, so this count can take longest)."""
+    a cap (UNKNOWN_TIME_MATCHES): no range holds them, so unless ScopeMatchRead counted them
+    they are counted apart, last (their times are in no index, so this count can take
+    longest)."""
 
     @staticmethod
     def statement() -> str:
@@ -473,8 +536,9 @@ async def count_matches(
     worth counting (worth_counting) or when counting it takes more than COUNT_BUDGET_MS. The
     total is the one `read` took when it read the time range, or else counted the way the hits
     were read (RangeCount or TrigramCount). The matches without an event time are in no time
-    range, so a range read cannot count them: they are counted apart (UnknownTimeCount), when
-    the density the read saw is low enough for their number to be known.
+    range, so a range read cannot count them: unless the read of the scope's matches counted
+    them (ScopeMatchRead), they are counted apart (UnknownTimeCount), when the density the read
+    saw is low enough for their number to be known.
 
     Runs last in the page's read transaction, so it counts exactly what the page was read
     from. The budget is asyncpg's: past it the statement is cancelled and the transaction,
@@ -483,6 +547,8 @@ async def count_matches(
     COMMIT, and on a loaded machine fail it.)
     """
     total = read.range_matches
+    if read.unknown_time is not None:
+        return _capped(total), _capped(read.unknown_time) if excludes_unknown else None
     worth = worth_counting(read, scope_copies)
     if total is None and worth:
         way = RangeCount if read.through_range else TrigramCount

@@ -72,6 +72,15 @@ RANGE_DAY_TEXT_SCANS = {
     "review_generated_at": load("search_range_day_matches_review_generated_at"),
     "recorded_at": load("search_range_day_matches_recorded_at"),
 }
+# Event time only: at most $12 of the scope's matches, through the trigram indexes alone (a
+# generic plan, so that the range plays no part in finding them), each placed in the range or
+# not, so that one statement also counts those of unknown time (unknown_time) that no range
+# holds; below $12 it returns the page as RANGE_TEXT_SCANS does, with the scope's matches
+# (scope_matches) on every row; at $12 only the counts, and the range's matches are read
+# instead.
+SCOPE_TEXT_SCANS = {
+    "event_time": load("search_scope_matches_event_time"),
+}
 
 # Counts stop at a cap, because beyond it a count is reported unknown, never guessed.
 # The matches through the trigram indexes ($7 cap).

@@ -186,12 +186,27 @@ WAYS = {
                                            "longest_range_walk": 8, "range_scan_copies": 60,
                                            "range_text_scan_matches": -1},
     "range's matches from the start": {"range_scan_copies": -1,
-                                       "range_text_scan_matches": 10**9},
+                                       "range_text_scan_matches": 10**9,
+                                       "scope_text_scan_try": -1},
     "range's matches once walks see them few": {"first_walk": 2, "no_match_walk": 3,
                                                 "longest_walk": 4, "first_range_walk": 8,
                                                 "longest_range_walk": 8,
                                                 "range_scan_copies": -1,
-                                                "range_text_scan_matches": 40},
+                                                "range_text_scan_matches": 40,
+                                                "scope_text_scan_try": -1},
+    # Within an event-time range, the scope's matches instead of the range's — and when there
+    # are more than scope_text_scan_matches of them, the range's after all.
+    "scope's matches from the start": {"range_scan_copies": -1,
+                                       "range_text_scan_matches": 10**9,
+                                       "scope_text_scan_try": 10**9},
+    "scope's matches once walks see them few": {"first_walk": 2, "no_match_walk": 3,
+                                                "longest_walk": 4, "first_range_walk": 8,
+                                                "longest_range_walk": 8,
+                                                "range_scan_copies": -1,
+                                                "range_text_scan_matches": 40,
+                                                "scope_text_scan_try": 10**9},
+    "scope's matches, too many": {"range_scan_copies": -1, "range_text_scan_matches": 10**9,
+                                  "scope_text_scan_try": 10**9, "scope_text_scan_matches": 4},
     # Each tier read in one walk to its end; the count then taken through the range.
     "whole walks": {"first_walk": 10**4, "longest_walk": 10**6, "first_range_walk": 10**6,
                     "longest_range_walk": 10**6, "range_scan_copies": 179,
@@ -255,7 +270,7 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     used: set[str] = set()
     tables = (
         "SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS",
-        "RANGE_TEXT_SCANS", "RANGE_DAY_TEXT_SCANS",
+        "RANGE_TEXT_SCANS", "RANGE_DAY_TEXT_SCANS", "SCOPE_TEXT_SCANS",
     )  # fmt: skip
     for name in (*tables, "RANGE_TOTALS"):
         monkeypatch.setattr(queries, name, Recording(name, getattr(queries, name), used))
@@ -313,7 +328,18 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     assert text_scans == {
         "range's matches from the start",
         "range's matches once walks see them few",
+        *(scope_ways := {
+            "scope's matches from the start",
+            "scope's matches once walks see them few",
+            "scope's matches, too many",
+        }),
+    }  # fmt: skip
+    # Within an event-time range the scope's matches were read instead (and the range's only
+    # when they were too many); the other bases have no such way.
+    event_text_scans = {
+        way for way, used in ways_used.items() if "RANGE_TEXT_SCANS[event_time]" in used
     }
+    assert event_text_scans == text_scans - scope_ways | {"scope's matches, too many"}
     # On every basis, the ways that read a range's matches read a short closed range's by
     # their days (ten days, the second review, these days), the others' as before.
     for key in ("event_time", "review_generated_at", "recorded_at"):
@@ -322,3 +348,6 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
             for name in ("RANGE_DAY_TEXT_SCANS", "RANGE_TEXT_SCANS")
         )
         assert by_days == by_range != set(), key
+    scope_scans = {way for way, used in ways_used.items() if "SCOPE_TEXT_SCANS" in used}
+    assert scope_scans == scope_ways
+    assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]

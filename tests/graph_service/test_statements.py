@@ -35,3 +35,41 @@ def test_the_search_opening_and_the_context_opening_extend_the_scope_state():
     for opening in (search.SEARCH_OPENING, context.CONTEXT_OPENING):
         assert flat(opening).startswith(head)
         assert flat(opening).endswith(" FROM review_results WHERE scope_key = $1) s," + tail)
+
+
+# An event's interval meets the range: the rule a copy is placed in an event-time range by.
+EVENT_TIME_IN_RANGE = """
+    o.event_time_start IS NOT NULL
+    AND tstzrange(o.event_time_start,
+                  event_time_until(o.event_time_start, o.event_time_end, o.event_time_precision),
+                  '[]')
+        && tstzrange($4::timestamptz, $5::timestamptz, '[]')
+"""
+# How every read of a time range, or of the scope's matches, ends: the page's rows read whole.
+PAGE_READ_WHOLE = """
+    ORDER BY o.score DESC, o.type_rank, o.object_id, o.result_id
+    LIMIT $10
+) p ON true
+LEFT JOIN graph_objects o
+    ON o.result_id = p.result_id AND o.object_type = p.object_type AND o.object_id = p.object_id
+ORDER BY p.score DESC, p.type_rank, p.object_id, p.result_id
+"""
+
+
+def test_every_read_of_an_event_time_range_places_a_copy_in_it_by_one_rule():
+    """The scope's matches are placed in the range by the rule the range's reads find it by, so
+    whichever way a page is read, it holds the same copies."""
+    for table in (
+        search.RANGE_SCANS, search.RANGE_TEXT_SCANS, search.RANGE_DAY_TEXT_SCANS,
+        search.RANGE_TOTALS, search.SCOPE_TEXT_SCANS,
+    ):  # fmt: skip
+        assert flat(EVENT_TIME_IN_RANGE) in flat(table["event_time"])
+
+
+def test_the_range_reads_and_the_scopes_matches_read_their_page_alike():
+    for table in (
+        search.RANGE_SCANS, search.RANGE_TEXT_SCANS, search.RANGE_DAY_TEXT_SCANS,
+        search.SCOPE_TEXT_SCANS,
+    ):  # fmt: skip
+        for statement in table.values():
+            assert flat(statement).endswith(flat(PAGE_READ_WHOLE))
