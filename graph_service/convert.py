@@ -26,11 +26,11 @@ from graph_service.views import (
     ValidityView,
 )
 from mirrortree.protoscope import scope_to_proto, time_range
-from mirrortree.rpcstatus import FieldViolation
 from mirrortree.scopes import ScopeValue
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, graph_pb2
 from mirrortree.validation import FieldChecker
+from mirrortree.violations import FieldViolation
 from mirrortree.vocabulary import CONFIRMATION_VALUES, PRECISION_VALUES
 
 MAX_QUERY = 500

@@ -22,7 +22,7 @@ gRPC status code in one table.
 
 from __future__ import annotations
 
-from mirrortree.rpcstatus import FieldViolation
+from mirrortree.violations import FieldViolation
 
 
 class GraphError(Exception):

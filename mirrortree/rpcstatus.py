@@ -19,6 +19,8 @@ from google.protobuf.descriptor import ServiceDescriptor
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from mirrortree.violations import FieldViolation
+
 DOMAIN = "mirrortree.v1"
 
 # The status travels in trailers (grpc-message, percent-encoded, and grpc-status-details-bin,
@@ -32,14 +34,6 @@ MAX_VIOLATIONS = 8
 # Bytes of the message; of each metadata value; of each field path and description. Halved
 # together until the status fits.
 FIRST_LIMITS = (1536, 1024, 256)
-
-
-@dataclass(frozen=True)
-class FieldViolation:
-    """One bad input field: a dotted path such as `events[2].event_time.start` and why."""
-
-    field: str
-    description: str
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from mirrortree.rpcstatus import FieldViolation
 from mirrortree.scopes import ScopeError, ScopeValue, check_identifier
 from mirrortree.timefmt import NaiveTimeError, parse_aware
 from mirrortree.v1 import common_pb2
+from mirrortree.violations import FieldViolation
 
 MAX_ID = 200
 SHOWN_CHARS = 40

@@ -6,6 +6,7 @@ tree_service stores these names (proto → name); graph_service turns them back 
 
 from __future__ import annotations
 
+from mirrortree.object_types import OBJECT_TYPE_NAMES, OBJECT_TYPE_RANKS
 from mirrortree.v1 import common_pb2
 
 CONFIRMATION_NAMES: dict[int, str] = {
@@ -26,19 +27,11 @@ PRECISION_NAMES: dict[int, str] = {
 }
 PRECISION_VALUES: dict[str, int] = {v: k for k, v in PRECISION_NAMES.items()}
 
-# Stored object types in their tie-break order in search results ("type, stable id, result
-# id"): tree_service stores each copy's rank, graph_service narrows a search's index walk to
-# the ranks of the requested types, and the gateway offers the names in its tool schemas.
-OBJECT_TYPE_NAMES = (
-    "story_line",
-    "event",
-    "entity",
-    "entity_change",
-    "relation",
-    "summary",
-    "source_reference",
-    "leaf_fact",
-)
-OBJECT_TYPE_RANKS: dict[str, int] = {
-    name: rank for rank, name in enumerate(OBJECT_TYPE_NAMES, start=1)
-}
+__all__ = [
+    "CONFIRMATION_NAMES",
+    "CONFIRMATION_VALUES",
+    "OBJECT_TYPE_NAMES",
+    "OBJECT_TYPE_RANKS",
+    "PRECISION_NAMES",
+    "PRECISION_VALUES",
+]

@@ -7,10 +7,10 @@ raising, so a client sees all of its mistakes at once and nothing is written.
 from __future__ import annotations
 
 from mirrortree.protoscope import scope_to_proto
-from mirrortree.rpcstatus import FieldViolation
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.validation import FieldChecker, shown
+from mirrortree.violations import FieldViolation
 from tree_service.domain import (
     MAX_OWNER,
     MAX_QUESTION,

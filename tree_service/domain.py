@@ -7,8 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from mirrortree.object_types import OBJECT_TYPE_RANKS
 from mirrortree.scopes import ScopeValue
-from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 
 MAX_TITLE = 500
 MAX_OWNER = 200
@@ -30,7 +30,7 @@ class NodeKind(StrEnum):
 
 
 class ObjectType(StrEnum):
-    """Story-graph object types; their tie-break rank in search results is in vocabulary."""
+    """Story-graph object types; their tie-break rank in search results is in object_types."""
 
     STORY_LINE = "story_line"
     EVENT = "event"

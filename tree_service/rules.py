@@ -12,8 +12,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mirrortree.rpcstatus import FieldViolation
 from mirrortree.scopes import ScopeValue
+from mirrortree.violations import FieldViolation
 from tree_service.domain import (
     AnswerState,
     CanonicalScope,

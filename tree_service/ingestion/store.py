@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 
 from mirrortree import neighbourhoods
-from mirrortree.rpcstatus import FieldViolation
+from mirrortree.violations import FieldViolation
 from tree_service import rules
 from tree_service.domain import (
     NewPreference,
