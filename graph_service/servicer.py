@@ -225,7 +225,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     async def _caller(self, context: Ctx, options: graph_pb2.ReadOptions, lsn: str) -> Caller:
         token = bearer_token(context)
         if token is not None:
-            return await self._store.resolve_binding(token)
+            return await self._store.resolve_binding(token, lsn)
         if options.session_id:
             try:
                 session = uuid.UUID(options.session_id)

@@ -87,7 +87,9 @@ class GraphStore:
         self._wait = consistency_wait_s
         self._neighbourhoods = NeighbourhoodCache(cache_copies)
 
-    async def resolve_binding(self, token: str) -> Caller:
+    async def resolve_binding(self, token: str, min_lsn: str = "") -> Caller:
+        """The caller a binding token names, read where the write at `min_lsn` (a binding's
+        own consistency token, say) is visible."""
         digest = hashlib.sha256(token.encode()).digest()
 
         async def read(conn: asyncpg.Connection) -> Caller:
@@ -102,7 +104,7 @@ class GraphStore:
                 tuple(row["allowed_scopes"]),
             )
 
-        return await self._router.run(read)
+        return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
 
     async def session_project(self, session_id: uuid.UUID, min_lsn: str) -> tuple[bool, str | None]:
         """(session exists, its current project)."""
