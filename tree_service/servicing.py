@@ -66,7 +66,6 @@ class ServicerBase:
 
     async def _write(
         self,
-        context: Ctx,
         method: str,
         request: Any,
         response_type: type[R],
@@ -95,7 +94,6 @@ class ServicerBase:
 
     async def _append_node(
         self,
-        context: Ctx,
         method: str,
         request: Any,
         response_type: type[R],
@@ -110,4 +108,4 @@ class ServicerBase:
             node, revision = await append(conn)
             return build(node=convert.node_to_proto(node), tree_revision=revision)
 
-        return await self._write(context, method, request, response_type, action)
+        return await self._write(method, request, response_type, action)

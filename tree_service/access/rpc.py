@@ -33,7 +33,6 @@ class AccessRpcs(ServicerBase):
     ) -> tree_pb2.Settings:
         enabled, expected = gating.app_request(request)
         return await self._write(
-            context,
             "SetAppEnabled",
             request,
             tree_pb2.Settings,
@@ -45,7 +44,6 @@ class AccessRpcs(ServicerBase):
     ) -> tree_pb2.Settings:
         enabled, assignments, expected = gating.capability_request(request)
         return await self._write(
-            context,
             "SetCapability",
             request,
             tree_pb2.Settings,
@@ -59,7 +57,6 @@ class AccessRpcs(ServicerBase):
     ) -> tree_pb2.SessionContext:
         session, enabled = gating.switch_request(request)
         return await self._write(
-            context,
             "SetSessionStoryGraph",
             request,
             tree_pb2.SessionContext,
@@ -73,7 +70,6 @@ class AccessRpcs(ServicerBase):
     ) -> tree_pb2.SessionContext:
         session, state, expected = gating.save_request(request)
         return await self._write(
-            context,
             "SaveSessionContext",
             request,
             tree_pb2.SessionContext,
@@ -108,7 +104,6 @@ class AccessRpcs(ServicerBase):
             return copy
 
         return await self._write(
-            context,
             "CreateBinding",
             request,
             tree_pb2.CreateBindingResponse,

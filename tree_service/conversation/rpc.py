@@ -37,9 +37,7 @@ class ConversationRpcs(ServicerBase):
             tree = await self._stores.conversation.create_tree(conn, new)
             return tree_pb2.CreateTreeResponse(tree=convert.tree_to_proto(tree))
 
-        return await self._write(
-            context, "CreateTree", request, tree_pb2.CreateTreeResponse, action
-        )
+        return await self._write("CreateTree", request, tree_pb2.CreateTreeResponse, action)
 
     async def GetTree(
         self, request: tree_pb2.GetTreeRequest, context: Ctx
@@ -55,7 +53,6 @@ class ConversationRpcs(ServicerBase):
     ) -> tree_pb2.AskQuestionResponse:
         question = convert.new_question(request)
         return await self._append_node(
-            context,
             "AskQuestion",
             request,
             tree_pb2.AskQuestionResponse,
@@ -67,7 +64,6 @@ class ConversationRpcs(ServicerBase):
     ) -> tree_pb2.EditQuestionResponse:
         edit = convert.question_edit(request)
         return await self._append_node(
-            context,
             "EditQuestion",
             request,
             tree_pb2.EditQuestionResponse,
@@ -79,7 +75,6 @@ class ConversationRpcs(ServicerBase):
     ) -> tree_pb2.AddAnswerResponse:
         answer = convert.new_answer(request)
         return await self._append_node(
-            context,
             "AddAnswer",
             request,
             tree_pb2.AddAnswerResponse,
@@ -91,7 +86,6 @@ class ConversationRpcs(ServicerBase):
     ) -> tree_pb2.AddContinuationResponse:
         continuation = convert.new_continuation(request)
         return await self._append_node(
-            context,
             "AddContinuation",
             request,
             tree_pb2.AddContinuationResponse,
@@ -107,9 +101,7 @@ class ConversationRpcs(ServicerBase):
             question = await self._stores.conversation.adopt(conn, question_id, answer_id, expected)
             return tree_pb2.AdoptAnswerResponse(question=convert.node_to_proto(question))
 
-        return await self._write(
-            context, "AdoptAnswer", request, tree_pb2.AdoptAnswerResponse, action
-        )
+        return await self._write("AdoptAnswer", request, tree_pb2.AdoptAnswerResponse, action)
 
     async def Canonicalize(
         self, request: tree_pb2.CanonicalizeRequest, context: Ctx
@@ -122,9 +114,7 @@ class ConversationRpcs(ServicerBase):
             # would report a failure, and a retry would replay the same oversized answer.
             return tree_pb2.CanonicalizeResponse(version=version_within(version, MAX_PAGE_BYTES))
 
-        return await self._write(
-            context, "Canonicalize", request, tree_pb2.CanonicalizeResponse, action
-        )
+        return await self._write("Canonicalize", request, tree_pb2.CanonicalizeResponse, action)
 
     async def GetNode(
         self, request: tree_pb2.GetNodeRequest, context: Ctx

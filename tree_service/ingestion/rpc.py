@@ -24,9 +24,7 @@ class IngestionRpcs(ServicerBase):
             recorded = await self._stores.ingestion.record_review(conn, review, content_hash)
             return convert.recorded_to_proto(recorded)
 
-        return await self._write(
-            context, "RecordReview", request, tree_pb2.RecordReviewResponse, action
-        )
+        return await self._write("RecordReview", request, tree_pb2.RecordReviewResponse, action)
 
     async def RecordSource(
         self, request: tree_pb2.RecordSourceRequest, context: Ctx
@@ -38,9 +36,7 @@ class IngestionRpcs(ServicerBase):
                 await self._stores.ingestion.record_source(conn, new)
             )
 
-        return await self._write(
-            context, "RecordSource", request, tree_pb2.RecordSourceResponse, action
-        )
+        return await self._write("RecordSource", request, tree_pb2.RecordSourceResponse, action)
 
     async def SetPreference(
         self, request: tree_pb2.SetPreferenceRequest, context: Ctx
@@ -51,6 +47,4 @@ class IngestionRpcs(ServicerBase):
             record = await self._stores.ingestion.set_preference(conn, new)
             return tree_pb2.SetPreferenceResponse(preference=convert.preference_to_proto(record))
 
-        return await self._write(
-            context, "SetPreference", request, tree_pb2.SetPreferenceResponse, action
-        )
+        return await self._write("SetPreference", request, tree_pb2.SetPreferenceResponse, action)
