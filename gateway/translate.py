@@ -52,6 +52,7 @@ NEXT_STEP = {
     "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",
     "consistency_timeout": "The latest writes are not readable yet; retry in a moment.",
     "replica_unavailable": "The story graph is temporarily unavailable; retry in a moment.",
+    "database_unavailable": "The story graph is temporarily unavailable; retry in a moment.",
     "unavailable": (
         "The story graph could not be reached; retry once in a moment. If it still fails, "
         "tell the user the story graph is unavailable."

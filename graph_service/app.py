@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from graph_service import replica_metrics
 from graph_service.config import Settings
 from graph_service.cursors import CursorCodec
 from graph_service.gate import Gate
@@ -44,6 +45,7 @@ async def start(settings: Settings) -> GraphService:
         allow_primary=settings.allow_primary,
         pool_max=settings.pool_max,
         health_interval_s=settings.health_interval_ms / 1000,
+        max_lag_bytes=settings.max_lag_bytes,
     )
     await router.start()
     gate: Gate | None = None
@@ -68,6 +70,7 @@ async def start(settings: Settings) -> GraphService:
             await gate.close()
         await router.close()
         raise
+    replica_metrics.register(rpc.metrics.registry, router)
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("graph_service serving", extra={"port": rpc.port})
     return GraphService(rpc, router, gate, settings.shutdown_grace_s)

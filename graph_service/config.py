@@ -21,6 +21,9 @@ class Settings:
     pool_max: int = 20
     consistency_wait_ms: int = 2000
     health_interval_ms: int = 500
+    # A replica further behind than this (WAL bytes not yet replayed) takes no reads without a
+    # consistency token until it catches up.
+    max_lag_bytes: int = 16 * 1024 * 1024
     shutdown_grace_s: float = 5.0
     # The primary, read-only, for the switches that gate the tools (see graph_service.gate);
     # empty = read them from the replicas (a switch then applies once replicated).
@@ -54,6 +57,8 @@ class Settings:
             log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
             pool_max=env_int("MIRRORTREE_GRAPH_POOL_MAX", 20, 1, 500),
             consistency_wait_ms=env_int("MIRRORTREE_GRAPH_CONSISTENCY_WAIT_MS", 2000, 0, 60_000),
+            health_interval_ms=env_int("MIRRORTREE_GRAPH_HEALTH_INTERVAL_MS", 500, 10, 60_000),
+            max_lag_bytes=env_int("MIRRORTREE_GRAPH_MAX_LAG_BYTES", 16 * 1024 * 1024, 0, 1 << 40),
             gate_dsn=os.environ.get("MIRRORTREE_GRAPH_GATE_DSN", ""),
             context_cache_copies=env_int(
                 "MIRRORTREE_GRAPH_CONTEXT_CACHE_COPIES", 100_000, 0, 100_000_000

@@ -1,16 +1,22 @@
 """Health- and lag-aware routing over one or more PostgreSQL streaming replicas.
 
-A monitor task polls every replica (is it up, is it in recovery, how far has it replayed).
-Reads go to the healthy replica that has replayed the most WAL; a replica that fails a query
-on a broken connection is marked down at once and the read is retried on the next one. A read
-may carry a consistency token (a commit LSN from tree_service): it is served only by a replica
-that has replayed at least that far, waiting a bounded time, else `consistency_timeout`.
+A monitor task polls every replica (is it up, is it in recovery, how far has it received and
+replayed); any failure of a check marks that replica down, and the next check that gets an
+answer puts it back. Reads are spread over the eligible replicas — up, and no more than
+`max_lag_bytes` of WAL behind the furthest position any replica has received — taking the one
+with the fewest reads in flight, in turn among equals. A replica whose connection is lost under
+a read is marked down at once and the read is retried on another one.
+
+A read may carry a consistency token (a commit LSN from tree_service): it is served only by a
+replica that has replayed at least that far, whatever its lag; if none has yet, the replicas
+are polled until one has or the wait bound passes (`consistency_timeout`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -21,17 +27,17 @@ import asyncpg
 
 from graph_service.errors import ConsistencyTimeout, ReplicaUnavailable
 from graph_service.queries import replica as queries
-from mirrortree.lsn import parse_lsn
+from mirrortree import dbloss
+from mirrortree.lsn import format_lsn, parse_lsn
 
 log = logging.getLogger("graph_service.replicas")
 T = TypeVar("T")
 
-_CONNECTION_ERRORS = (
-    OSError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
-)
+# How long one health check or one connection attempt may take before the replica counts as down.
+CHECK_TIMEOUT_S = 2.0
+# Pause between polls of the replicas while a read waits for its consistency token.
+TOKEN_POLL_S = 0.002
+DEFAULT_MAX_LAG_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -41,12 +47,21 @@ class Replica:
     pool: asyncpg.Pool | None = None
     healthy: bool = False
     replay_lsn: int = 0
+    receive_lsn: int = 0
     checked_at: float = 0.0
     is_primary: bool = False
+    lag_bytes: int = 0
+    inflight: int = 0
+    served: int = 0  # reads answered
+    lost: int = 0  # reads (and checks) that found the replica gone
 
 
 class PrimaryNotAllowed(Exception):
     """A configured read DSN points at a primary and that was not explicitly allowed."""
+
+
+class _ReplicaLost(Exception):
+    """A read's replica went away under it; the read may be retried on another one."""
 
 
 class ReplicaRouter:
@@ -59,13 +74,15 @@ class ReplicaRouter:
         allow_primary: bool = False,
         pool_max: int = 20,
         health_interval_s: float = 0.5,
+        max_lag_bytes: int = DEFAULT_MAX_LAG_BYTES,
     ) -> None:
         self._replicas = [Replica(f"replica{i}", dsn) for i, dsn in enumerate(dsns)]
         self._allow_primary = allow_primary
         self._pool_max = pool_max
         self._interval = health_interval_s
+        self._max_lag = max_lag_bytes
         self._monitor: asyncio.Task[None] | None = None
-        self._changed = asyncio.Event()
+        self._turn = itertools.count()
         # Reads answered whose transaction is still being ended (see `run`).
         self._ending: set[asyncio.Task[None]] = set()
 
@@ -73,12 +90,14 @@ class ReplicaRouter:
     def replicas(self) -> list[Replica]:
         return list(self._replicas)
 
+    @property
+    def max_lag_bytes(self) -> int:
+        return self._max_lag
+
     async def start(self) -> None:
         """Connect to every replica; refuse primaries unless allowed; start monitoring."""
+        await asyncio.gather(*(self._check(r) for r in self._replicas))
         for replica in self._replicas:
-            with contextlib.suppress(*_CONNECTION_ERRORS):
-                replica.pool = await self._connect(replica)
-            await self._check(replica)
             if replica.is_primary and not self._allow_primary:
                 await self.close()
                 raise PrimaryNotAllowed(
@@ -95,6 +114,9 @@ class ReplicaRouter:
             min_size=1,
             max_size=self._pool_max,
             command_timeout=30,
+            timeout=CHECK_TIMEOUT_S,  # per connection attempt; a replica that hangs is down
+            # Records the connections each call uses, so a lost one is told from a bug.
+            setup=dbloss.track_connections,
             # Reads leave no session state behind (settings are transaction-local, no locks,
             # cursors or LISTEN), so a connection goes back to the pool without the reset
             # statement asyncpg sends by default — one round trip less per read. An open
@@ -125,55 +147,161 @@ class ReplicaRouter:
                 await self._monitor
         for replica in self._replicas:
             if replica.pool is not None:
-                await replica.pool.close()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(replica.pool.close(), CHECK_TIMEOUT_S)
                 replica.pool = None
 
+    # ---- health ------------------------------------------------------------------------
+
     async def _check(self, replica: Replica) -> None:
+        """Ask the replica where it stands. Any failure marks it down: a monitor that stopped
+        on an unexpected error would keep a replica out (or in) for good."""
         was = replica.healthy
         try:
-            if replica.pool is None:
-                replica.pool = await self._connect(replica)
-            row = await replica.pool.fetchrow(
-                queries.REPLICA_POSITION,
-                timeout=2,
-            )
+            try:
+                row = await self._position(replica)
+            except Exception:
+                if replica.pool is None:
+                    raise
+                # The pool may only hold connections the server dropped (it restarted): replace
+                # them and ask once more, so a replica that is back rejoins at once.
+                await self._expire(replica)
+                row = await self._position(replica)
             replica.is_primary = not row["standby"]
             replica.replay_lsn = parse_lsn(row["lsn"]) if row["lsn"] else 0
-            replica.healthy = row["standby"] or self._allow_primary
-        except (TimeoutError, *_CONNECTION_ERRORS, asyncpg.PostgresError):
+            replica.receive_lsn = parse_lsn(row["received"]) if row["received"] else 0
+            replica.healthy = bool(row["standby"]) or self._allow_primary
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
             replica.healthy = False
+            if was:
+                replica.lost += 1
+                log.warning(
+                    "replica check failed: %s: %s",
+                    type(exc).__name__,
+                    exc,
+                    extra={"replica": replica.name},
+                )
         replica.checked_at = time.monotonic()
+        self._update_lag()
         if was != replica.healthy:
             log.warning(
                 "replica health changed",
                 extra={"replica": replica.name, "healthy": replica.healthy},
             )
-        self._changed.set()
+
+    async def _position(self, replica: Replica) -> asyncpg.Record:
+        pool = replica.pool
+        if pool is None:
+            pool = await asyncio.wait_for(self._connect(replica), CHECK_TIMEOUT_S * 2)
+            replica.pool = pool
+        assert pool is not None
+        row: asyncpg.Record = await pool.fetchrow(
+            queries.REPLICA_POSITION, timeout=CHECK_TIMEOUT_S
+        )
+        return row
+
+    def _update_lag(self) -> None:
+        up = [r for r in self._replicas if r.healthy]
+        front = max((max(r.replay_lsn, r.receive_lsn) for r in up), default=0)
+        for replica in self._replicas:
+            replica.lag_bytes = max(front - replica.replay_lsn, 0) if replica.healthy else 0
 
     async def _watch(self) -> None:
         while True:
             await asyncio.sleep(self._interval)
-            await asyncio.gather(*(self._check(r) for r in self._replicas))
+            try:
+                await asyncio.gather(*(self._check(r) for r in self._replicas))
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # _check already catches everything; never let the loop end
+                log.exception("replica monitor round failed; continuing")
 
-    def _candidates(self, min_lsn: int) -> list[Replica]:
-        healthy = [r for r in self._replicas if r.healthy and r.pool is not None]
-        healthy.sort(key=lambda r: r.replay_lsn, reverse=True)
-        return [r for r in healthy if r.replay_lsn >= min_lsn] or healthy
+    async def _expire(self, replica: Replica) -> None:
+        if replica.pool is not None:
+            with contextlib.suppress(Exception):
+                await replica.pool.expire_connections()
 
-    async def _wait_for_lsn(
-        self, replica: Replica, conn: asyncpg.Connection, lsn: str, deadline: float
-    ) -> None:
+    async def _mark_down(self, replica: Replica, error: BaseException) -> None:
+        if replica.healthy:
+            log.warning(
+                "replica lost under a read: %s: %s",
+                type(error).__name__,
+                error,
+                extra={"replica": replica.name},
+            )
+        replica.healthy = False
+        replica.lost += 1
+        self._update_lag()
+        await self._expire(replica)
+
+    # ---- choice ------------------------------------------------------------------------
+
+    def _up(self) -> list[Replica]:
+        return [r for r in self._replicas if r.healthy and r.pool is not None]
+
+    def _eligible(self) -> list[Replica]:
+        """Up and within the lag bound; if every replica is beyond it, the least behind (a
+        read without a token asks for no freshness, and a stale answer beats none)."""
+        up = self._up()
+        within = [r for r in up if r.lag_bytes <= self._max_lag]
+        if within or not up:
+            return within
+        return [min(up, key=lambda r: r.lag_bytes)]
+
+    def _least_busy(self, options: list[Replica]) -> Replica:
+        """Fewest reads in flight; among equals, each in turn."""
+        start = next(self._turn) % len(options)
+        rotated = options[start:] + options[:start]
+        return min(rotated, key=lambda r: r.inflight)
+
+    async def _choose(self, wanted: int, deadline: float, tried: set[str]) -> Replica:
+        if not wanted:
+            options = [r for r in self._eligible() if r.name not in tried]
+            if not options:
+                raise ReplicaUnavailable(
+                    "no healthy replica is available to read from; retry shortly"
+                )
+            return self._least_busy(options)
         while True:
-            # asyncpg's pg_lsn codec takes the integer form.
-            reached = await conn.fetchval(queries.REPLAYED_AT_LEAST, parse_lsn(lsn))
+            up = [r for r in self._up() if r.name not in tried]
+            if not up:
+                raise ReplicaUnavailable(
+                    "no healthy replica is available to read from; retry shortly"
+                )
+            reached = [r for r in up if r.replay_lsn >= wanted]
             if reached:
-                return
+                return self._least_busy(reached)
+            await asyncio.gather(*(self._poll(r, wanted) for r in up))
+            if any(r.replay_lsn >= wanted for r in up):
+                continue
             if time.monotonic() >= deadline:
                 raise ConsistencyTimeout(
-                    f"no replica has replayed the write at {lsn} yet; retry shortly",
-                    {"lsn": lsn, "replica": replica.name},
+                    f"no replica has replayed the write at {format_lsn(wanted)} yet; retry shortly",
+                    {"lsn": format_lsn(wanted), "replicas": ",".join(r.name for r in up)},
                 )
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(TOKEN_POLL_S)
+
+    async def _poll(self, replica: Replica, wanted: int) -> None:
+        """Learn whether `replica` has replayed `wanted` (a waiting read's fresher view than
+        the monitor's)."""
+        pool = replica.pool
+        if pool is None:
+            return
+        try:
+            reached = await pool.fetchval(
+                queries.REPLAYED_AT_LEAST, wanted, timeout=CHECK_TIMEOUT_S
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            await self._mark_down(replica, exc)
+            return
+        if reached:
+            replica.replay_lsn = max(replica.replay_lsn, wanted)
+
+    # ---- reads -------------------------------------------------------------------------
 
     async def run(
         self,
@@ -183,7 +311,7 @@ class ReplicaRouter:
         wait_s: float = 2.0,
         begin: str | None = None,
     ) -> T:
-        """Run `read` on the best replica, failing over on connection errors.
+        """Run `read` on a chosen replica, failing over when its replica is lost.
 
         With `begin` (replica.BEGIN_READ*), `read` runs inside the transaction that statement
         opens, so all its statements share one snapshot. (A plain statement, not asyncpg's
@@ -199,51 +327,77 @@ class ReplicaRouter:
         tried: set[str] = set()
         last_error: BaseException | None = None
         while True:
-            options = [r for r in self._candidates(wanted) if r.name not in tried]
-            if not options:
-                break
-            replica = options[0]
+            try:
+                replica = await self._choose(wanted, deadline, tried)
+            except ReplicaUnavailable as exc:
+                if last_error is not None:
+                    raise exc from last_error
+                raise
             tried.add(replica.name)
             try:
-                return await self._run_on(replica, read, min_lsn if wanted else "", deadline, begin)
-            except _CONNECTION_ERRORS as exc:
-                replica.healthy = False
-                last_error = exc
-                log.warning("replica failed; trying the next", extra={"replica": replica.name})
-        raise ReplicaUnavailable(
-            "no healthy replica is available to read from; retry shortly"
-        ) from last_error
+                return await self._run_on(replica, read, wanted, deadline, begin)
+            except _ReplicaLost as lost:
+                last_error = lost.__cause__
+                await self._mark_down(replica, lost.__cause__ or lost)
+                log.warning("retrying a read on another replica", extra={"replica": replica.name})
 
     async def _run_on(
         self,
         replica: Replica,
         read: Callable[[asyncpg.Connection], Awaitable[T]],
-        min_lsn: str,
+        wanted: int,
         deadline: float,
         begin: str | None,
     ) -> T:
         pool = replica.pool
-        assert pool is not None
-        conn = await pool.acquire()
+        if pool is None:
+            raise _ReplicaLost() from ConnectionError(f"{replica.name} has no connections")
+        replica.inflight += 1
+        conn: asyncpg.Connection | None = None
         released_later = False
         try:
-            if min_lsn:
-                await self._wait_for_lsn(replica, conn, min_lsn, deadline)
+            conn = await pool.acquire()
+            if wanted:
+                # The monitor's view may be stale (a restarted replica replays from its last
+                # restart point): confirm on the very connection the read uses.
+                await self._wait_for_lsn(replica, conn, wanted, deadline)
             if begin is None:
-                return await read(conn)
-            await conn.execute(begin)
-            try:
                 result = await read(conn)
-            except BaseException:
-                if not conn.is_closed():
-                    await conn.execute("ROLLBACK")
-                raise
-            self._end_later(pool, conn)
-            released_later = True
+            else:
+                await conn.execute(begin)
+                try:
+                    result = await read(conn)
+                except BaseException:
+                    if not conn.is_closed():
+                        await conn.execute("ROLLBACK")
+                    raise
+                self._end_later(pool, conn)
+                released_later = True
+            replica.served += 1
             return result
+        except Exception as exc:
+            if dbloss.database_lost(exc, conn) is not None:
+                raise _ReplicaLost() from exc
+            raise
         finally:
-            if not released_later:
-                await pool.release(conn)
+            replica.inflight -= 1
+            if conn is not None and not released_later:
+                with contextlib.suppress(Exception):
+                    await pool.release(conn)
+
+    async def _wait_for_lsn(
+        self, replica: Replica, conn: asyncpg.Connection, wanted: int, deadline: float
+    ) -> None:
+        while True:
+            # asyncpg's pg_lsn codec takes the integer form.
+            if await conn.fetchval(queries.REPLAYED_AT_LEAST, wanted):
+                return
+            if time.monotonic() >= deadline:
+                raise ConsistencyTimeout(
+                    f"no replica has replayed the write at {format_lsn(wanted)} yet; retry shortly",
+                    {"lsn": format_lsn(wanted), "replica": replica.name},
+                )
+            await asyncio.sleep(TOKEN_POLL_S)
 
     def _end_later(self, pool: asyncpg.Pool, conn: asyncpg.Connection) -> None:
         """Commit a read's transaction and release its connection in the background; `close`
@@ -256,14 +410,14 @@ class ReplicaRouter:
     async def _commit_and_release(pool: asyncpg.Pool, conn: asyncpg.Connection) -> None:
         try:
             await conn.execute("COMMIT")
-        except (*_CONNECTION_ERRORS, asyncpg.PostgresError):
+        except Exception:
             # The read has been answered and wrote nothing. A broken connection is dropped
             # on release (and its replica marked down by the monitor or the next read).
             log.warning("ending a read's transaction failed", exc_info=True)
         finally:
             try:
                 await pool.release(conn)
-            except (*_CONNECTION_ERRORS, asyncpg.PostgresError, TimeoutError):
+            except Exception:
                 log.warning("releasing a read's connection failed", exc_info=True)
 
 

@@ -13,6 +13,8 @@ import re
 
 SHORT_PAGE_HEADER = 24  # SizeOfXLogShortPHD, MAXALIGNed
 LONG_PAGE_HEADER = 40  # SizeOfXLogLongPHD: first page of each segment
+# The driver sends a pg_lsn as a signed 64-bit integer; no server writes 8 EiB of WAL anyway.
+MAX_LSN = (1 << 63) - 1
 
 
 _LSN = re.compile(r"([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})")
@@ -23,7 +25,10 @@ def parse_lsn(text: str) -> int:
     match = _LSN.fullmatch(text)
     if match is None:
         raise ValueError(f"{text[:40]!r} is not an LSN such as 0/16B3748")
-    return (int(match[1], 16) << 32) | int(match[2], 16)
+    value = (int(match[1], 16) << 32) | int(match[2], 16)
+    if value > MAX_LSN:
+        raise ValueError(f"{text!r} is beyond the largest WAL position, {format_lsn(MAX_LSN)}")
+    return value
 
 
 def format_lsn(value: int) -> str:

@@ -18,13 +18,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import asyncpg
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
-from mirrortree import rpcstatus
+from mirrortree import dbloss, rpcstatus
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 
 log = logging.getLogger("mirrortree.server")
@@ -135,32 +134,6 @@ async def _checked(
     return messages()
 
 
-# The database went away under a call (refused, reset, shut down or restarted, or no longer a
-# primary after a failover): not a bug, and a retry may well succeed.
-DATABASE_UNREACHABLE = (
-    ConnectionError,  # refused, reset
-    TimeoutError,  # connecting timed out
-    asyncpg.PostgresConnectionError,
-    asyncpg.CannotConnectNowError,
-    asyncpg.AdminShutdownError,
-    asyncpg.CrashShutdownError,
-    asyncpg.ReadOnlySQLTransactionError,  # the primary became a standby
-)
-
-
-def _database_lost(exc: BaseException) -> BaseException | None:
-    """The lost connection behind `exc`, if any: asyncpg often reports one as a later error
-    (a transaction that cannot end on a closed connection) raised while handling it."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, DATABASE_UNREACHABLE):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
 async def _conceal(
     exc: BaseException, context: grpc.aio.ServicerContext[Any, Any], request_id: str
 ) -> None:
@@ -171,7 +144,18 @@ async def _conceal(
         exc, Exception
     ):
         return
-    lost = _database_lost(exc)
+    unknown = dbloss.outcome_unknown(exc)
+    if unknown is not None:
+        log.warning("write outcome unknown: %s", unknown.__cause__ or unknown)
+        await rpcstatus.abort(
+            context,
+            grpc.StatusCode.UNAVAILABLE,
+            "outcome_unknown",
+            "the database was lost while this write was committing, so it may or may not have "
+            "been applied; retry it with the same idempotency key, which applies it at most once "
+            f"(request id {request_id})",
+        )
+    lost = dbloss.database_lost(exc)
     if lost is not None:
         log.warning("database unavailable: %s: %s", type(lost).__name__, lost)
         await rpcstatus.abort(
@@ -226,6 +210,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         ) -> Callable[..., Any]:
             async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 token = request_id_var.set(request_id)
+                held = dbloss.start_call()
                 started = time.perf_counter()
                 error: BaseException | None = None
                 try:
@@ -237,10 +222,12 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                     raise
                 finally:
                     _finish(context, started, error)
+                    dbloss.end_call(held)
                     _reset(token)
 
             async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 token = request_id_var.set(request_id)
+                held = dbloss.start_call()
                 started = time.perf_counter()
                 error: BaseException | None = None
                 try:
@@ -254,6 +241,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                     raise
                 finally:
                     _finish(context, started, error)
+                    dbloss.end_call(held)
                     _reset(token)
 
             return streaming if streaming_response else unary

@@ -561,8 +561,11 @@ def sent_reasons(base: type[Exception], also: tuple[str, ...] = ()) -> set[str]:
     return reasons
 
 
-GRAPH_REASONS = sent_reasons(graph_errors.GraphError, ("as_of_unsupported",))
-TREE_REASONS = sent_reasons(tree_errors.TreeServiceError)
+# The server plumbing both services share answers a lost database itself (mirrortree.server).
+GRAPH_REASONS = sent_reasons(graph_errors.GraphError, ("as_of_unsupported", "database_unavailable"))
+TREE_REASONS = sent_reasons(
+    tree_errors.TreeServiceError, ("database_unavailable", "outcome_unknown")
+)
 
 
 def test_every_reason_the_services_send_is_an_error_reason() -> None:

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import asyncpg
+from asyncpg.transaction import Transaction
 
+from mirrortree import dbloss
 from mirrortree.lsn import commit_point, format_lsn, parse_lsn
 from tree_service import queries
 from tree_service.errors import Contention, IdempotencyKeyReused
@@ -41,7 +43,9 @@ class TreeStore:
 
     @classmethod
     async def connect(cls, dsn: str, min_size: int = 2, max_size: int = 20) -> TreeStore:
-        pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+        pool = await asyncpg.create_pool(
+            dsn, min_size=min_size, max_size=max_size, setup=dbloss.track_connections
+        )
         geometry = await pool.fetchrow(queries.WAL_GEOMETRY)
         return cls(pool, geometry["block_size"], geometry["segment_size"])
 
@@ -86,7 +90,9 @@ class TreeStore:
         async with self._pool.acquire() as conn:
             value: T | None = None
             replayed: bytes | None = None
-            async with conn.transaction():
+            transaction = conn.transaction()
+            await transaction.start()
+            try:
                 claimed = await conn.fetchval(
                     queries.CLAIM_IDEMPOTENCY_KEY, key, method, request_hash
                 )
@@ -98,8 +104,25 @@ class TreeStore:
                 else:
                     value = await action(conn)
                     await conn.execute(queries.STORE_IDEMPOTENT_RESPONSE, key, encode(value))
-            lsn = await self.commit_lsn(conn)
+            except BaseException:
+                # Nothing was committed; on a lost connection there is nothing to roll back,
+                # and the error that lost it is the one to report.
+                if not conn.is_closed():
+                    await transaction.rollback()
+                raise
+            lsn = await self._commit(conn, transaction)
         return WriteOutcome(value, replayed, lsn)
+
+    async def _commit(self, conn: asyncpg.Connection, transaction: Transaction) -> str:
+        """Commit and return the commit position. Losing the database from the moment COMMIT
+        is sent until the position is read leaves the write's outcome unknown."""
+        try:
+            await transaction.commit()
+            return await self.commit_lsn(conn)
+        except Exception as exc:
+            if dbloss.database_lost(exc, conn) is not None:
+                raise dbloss.OutcomeUnknown(f"{type(exc).__name__}: {exc}") from exc
+            raise
 
     async def commit_lsn(self, conn: asyncpg.Connection) -> str:
         """The WAL position a replica must have replayed to see this connection's last commit."""

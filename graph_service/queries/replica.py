@@ -1,9 +1,13 @@
 """The replica's position and the transactions every read runs in."""
 
+# Where a server stands: replayed (and received) WAL on a standby, the current WAL position on
+# a primary (allowed only with MIRRORTREE_GRAPH_ALLOW_PRIMARY).
 REPLICA_POSITION = """
 SELECT pg_is_in_recovery() AS standby,
        (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
-             ELSE pg_current_wal_lsn() END)::text AS lsn
+             ELSE pg_current_wal_lsn() END)::text AS lsn,
+       (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
+             ELSE pg_current_wal_lsn() END)::text AS received
 """
 
 REPLAYED_AT_LEAST = """

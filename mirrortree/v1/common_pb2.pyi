@@ -31,6 +31,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAILED_PRECONDITION_REASON: _ClassVar[ErrorReason]
     CONTENTION: _ClassVar[ErrorReason]
     INTERNAL_REASON: _ClassVar[ErrorReason]
+    OUTCOME_UNKNOWN: _ClassVar[ErrorReason]
+    DATABASE_UNAVAILABLE: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -99,6 +101,8 @@ SEARCH_BUDGET_EXCEEDED: ErrorReason
 FAILED_PRECONDITION_REASON: ErrorReason
 CONTENTION: ErrorReason
 INTERNAL_REASON: ErrorReason
+OUTCOME_UNKNOWN: ErrorReason
+DATABASE_UNAVAILABLE: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType

@@ -1,0 +1,65 @@
+"""Prometheus metrics of the read tier: each replica's state, lag, reads in flight and served.
+
+Read from the router when scraped, so the figures are never older than its last health check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from graph_service.replicas import ReplicaRouter
+
+
+class ReplicaCollector(Collector):
+    """Per-replica series, labelled by the replica's name (replicaN, N its position in
+    MIRRORTREE_GRAPH_REPLICA_DSNS)."""
+
+    def __init__(self, router: ReplicaRouter) -> None:
+        self._router = router
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily(
+            "mirrortree_replica_up",
+            "1 when the replica answers and takes reads",
+            labels=["replica"],
+        )
+        eligible = GaugeMetricFamily(
+            "mirrortree_replica_eligible",
+            "1 when the replica is up and within the lag bound (takes reads without a token)",
+            labels=["replica"],
+        )
+        lag = GaugeMetricFamily(
+            "mirrortree_replica_lag_bytes",
+            "WAL bytes the replica has yet to replay, behind the furthest any replica received",
+            labels=["replica"],
+        )
+        inflight = GaugeMetricFamily(
+            "mirrortree_replica_inflight_reads", "Reads running on the replica", labels=["replica"]
+        )
+        served = CounterMetricFamily(
+            "mirrortree_replica_reads", "Reads the replica answered", labels=["replica"]
+        )
+        lost = CounterMetricFamily(
+            "mirrortree_replica_lost",
+            "Times the replica was found gone (a failed check or a read that failed over)",
+            labels=["replica"],
+        )
+        bound = self._router.max_lag_bytes
+        for replica in self._router.replicas:
+            name = [replica.name]
+            up.add_metric(name, 1.0 if replica.healthy else 0.0)
+            within = replica.healthy and replica.lag_bytes <= bound
+            eligible.add_metric(name, 1.0 if within else 0.0)
+            lag.add_metric(name, float(replica.lag_bytes))
+            inflight.add_metric(name, float(replica.inflight))
+            served.add_metric(name, float(replica.served))
+            lost.add_metric(name, float(replica.lost))
+        yield from (up, eligible, lag, inflight, served, lost)
+
+
+def register(registry: CollectorRegistry, router: ReplicaRouter) -> None:
+    registry.register(ReplicaCollector(router))
