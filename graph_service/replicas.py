@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import asyncpg
 
-from graph_service.errors import ConsistencyTimeout, ReplicaUnavailable
+from graph_service.errors import ConsistencyTimeout, GraphError, ReplicaUnavailable
 from graph_service.queries import replica as queries
 from mirrortree import dbloss
 from mirrortree.lsn import format_lsn, parse_lsn
@@ -197,9 +197,7 @@ class ReplicaRouter:
             pool = await asyncio.wait_for(self._connect(replica), CHECK_TIMEOUT_S * 2)
             replica.pool = pool
         assert pool is not None
-        row: asyncpg.Record = await pool.fetchrow(
-            queries.REPLICA_POSITION, timeout=CHECK_TIMEOUT_S
-        )
+        row: asyncpg.Record = await pool.fetchrow(queries.REPLICA_POSITION, timeout=CHECK_TIMEOUT_S)
         return row
 
     def _update_lag(self) -> None:
@@ -375,8 +373,13 @@ class ReplicaRouter:
                 released_later = True
             replica.served += 1
             return result
+        except GraphError:
+            raise
         except Exception as exc:
-            if dbloss.database_lost(exc, conn) is not None:
+            lost = dbloss.database_lost(exc, conn)
+            # A statement cancelled past its timeout is the read's own doing, not a lost replica.
+            timed_out = isinstance(lost, TimeoutError) and conn is not None and not conn.is_closed()
+            if lost is not None and not timed_out:
                 raise _ReplicaLost() from exc
             raise
         finally:
