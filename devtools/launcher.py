@@ -5,8 +5,9 @@ Starts the local PostgreSQL primary + streaming replica (devtools.pgcluster), tr
 the replica and the MCP gateway over Streamable HTTP, then prints the MCP endpoint, a
 development binding token and an example call. Ctrl-C, SIGTERM or SIGHUP (the terminal closed)
 stops everything it started, in reverse order, at once, even during start-up; PostgreSQL is
-stopped only when this run started it. The run exits when a service or a PostgreSQL server
-goes away.
+stopped only when this run started it. The run exits when a service or the PostgreSQL primary
+goes away; a replica that stops and comes back is reported, and graph_service reads from the
+other replicas meanwhile (MIRRORTREE_PG_REPLICAS starts more than one).
 
 Each run records its own pid and the services' pids in the data folder's `run/`, so a run that
 was killed (SIGKILL) leaves nothing behind that `python -m devtools.launcher stop` (`make
@@ -218,10 +219,9 @@ class Stack:
                 self.owns_postgres = False
             raise
 
-    def postgres_lost(self) -> str | None:
-        """The first PostgreSQL server that is no longer running, or None."""
-        up = pgcluster.running(self.cluster)
-        return next((name for name in ("primary", "replica") if name not in up), None)
+    def postgres_up(self) -> tuple[str, ...]:
+        """The PostgreSQL servers running now ("primary", "replica", "replica2", …)."""
+        return pgcluster.running(self.cluster)
 
     def spawn(self, name: str, module: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
         log = (self.log_dir / f"{name}.log").open("ab")
@@ -367,7 +367,7 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
         "graph_service",
         "graph_service",
         {
-            "MIRRORTREE_GRAPH_REPLICA_DSNS": info.replica_dsn,
+            "MIRRORTREE_GRAPH_REPLICA_DSNS": ",".join(info.replica_dsns or (info.replica_dsn,)),
             "MIRRORTREE_GRAPH_GATE_DSN": info.primary_dsn,
             "MIRRORTREE_GRAPH_LISTEN": graph_target,
             "MIRRORTREE_CURSOR_SECRET": secret,
@@ -461,8 +461,14 @@ def run(cluster: pgcluster.ClusterConfig, ports: ServicePorts) -> int:
 
 
 def watch(stack: Stack) -> int:
-    """Wait for a stop signal (Interrupted); return 1 when a service or PostgreSQL is gone."""
+    """Wait for a stop signal (Interrupted); return 1 when a service or the primary is gone.
+
+    A replica that stops is only reported (and its return too): graph_service reads from the
+    others meanwhile, or answers UNAVAILABLE until one is back, so a replica can be restarted
+    under a running stack.
+    """
     checked = 0.0
+    up = set(stack.postgres_up())
     while True:
         dead = stack.died()
         if dead:
@@ -470,14 +476,24 @@ def watch(stack: Stack) -> int:
             return 1
         if time.monotonic() - checked > 1:
             checked = time.monotonic()
-            lost = stack.postgres_lost()
-            if lost:
+            now = set(stack.postgres_up())
+            if "primary" not in now:
                 say(
-                    f"the PostgreSQL {lost} is no longer running; see "
-                    f"{stack.log_dir / (lost + '.log')} and run `make run` again",
+                    "the PostgreSQL primary is no longer running; see "
+                    f"{stack.log_dir / 'primary.log'} and run `make run` again",
                     sys.stderr,
                 )
                 return 1
+            for name in sorted(up - now):
+                say(
+                    f"the PostgreSQL {name} is no longer running; reads go to the other "
+                    "replicas, if any, until it is back (see "
+                    f"{stack.log_dir / (name + '.log')})",
+                    sys.stderr,
+                )
+            for name in sorted(now - up):
+                say(f"the PostgreSQL {name} is running again and takes reads")
+            up = now
         time.sleep(0.2)
 
 

@@ -67,7 +67,7 @@ async def tree_service(cluster: pgcluster.ClusterInfo) -> AsyncIterator[tree_app
 
 def graph_settings(cluster: pgcluster.ClusterInfo, **overrides: object) -> GraphSettings:
     values: dict[str, object] = {
-        "replica_dsns": (cluster.replica_dsn,),
+        "replica_dsns": cluster.replica_dsns or (cluster.replica_dsn,),
         "cursor_secret": CURSOR_SECRET,
         "listen": "127.0.0.1:0",
         "health_interval_ms": 200,

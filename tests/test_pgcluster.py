@@ -453,3 +453,55 @@ def test_from_env_rejects_equal_ports(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with pytest.raises(ValueError, match="different ports"):
         ClusterConfig.from_env()
+
+
+def test_from_env_reads_the_replica_count_and_gives_them_the_following_ports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MIRRORTREE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("MIRRORTREE_PG_PRIMARY_PORT", "6000")
+    monkeypatch.setenv("MIRRORTREE_PG_REPLICA_PORT", "6001")
+    monkeypatch.setenv("MIRRORTREE_PG_REPLICAS", "3")
+
+    cfg = ClusterConfig.from_env()
+
+    assert cfg.replica_ports == (6001, 6002, 6003)
+    info = pgcluster.cluster_info(cfg)
+    assert info.replica_dsns == tuple(
+        f"postgresql://mirrortree@127.0.0.1:{p}/mirrortree" for p in (6001, 6002, 6003)
+    )
+    assert info.replica_dsn == info.replica_dsns[0]
+    assert pgcluster.status(cfg) == {
+        "primary": "not created",
+        "replica": "not created",
+        "replica2": "not created",
+        "replica3": "not created",
+    }
+
+
+@pytest.mark.parametrize(
+    ("count", "primary", "message"),
+    [
+        ("0", "6000", "not a replica count"),
+        ("x", "6000", "not a replica count"),
+        ("2", "6002", "among the replicas' ports"),
+    ],
+)
+def test_from_env_refuses_a_bad_replica_count_or_a_port_clash_naming_the_variable(
+    count: str, primary: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MIRRORTREE_PG_PRIMARY_PORT", primary)
+    monkeypatch.setenv("MIRRORTREE_PG_REPLICA_PORT", "6001")
+    monkeypatch.setenv("MIRRORTREE_PG_REPLICAS", count)
+
+    with pytest.raises(ValueError, match=message):
+        ClusterConfig.from_env()
+
+
+def test_a_config_refuses_replica_ports_that_clash_or_do_not_add_up(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="share a port"):
+        ClusterConfig(tmp_path, 6000, 6001, replicas=2, more_replica_ports=(6001,))
+    with pytest.raises(ValueError, match="need 2 more replica ports"):
+        ClusterConfig(tmp_path, 6000, 6001, replicas=3, more_replica_ports=(6002,))
+    with pytest.raises(ValueError, match="primary and a replica"):
+        ClusterConfig(tmp_path, 6002, 6001, replicas=2)

@@ -13,6 +13,7 @@ from devtools.pgcluster.config import (
     ENV_PG_BIN,
     ENV_PRIMARY_PORT,
     ENV_REPLICA_PORT,
+    ENV_REPLICAS,
     ClusterConfig,
     ClusterError,
 )
@@ -22,8 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     """Command line entry point: ``python -m devtools.pgcluster {start,stop,status}``."""
     parser = argparse.ArgumentParser(
         prog="python -m devtools.pgcluster",
-        description="Manage the embedded local PostgreSQL (a primary plus a streaming replica). "
-        f"Configured by {ENV_DATA_DIR}, {ENV_PRIMARY_PORT}, {ENV_REPLICA_PORT}, {ENV_PG_BIN} "
+        description="Manage the embedded local PostgreSQL (a primary plus streaming replicas). "
+        f"Configured by {ENV_DATA_DIR}, {ENV_PRIMARY_PORT}, {ENV_REPLICA_PORT}, {ENV_REPLICAS}, "
+        f"{ENV_PG_BIN} "
         f"and {ENV_OS_USER}.",
     )
     parser.add_argument("command", choices=("start", "stop", "status"))
@@ -38,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "start":
             info = start(cfg)
             print(f"primary: {info.primary_dsn}")
-            print(f"replica: {info.replica_dsn}")
+            for i, dsn in enumerate(info.replica_dsns):
+                print(f"replica{i + 1 if i else ''}: {dsn}")
         elif args.command == "stop":
             stop(cfg)
             print("stopped")

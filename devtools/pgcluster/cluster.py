@@ -62,7 +62,7 @@ def start(cfg: ClusterConfig) -> ClusterInfo:
 
 
 def _start(cfg: ClusterConfig, layout: Layout) -> ClusterInfo:
-    primary, replica = layout.primary, layout.replica
+    primary = layout.primary
     bindir = find_pg_bindir()
     major = server_major(bindir)
     if major is None:
@@ -77,7 +77,7 @@ def _start(cfg: ClusterConfig, layout: Layout) -> ClusterInfo:
             f"(`rm -rf {primary.datadir}`) and run start again"
         )
     # Fail on taken ports before spending time on initdb or base backups.
-    for node in (primary, replica):
+    for node in layout.nodes:
         running = postmaster_pid(node.datadir) is not None
         if not running or postmaster_port(node.datadir) != node.port:
             check_port_free(cfg.host, node)
@@ -92,15 +92,17 @@ def _start(cfg: ClusterConfig, layout: Layout) -> ClusterInfo:
         changed = configure(runner, cfg, primary)
         ensure_running(runner, cfg, primary, changed)
         ensure_role_and_database(runner, cfg, primary)
-        ensure_replica(runner, cfg, primary, replica, major)
-        wait_streaming(runner, cfg, primary, replica)
+        for replica in layout.replicas:
+            ensure_replica(runner, cfg, primary, replica, major)
+        for replica in layout.replicas:
+            wait_streaming(runner, cfg, primary, replica)
     return cluster_info(cfg)
 
 
 def stop(cfg: ClusterConfig) -> None:
-    """Stop the replica, then the primary, and wait until their processes are gone."""
+    """Stop the replicas, then the primary, and wait until their processes are gone."""
     layout = layout_of(cfg)
-    nodes = (layout.replica, layout.primary)
+    nodes = (*layout.replicas, layout.primary)
     with _explained_permission_errors(layout):
         if not layout.root.is_dir() or not any(postgres_processes(n.datadir) for n in nodes):
             return
@@ -116,17 +118,14 @@ def replica_data_folder(cfg: ClusterConfig) -> Path:
 
 
 def running(cfg: ClusterConfig) -> tuple[str, ...]:
-    """The servers ("primary", "replica") whose postmaster is alive; cheap enough to poll.
+    """The servers ("primary", "replica", "replica2", …) whose postmaster is alive; cheap
+    enough to poll.
 
     The launcher uses it to tell a cluster it starts from one that was already running, and
     to notice a server that went away while the stack runs.
     """
     layout = layout_of(cfg)
-    return tuple(
-        node.name
-        for node in (layout.primary, layout.replica)
-        if postmaster_pid(node.datadir) is not None
-    )
+    return tuple(node.name for node in layout.nodes if postmaster_pid(node.datadir) is not None)
 
 
 def _node_status(cfg: ClusterConfig, node: Node, runner: Runner | None) -> str:
@@ -134,7 +133,7 @@ def _node_status(cfg: ClusterConfig, node: Node, runner: Runner | None) -> str:
     if is_empty_or_missing(datadir):
         return "not created"
     if not has_cluster_files(datadir) or (
-        node.name == "replica" and not (datadir / "standby.signal").is_file()
+        node.is_replica and not (datadir / "standby.signal").is_file()
     ):
         return "incomplete"
     pid = postmaster_pid(datadir)
@@ -142,7 +141,7 @@ def _node_status(cfg: ClusterConfig, node: Node, runner: Runner | None) -> str:
         return "stopped"
     port = postmaster_port(datadir) or node.port
     where = f"{cfg.host}:{port}"
-    if node.name == "primary":
+    if not node.is_replica:
         ok = try_query(runner, cfg.host, port, "SELECT 1") == "1"
         return f"running on {where}" if ok else f"running (pid {pid}) but not accepting on {where}"
     row = try_query(
@@ -161,9 +160,9 @@ def _node_status(cfg: ClusterConfig, node: Node, runner: Runner | None) -> str:
 
 
 def status(cfg: ClusterConfig) -> dict[str, str]:
-    """Describe both servers: "not created", "incomplete", "stopped", or how they run."""
+    """Describe each server: "not created", "incomplete", "stopped", or how they run."""
     layout = layout_of(cfg)
-    nodes = (layout.primary, layout.replica)
+    nodes = layout.nodes
     with _explained_permission_errors(layout):
         runner = None
         if any(postmaster_pid(n.datadir) is not None for n in nodes):

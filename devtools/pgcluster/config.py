@@ -19,6 +19,10 @@ FALLBACK_OS_USER = "mirrortree"
 ENV_DATA_DIR = "MIRRORTREE_DATA_DIR"
 ENV_PRIMARY_PORT = "MIRRORTREE_PG_PRIMARY_PORT"
 ENV_REPLICA_PORT = "MIRRORTREE_PG_REPLICA_PORT"
+ENV_REPLICAS = "MIRRORTREE_PG_REPLICAS"
+# Each replica holds a WAL sender and a slot on the primary (max_wal_senders leaves room for
+# pg_basebackup's own two).
+MAX_REPLICAS = 8
 ENV_PG_BIN = "MIRRORTREE_PG_BIN"
 ENV_OS_USER = "MIRRORTREE_PG_OS_USER"
 
@@ -49,15 +53,34 @@ class ClusterConfig:
     # PostgreSQL's own default, right for development and tests; a deployment (or a benchmark
     # of one) sizes it to the data it serves.
     shared_buffers: str = "128MB"
+    # Streaming replicas; the first listens on replica_port, the others on more_replica_ports
+    # when given, else on the ports after replica_port.
+    replicas: int = 1
+    more_replica_ports: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        for port in (self.primary_port, self.replica_port):
+        if not 1 <= self.replicas <= MAX_REPLICAS:
+            raise ValueError(f"replicas must be from 1 to {MAX_REPLICAS}, not {self.replicas}")
+        if self.more_replica_ports and len(self.more_replica_ports) != self.replicas - 1:
+            raise ValueError(
+                f"{self.replicas} replicas need {self.replicas - 1} more replica ports, "
+                f"not {len(self.more_replica_ports)}"
+            )
+        for port in (self.primary_port, *self.replica_ports):
             if not 1 <= port <= 65535:
                 raise ValueError(f"port {port} is out of range; use a port between 1 and 65535")
-        if self.primary_port == self.replica_port:
-            raise ValueError(f"the primary and the replica cannot share port {self.primary_port}")
+        if self.primary_port in self.replica_ports:
+            raise ValueError(f"the primary and a replica cannot share port {self.primary_port}")
+        if len(set(self.replica_ports)) != len(self.replica_ports):
+            raise ValueError(f"two replicas cannot share a port: {self.replica_ports}")
         if not self.host or not self.database or not self.user:
             raise ValueError("host, database and user must not be empty")
+
+    @property
+    def replica_ports(self) -> tuple[int, ...]:
+        if self.more_replica_ports:
+            return (self.replica_port, *self.more_replica_ports)
+        return tuple(self.replica_port + i for i in range(self.replicas))
 
     @classmethod
     def from_env(cls) -> ClusterConfig:
@@ -71,7 +94,21 @@ class ClusterConfig:
                 f"{ENV_PRIMARY_PORT} and {ENV_REPLICA_PORT} are both {primary_port}; "
                 "the primary and the replica need different ports"
             )
-        return cls(data_dir=data_dir, primary_port=primary_port, replica_port=replica_port)
+        raw_count = os.environ.get(ENV_REPLICAS, "").strip() or "1"
+        if not raw_count.isdigit() or not 1 <= int(raw_count) <= MAX_REPLICAS:
+            raise ValueError(
+                f"{ENV_REPLICAS}={raw_count!r} is not a replica count; use 1 to {MAX_REPLICAS} "
+                f"(their ports follow {ENV_REPLICA_PORT})"
+            )
+        count = int(raw_count)
+        if primary_port in range(replica_port, replica_port + count):
+            raise ValueError(
+                f"{ENV_PRIMARY_PORT}={primary_port} is among the replicas' ports "
+                f"({ENV_REPLICA_PORT}={replica_port} and the {count - 1} after it)"
+            )
+        return cls(
+            data_dir=data_dir, primary_port=primary_port, replica_port=replica_port, replicas=count
+        )
 
 
 def default_data_dir() -> Path:
@@ -98,7 +135,8 @@ class ClusterInfo:
     """Connection strings for the running cluster."""
 
     primary_dsn: str
-    replica_dsn: str
+    replica_dsn: str  # the first replica's
+    replica_dsns: tuple[str, ...] = ()  # every replica's, the first one first
 
 
 def _port_from_env(name: str, default: int) -> int:

@@ -13,9 +13,7 @@ from pathlib import Path
 
 from devtools.pgcluster.config import (
     ADMIN_ROLE,
-    APPLICATION_NAME,
     CONF_FILE,
-    SLOT_NAME,
     ClusterConfig,
 )
 from devtools.pgcluster.processes import Node
@@ -58,14 +56,14 @@ def _settings(cfg: ClusterConfig, node: Node) -> str:
     if cfg.fast:
         # Durability against OS crashes is irrelevant for throwaway test clusters.
         settings += [("fsync", "off"), ("full_page_writes", "off")]
-    if node.name == "replica":
+    if node.is_replica:
         conninfo = (
             f"host={cfg.host} port={cfg.primary_port} user={ADMIN_ROLE} "
-            f"application_name={APPLICATION_NAME}"
+            f"application_name={node.application_name}"
         )
         settings += [
             ("primary_conninfo", literal(conninfo)),
-            ("primary_slot_name", literal(SLOT_NAME)),
+            ("primary_slot_name", literal(node.slot)),
         ]
     lines = [f"# Managed by devtools.pgcluster for the {node.name}; rewritten on every start."]
     lines += [f"{name} = {value}" for name, value in settings]

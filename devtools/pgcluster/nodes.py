@@ -16,11 +16,9 @@ from pathlib import Path
 
 from devtools.pgcluster.config import (
     ADMIN_ROLE,
-    APPLICATION_NAME,
     ENV_DATA_DIR,
     ENV_OS_USER,
     ENV_PG_BIN,
-    SLOT_NAME,
     START_TIMEOUT_S,
     STOP_TIMEOUT_S,
     STREAM_TIMEOUT_S,
@@ -201,32 +199,33 @@ def system_identifier(runner: Runner, node: Node) -> str:
     return match.group(1)
 
 
-def slot_exists(runner: Runner, cfg: ClusterConfig, primary: Node) -> bool:
+def slot_exists(runner: Runner, cfg: ClusterConfig, primary: Node, replica: Node) -> bool:
     """Whether the replica's replication slot exists on the primary."""
-    sql = f"SELECT 1 FROM pg_replication_slots WHERE slot_name = {literal(SLOT_NAME)}"
+    sql = f"SELECT 1 FROM pg_replication_slots WHERE slot_name = {literal(replica.slot)}"
     return query(runner, cfg.host, primary, sql) == "1"
 
 
 def create_replica(runner: Runner, cfg: ClusterConfig, primary: Node, replica: Node) -> None:
     """Copy the primary into the replica's folder with pg_basebackup and a new slot."""
-    log.info("creating the replica in %s", replica.datadir)
+    log.info("creating the %s in %s", replica.name, replica.datadir)
+    slot = replica.slot
     active = query(
         runner,
         cfg.host,
         primary,
-        f"SELECT active FROM pg_replication_slots WHERE slot_name = {literal(SLOT_NAME)}",
+        f"SELECT active FROM pg_replication_slots WHERE slot_name = {literal(slot)}",
     )
     if active == "t":
         raise ClusterError(
-            f"replication slot {SLOT_NAME} on the primary is in use by another standby; stop that "
+            f"replication slot {slot} on the primary is in use by another standby; stop that "
             "standby (or drop the slot) and run start again"
         )
     if active == "f":
         # Left over from an earlier replica; a fresh base backup needs a fresh slot.
-        query(runner, cfg.host, primary, f"SELECT pg_drop_replication_slot({literal(SLOT_NAME)})")
+        query(runner, cfg.host, primary, f"SELECT pg_drop_replication_slot({literal(slot)})")
     args = [
         *("-h", cfg.host, "-p", str(primary.port), "-U", ADMIN_ROLE, "-w"),
-        *("-D", str(replica.datadir), "-X", "stream", "-C", "-S", SLOT_NAME),
+        *("-D", str(replica.datadir), "-X", "stream", "-C", "-S", slot),
         "--checkpoint=fast",
     ]
     if cfg.fast:
@@ -259,8 +258,8 @@ def ensure_replica(
                     f"the replica in {datadir} was copied from a different primary; delete "
                     f"{datadir} (`rm -rf {datadir}`) and run start again to recreate it"
                 )
-            if not slot_exists(runner, cfg, primary):
-                log.warning("replication slot %s is missing; recreating the replica", SLOT_NAME)
+            if not slot_exists(runner, cfg, primary, replica):
+                log.warning("replication slot %s is missing; recreating the replica", replica.slot)
                 recreate = True
     if recreate:
         stop_node(runner, replica)
@@ -278,7 +277,7 @@ def wait_streaming(runner: Runner, cfg: ClusterConfig, primary: Node, replica: N
     deadline = time.monotonic() + STREAM_TIMEOUT_S
     state_sql = (
         "SELECT state FROM pg_stat_replication "
-        f"WHERE application_name = {literal(APPLICATION_NAME)}"
+        f"WHERE application_name = {literal(replica.application_name)}"
     )
     while True:
         recovering = try_query(runner, cfg.host, replica.port, "SELECT pg_is_in_recovery()")
@@ -314,7 +313,7 @@ def prepare_data_dir(runner: Runner, layout: Layout) -> None:
         return
     runner.chown(layout.root)
     runner.chown(logs)
-    for logfile in (layout.primary.logfile, layout.replica.logfile):
+    for logfile in (node.logfile for node in layout.nodes):
         if logfile.exists():
             runner.chown(logfile)
     if runner.exec(["test", "-w", str(layout.root), "-a", "-x", str(layout.root)]).returncode == 0:

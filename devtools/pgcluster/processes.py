@@ -12,9 +12,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 from devtools.pgcluster.config import (
+    APPLICATION_NAME,
     ENV_PRIMARY_PORT,
     ENV_REPLICA_PORT,
     LOG_TAIL_LINES,
+    SLOT_NAME,
     ClusterConfig,
     ClusterError,
     ClusterInfo,
@@ -25,11 +27,17 @@ from devtools.pgcluster.config import (
 class Node:
     """One server of the cluster: its data folder, port and log."""
 
-    name: str  # "primary" or "replica"
+    name: str  # "primary", "replica", "replica2", …
     datadir: Path
     port: int
     port_env: str
     logfile: Path
+    slot: str = ""  # a replica's replication slot on the primary (empty: the primary)
+    application_name: str = ""  # a replica's name in the primary's pg_stat_replication
+
+    @property
+    def is_replica(self) -> bool:
+        return bool(self.slot)
 
 
 @dataclass(frozen=True)
@@ -38,22 +46,43 @@ class Layout:
 
     root: Path
     primary: Node
-    replica: Node
+    replicas: tuple[Node, ...]
     lockfile: Path
+
+    @property
+    def replica(self) -> Node:
+        return self.replicas[0]
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return (self.primary, *self.replicas)
 
 
 def layout_of(cfg: ClusterConfig) -> Layout:
     """The layout of cfg's data folder."""
     root = Path(os.path.abspath(cfg.data_dir.expanduser()))
     logs = root / "logs"
+    replicas = []
+    for i, port in enumerate(cfg.replica_ports):
+        name = "replica" if i == 0 else f"replica{i + 1}"
+        suffix = "" if i == 0 else f"_{i + 1}"
+        replicas.append(
+            Node(
+                name,
+                root / name,
+                port,
+                ENV_REPLICA_PORT,
+                logs / f"{name}.log",
+                slot=SLOT_NAME + suffix,
+                application_name=APPLICATION_NAME + suffix,
+            )
+        )
     return Layout(
         root=root,
         primary=Node(
             "primary", root / "primary", cfg.primary_port, ENV_PRIMARY_PORT, logs / "primary.log"
         ),
-        replica=Node(
-            "replica", root / "replica", cfg.replica_port, ENV_REPLICA_PORT, logs / "replica.log"
-        ),
+        replicas=tuple(replicas),
         lockfile=root / ".lock",
     )
 
@@ -63,9 +92,11 @@ def cluster_info(cfg: ClusterConfig) -> ClusterInfo:
     host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
     user = quote(cfg.user, safe="")
     database = quote(cfg.database, safe="")
+    replicas = tuple(f"postgresql://{user}@{host}:{port}/{database}" for port in cfg.replica_ports)
     return ClusterInfo(
         primary_dsn=f"postgresql://{user}@{host}:{cfg.primary_port}/{database}",
-        replica_dsn=f"postgresql://{user}@{host}:{cfg.replica_port}/{database}",
+        replica_dsn=replicas[0],
+        replica_dsns=replicas,
     )
 
 
