@@ -27,6 +27,9 @@ class BudStore:
     def __init__(self, core: TreeStore, conversation: ConversationStore) -> None:
         self._core = core
         self._conversation = conversation
+        # Buds this process is freezing with their real reason, retrying while the database
+        # is away: the sweeper leaves them alone although their lease ran out meanwhile.
+        self.freezing: set[str] = set()
 
     async def open_bud(self, conn: asyncpg.Connection, answer: NewAnswer) -> Node:
         """Add a streaming answer and start its lease."""
@@ -46,6 +49,8 @@ class BudStore:
         expired = [r["id"] for r in await self._core.pool.fetch(queries.EXPIRED_BUDS, limit)]
         frozen = []
         for node_id in expired:
+            if str(node_id) in self.freezing:
+                continue
             try:
                 await self.end_bud(node_id, AnswerState.FROZEN, StopReason.SERVER_LOST, Generated())
             except PreconditionFailed:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mirrortree import dbloss
 from mirrortree.v1 import common_pb2, tree_pb2
 from tree_service import convert
 from tree_service.buds.store import BUD_LEASE_S
@@ -20,6 +22,12 @@ log = logging.getLogger("tree_service.buds")
 DEADLINE_TOLERANCE_S = 0.05
 # How long a half-close waits for the cancellation grpc delivers just after it.
 HALF_CLOSE_GRACE_S = 0.1
+# A freeze the database was away for is retried, first after FREEZE_RETRY_FIRST_S, then at
+# growing intervals up to FREEZE_RETRY_MAX_S, for FREEZE_RETRY_S in all (two leases: past
+# that, the sweeper freezes the bud as server_lost).
+FREEZE_RETRY_FIRST_S = 0.05
+FREEZE_RETRY_MAX_S = 0.5
+FREEZE_RETRY_S = 2 * BUD_LEASE_S
 
 
 class BudStream:
@@ -184,7 +192,31 @@ class BudStream:
         return self._servicer.keep(self._end_frozen(self._bud, reason))
 
     async def _end_frozen(self, bud: str, reason: str) -> None:
-        # NotFound: the open never committed; PreconditionFailed: it ended another way.
-        with contextlib.suppress(NotFound, PreconditionFailed):
-            await self._servicer.stores.buds.end_bud(bud, AnswerState.FROZEN, reason, Generated())
-            log.info("bud frozen", extra={"answer_id": bud, "stop_reason": reason})
+        """Freeze with `reason`; while the database is away, retry until it is back (within
+        FREEZE_RETRY_S), so the bud keeps its real reason instead of waiting out the lease
+        meant for a dead server and being frozen as `server_lost`."""
+        buds = self._servicer.stores.buds
+        buds.freezing.add(bud)
+        try:
+            delay = FREEZE_RETRY_FIRST_S
+            give_up = time.monotonic() + FREEZE_RETRY_S
+            while True:
+                try:
+                    # NotFound: the open never committed; PreconditionFailed: it ended
+                    # another way (or a freeze cut off while committing was applied).
+                    with contextlib.suppress(NotFound, PreconditionFailed):
+                        await buds.end_bud(bud, AnswerState.FROZEN, reason, Generated())
+                        log.info("bud frozen", extra={"answer_id": bud, "stop_reason": reason})
+                    return
+                except Exception as exc:
+                    if dbloss.database_lost(exc) is None or time.monotonic() > give_up:
+                        raise
+                    log.warning(
+                        "freezing a bud waits for the database: %s",
+                        type(exc).__name__,
+                        extra={"answer_id": bud, "stop_reason": reason},
+                    )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, FREEZE_RETRY_MAX_S)
+        finally:
+            buds.freezing.discard(bud)
