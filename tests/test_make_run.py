@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from devtools import pgcluster
+from devtools.pgcluster import faults
 from tests.conftest import free_port
 from tests.gateway.harness import http_client
 
@@ -279,7 +279,7 @@ async def test_a_run_whose_postgresql_port_is_taken_says_so_and_claims_to_stop_n
 
 
 @pytest.mark.timeout(240)
-async def test_a_run_exits_when_its_postgresql_goes_away():
+async def test_a_run_survives_a_replica_restart_and_exits_when_its_primary_goes_away():
     run = Run.fresh()
     try:
         await run.start()
@@ -290,10 +290,16 @@ async def test_a_run_exits_when_its_postgresql_goes_away():
             primary_port=run.ports["MIRRORTREE_PG_PRIMARY_PORT"],
             replica_port=run.ports["MIRRORTREE_PG_REPLICA_PORT"],
         )
+        await asyncio.to_thread(faults.take_down, config, "replica", "sigkill")
+        gone = await run.until("the PostgreSQL replica is no longer running")
+        assert "reads go to the other replicas" in gone
+        await asyncio.to_thread(faults.restart, config, "replica")
+        await run.until("the PostgreSQL replica is running again")
+        assert all(alive(pid) for pid in services.values())
         await asyncio.to_thread(pgcluster.stop, config)
         code, out = await run.finish(within_s=30)
         assert code == 1, out
-        assert re.search(r"the PostgreSQL (primary|replica) is no longer running", out)
+        assert "the PostgreSQL primary is no longer running" in out
         assert not any(alive(pid) for pid in services.values())
         assert_ports_free(run.ports)
     finally:
