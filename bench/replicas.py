@@ -2,6 +2,7 @@
 the error window when a replica dies.
 
     python -m bench.replicas [--objects N] [--seconds S] [--concurrency C] [--writers W]
+                             [--rounds R]
 
 Starts its own PostgreSQL primary and two streaming replicas (temporary folder, free ports) and
 tree_service, loads a story graph of about N objects (bench.story), then, in one run:
@@ -10,11 +11,13 @@ tree_service, loads a story graph of about N objects (bench.story), then, in one
   replica, C in flight, calls/s;
 - the same Search (the common term, one page) with C calls in flight for S seconds through
   graph_service over one replica, over both, and through two graph_service processes over both
-  (the client alternates between them): calls/s, and each replica's share of the reads (from
-  graph_service's own metrics), with the CPU seconds graph_service and the replicas spent, for
-  the capacity model in docs/performance.md;
-- read-your-writes: W writers each create a tree and at once Search with the write's
-  consistency token; the time from the write's acknowledgement to that read's answer, p50/p99;
+  (the client alternates between them) — the three setups measured in turn, R rounds of S / R
+  seconds each, so that a change in the host's other load weighs on all three alike: calls/s,
+  and each replica's share of the reads (from graph_service's own metrics), with the CPU
+  seconds graph_service and the replicas spent, for the capacity model in docs/performance.md;
+- read-your-writes: W writers each create a tree and at once Search (the rare term, one hit)
+  with the write's consistency token; the time from the write's acknowledgement to that read's
+  answer, p50/p99, beside the same read without the token;
 - the error window: under C reads in flight, one replica is stopped (SIGKILL, immediate, fast)
   and started again; the span from the stop to the last failed read, the failed reads, and the
   time from the server accepting connections again until it serves reads again.
@@ -37,7 +40,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
@@ -48,7 +51,7 @@ from bench.cases import switch_app_on
 from bench.measure import pct, throughput, warm_up
 from bench.prepare import load
 from bench.services import CURSOR_SECRET, ServiceProcess, free_port
-from bench.story import PROJECT, StoryPlan
+from bench.story import PROJECT, TERMS, StoryPlan
 from devtools import pgcluster
 from devtools.pgcluster import faults
 from devtools.pgcluster.processes import layout_of, postgres_processes
@@ -59,16 +62,32 @@ Call = Callable[[], Awaitable[object]]
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time the processes have used so far (Linux /proc)."""
-    total = 0
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds each process has used so far (Linux /proc)."""
+    used: dict[int, float] = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])
-    return total / TICKS
+        used[pid] = (int(fields[11]) + int(fields[12])) / TICKS
+    return used
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    return sum(cpu_by_pid(pids).values())
+
+
+def replicas_cpu(cfg: pgcluster.ClusterConfig) -> dict[int, float]:
+    """CPU seconds of every process of every replica (backends come and go with the pools)."""
+    return cpu_by_pid(
+        [pid for n in layout_of(cfg).replicas for pid in postgres_processes(n.datadir)]
+    )
+
+
+def spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two readings; a process started in between counts from zero."""
+    return sum(used - before.get(pid, 0.0) for pid, used in after.items())
 
 
 @dataclass
@@ -128,39 +147,65 @@ def search(stubs: list[graph_pb2_grpc.StoryGraphStub]) -> Call:
     return call
 
 
-@dataclass(frozen=True)
+@dataclass
 class Spread:
+    """One setup's figures, summed over the rounds it was measured in."""
+
     setup: str
-    rate: float
-    shares: dict[str, float]
-    graph_cpu_s: float
-    replica_cpu_s: float
+    graph: Graph
+    calls: int = 0
+    seconds: float = 0.0
+    reads: dict[str, float] = field(default_factory=dict)
+    graph_cpu_s: float = 0.0
+    replica_cpu_s: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.calls / self.seconds if self.seconds else 0.0
+
+    @property
+    def shares(self) -> dict[str, float]:
+        total = sum(self.reads.values()) or 1.0
+        return {k: v / total for k, v in sorted(self.reads.items())}
 
 
 async def spread(
-    setup: str, graph: Graph, cfg: pgcluster.ClusterConfig, seconds: float, concurrency: int
-) -> Spread:
-    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{p.port}") for p in graph.processes]
+    runs: list[Spread], cfg: pgcluster.ClusterConfig, args: argparse.Namespace
+) -> None:
+    """Measure every setup in turn, `args.rounds` times, each for seconds / rounds: a change in
+    what else the host runs then weighs on every setup alike."""
+    channels = {
+        id(run): [grpc.aio.insecure_channel(f"127.0.0.1:{p.port}") for p in run.graph.processes]
+        for run in runs
+    }
+    calls = {
+        id(run): search([graph_pb2_grpc.StoryGraphStub(c) for c in channels[id(run)]])
+        for run in runs
+    }
     try:
-        call = search([graph_pb2_grpc.StoryGraphStub(c) for c in channels])
-        for _ in channels:
-            await warm_up(call)
-        replicas = [n for n in layout_of(cfg).replicas]
-        replica_pids = [pid for n in replicas for pid in postgres_processes(n.datadir)]
-        before, graph_before = graph.served(), cpu_seconds(graph.pids())
-        replica_before = cpu_seconds(replica_pids)
-        rate = await throughput(call, seconds, concurrency)
-        after = graph.served()
-        graph_cpu = cpu_seconds(graph.pids()) - graph_before
-        replica_cpu = cpu_seconds(replica_pids) - replica_before
+        for run in runs:
+            for _ in run.graph.processes:
+                await warm_up(calls[id(run)])
+        for _ in range(args.rounds):
+            for run in runs:
+                before, graph_before = run.graph.served(), cpu_seconds(run.graph.pids())
+                replica_before = replicas_cpu(cfg)
+                started = time.perf_counter()
+                rate = await throughput(
+                    calls[id(run)], args.seconds / args.rounds, args.concurrency
+                )
+                elapsed = time.perf_counter() - started
+                after = run.graph.served()
+                run.graph_cpu_s += cpu_seconds(run.graph.pids()) - graph_before
+                run.replica_cpu_s += spent(replica_before, replicas_cpu(cfg))
+                run.calls += round(rate * elapsed)
+                run.seconds += elapsed
+                for name, value in after.items():
+                    run.reads[name] = run.reads.get(name, 0.0) + value - before.get(name, 0.0)
     finally:
-        for channel in channels:
-            await channel.close()
-    reads = {name: after[name] - before.get(name, 0.0) for name in after}
-    total = sum(reads.values()) or 1.0
-    return Spread(
-        setup, rate, {k: v / total for k, v in sorted(reads.items())}, graph_cpu, replica_cpu
-    )
+        for group in channels.values():
+            for channel in group:
+                await channel.close()
 
 
 async def read_your_writes(
@@ -184,8 +229,9 @@ async def read_your_writes(
                 )
             )
             acked = time.perf_counter()
+            # A light read (a rare term, one hit), so the figure is mostly the wait for replay.
             request = graph_pb2.SearchRequest(
-                query="status",
+                query=TERMS["rare"],
                 scope=project_scope([PROJECT]),
                 page_size=1,
                 options=graph_pb2.ReadOptions(min_consistency=written.consistency),
@@ -335,6 +381,8 @@ async def measure(
         await primary.close()
 
         one = await Graph.start(info.replica_dsns[:1], 1, logs)
+        two = await Graph.start(info.replica_dsns, 1, logs)
+        pair = await Graph.start(info.replica_dsns, 2, logs)
         try:
             stub = graph_pb2_grpc.StoryGraphStub(
                 grpc.aio.insecure_channel(f"127.0.0.1:{one.processes[0].port}")
@@ -351,12 +399,12 @@ async def measure(
             grpc_rate, sql_rate = await baselines(
                 one.processes[0].port, info.replica_dsn, plan, seconds, concurrency
             )
-            runs = [await spread("1 graph_service, 1 replica", one, cfg, seconds, concurrency)]
-        finally:
-            await one.stop()
-        two = await Graph.start(info.replica_dsns, 1, logs)
-        try:
-            runs.append(await spread("1 graph_service, 2 replicas", two, cfg, seconds, concurrency))
+            runs = [
+                Spread("1 graph_service, 1 replica", one),
+                Spread("1 graph_service, 2 replicas", two),
+                Spread("2 graph_service, 2 replicas", pair),
+            ]
+            await spread(runs, cfg, args)
             graph_stub = graph_pb2_grpc.StoryGraphStub(
                 grpc.aio.insecure_channel(f"127.0.0.1:{two.processes[0].port}")
             )
@@ -365,14 +413,8 @@ async def measure(
             )
             outages = [await outage(how, cfg, two, concurrency) for how in FAULTS]
         finally:
-            await two.stop()
-        pair = await Graph.start(info.replica_dsns, 2, logs)
-        try:
-            runs.append(
-                await spread("2 graph_service, 2 replicas", pair, cfg, seconds, concurrency)
-            )
-        finally:
-            await pair.stop()
+            for graph in (one, two, pair):
+                await graph.stop()
     report(
         args=args,
         grpc_rate=grpc_rate,
@@ -411,7 +453,7 @@ def report(
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for run in runs:
         shares = ", ".join(f"{k} {v:.0%}" for k, v in run.shares.items())
-        reads = run.rate * args.seconds
+        reads = sum(run.reads.values())
         print(
             f"| {run.setup} | {run.rate:,.0f} | {run.rate / base:.2f}× | "
             f"{run.rate / grpc_rate:.2f}× | {run.rate / sql_rate:.2f}× | {shares} | "
@@ -444,6 +486,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=5)
     asyncio.run(main_async(parser.parse_args()))
 
 
