@@ -147,8 +147,10 @@ class ReplicaRouter:
                 await self._monitor
         for replica in self._replicas:
             if replica.pool is not None:
-                with contextlib.suppress(Exception):
+                try:
                     await asyncio.wait_for(replica.pool.close(), CHECK_TIMEOUT_S)
+                except Exception:  # a replica that hangs or is gone: drop its connections
+                    replica.pool.terminate()
                 replica.pool = None
 
     # ---- health ------------------------------------------------------------------------
