@@ -256,14 +256,16 @@ class ReplicaRouter:
         rotated = options[start:] + options[:start]
         return min(rotated, key=lambda r: r.inflight)
 
-    async def _choose(self, wanted: int, deadline: float, tried: set[str]) -> Replica:
+    async def _choose(self, wanted: int, deadline: float, tried: set[str]) -> tuple[Replica, bool]:
+        """Where the read runs, and whether that replica was just seen to have replayed the
+        token (then the read need not confirm it again on its connection)."""
         if not wanted:
             options = [r for r in self._eligible() if r.name not in tried]
             if not options:
                 raise ReplicaUnavailable(
                     "no healthy replica is available to read from; retry shortly"
                 )
-            return self._least_busy(options)
+            return self._least_busy(options), False
         while True:
             up = [r for r in self._up() if r.name not in tried]
             if not up:
@@ -272,10 +274,11 @@ class ReplicaRouter:
                 )
             reached = [r for r in up if r.replay_lsn >= wanted]
             if reached:
-                return self._least_busy(reached)
-            await asyncio.gather(*(self._poll(r, wanted) for r in up))
-            if any(r.replay_lsn >= wanted for r in up):
-                continue
+                return self._least_busy(reached), False
+            polled = await asyncio.gather(*(self._poll(r, wanted) for r in up))
+            confirmed = [r for r, ok in zip(up, polled, strict=True) if ok]
+            if confirmed:
+                return self._least_busy(confirmed), True
             if time.monotonic() >= deadline:
                 raise ConsistencyTimeout(
                     f"no replica has replayed the write at {format_lsn(wanted)} yet; retry shortly",
@@ -283,12 +286,12 @@ class ReplicaRouter:
                 )
             await asyncio.sleep(TOKEN_POLL_S)
 
-    async def _poll(self, replica: Replica, wanted: int) -> None:
-        """Learn whether `replica` has replayed `wanted` (a waiting read's fresher view than
-        the monitor's)."""
+    async def _poll(self, replica: Replica, wanted: int) -> bool:
+        """Whether `replica` has replayed `wanted` (a waiting read's fresher view than the
+        monitor's)."""
         pool = replica.pool
         if pool is None:
-            return
+            return False
         try:
             reached = await pool.fetchval(
                 queries.REPLAYED_AT_LEAST, wanted, timeout=CHECK_TIMEOUT_S
@@ -297,9 +300,10 @@ class ReplicaRouter:
             raise
         except Exception as exc:
             await self._mark_down(replica, exc)
-            return
+            return False
         if reached:
             replica.replay_lsn = max(replica.replay_lsn, wanted)
+        return bool(reached)
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -328,14 +332,15 @@ class ReplicaRouter:
         last_error: BaseException | None = None
         while True:
             try:
-                replica = await self._choose(wanted, deadline, tried)
+                replica, confirmed = await self._choose(wanted, deadline, tried)
             except ReplicaUnavailable as exc:
                 if last_error is not None:
                     raise exc from last_error
                 raise
             tried.add(replica.name)
             try:
-                return await self._run_on(replica, read, wanted, deadline, begin)
+                confirm = 0 if confirmed else wanted
+                return await self._run_on(replica, read, confirm, deadline, begin)
             except _ReplicaLost as lost:
                 last_error = lost.__cause__
                 await self._mark_down(replica, lost.__cause__ or lost)
