@@ -11,7 +11,8 @@ tree_service, loads a story graph of about N objects (bench.story), then, in one
   replica, C in flight, calls/s;
 - the same Search (the common term, one page) with C calls in flight for S seconds through
   graph_service over one replica, over both, and through two graph_service processes over both
-  (the client alternates between them) — the three setups measured in turn, R rounds of S / R
+  (the client alternates between them) — each warmed up with C calls in flight, so that its
+  pools hold all their connections, then the three measured in turn, R rounds of S / R
   seconds each, so that a change in the host's other load weighs on all three alike: calls/s,
   and each replica's share of the reads (from graph_service's own metrics), with the CPU
   seconds graph_service and the replicas spent, for the capacity model in docs/performance.md;
@@ -60,6 +61,7 @@ from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_
 
 Call = Callable[[], Awaitable[object]]
 TICKS = os.sysconf("SC_CLK_TCK")
+WARM_UP_LOADED_S = 2.0
 
 
 def cpu_by_pid(pids: list[int]) -> dict[int, float]:
@@ -184,8 +186,9 @@ async def spread(
     }
     try:
         for run in runs:
-            for _ in run.graph.processes:
-                await warm_up(calls[id(run)])
+            # With every call in flight, so each replica's pool opens (and prepares its
+            # statements on) all the connections it will use before anything is measured.
+            await throughput(calls[id(run)], WARM_UP_LOADED_S, args.concurrency)
         for _ in range(args.rounds):
             for run in runs:
                 before, graph_before = run.graph.served(), cpu_seconds(run.graph.pids())
