@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from gateway import credentials
 from mirrortree.envconfig import env_int
 
 TRANSPORTS = ("http", "stdio")
@@ -32,6 +33,9 @@ class Settings:
                 "MIRRORTREE_BINDING_TOKEN is required for stdio: the binding (session, runtime) "
                 "this process serves, issued by TreeService.CreateBinding"
             )
+        problem = credentials.token_problem(token) if token else None
+        if problem is not None:
+            raise ValueError(f"MIRRORTREE_BINDING_TOKEN {problem}")
         hosts = tuple(
             h.strip()
             for h in os.environ.get("MIRRORTREE_GATEWAY_ALLOWED_HOSTS", "").split(",")

@@ -31,7 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthenticationError
 
-from gateway import tools, translate
+from gateway import credentials, tools, translate
 from gateway.config import Settings
 from gateway.translate import ToolError
 from mirrortree import rpcstatus
@@ -58,28 +58,6 @@ CHANNEL_OPTIONS = [
 ]
 
 
-async def await_rpc(call: Any) -> Any:
-    """Await a grpc.aio call so that cancelling the caller cancels the call cleanly.
-
-    grpc.aio raises its own fresh CancelledError when an awaited call is cancelled; anyio (the
-    MCP SDK's cancellation) does not recognise it and it escapes cancel scopes, which takes a
-    stdio server down. Waiting on a plain future keeps the caller's own cancellation intact.
-    """
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def finished(_: object) -> None:
-        if not done.done():
-            done.set_result(None)
-
-    call.add_done_callback(finished)
-    try:
-        await done
-    except asyncio.CancelledError:
-        call.cancel()
-        raise
-    return await call
-
-
 @dataclass
 class GraphClient:
     """The gRPC channel to graph_service, created lazily inside the running event loop."""
@@ -97,12 +75,19 @@ class GraphClient:
         return self._stub
 
     async def call(self, method: str, request: Any, token: str) -> Any:
+        problem = credentials.token_problem(token)
+        if problem is not None:
+            raise credentials.failed(grpc.StatusCode.UNAUTHENTICATED, f"the token {problem}")
         metadata = [
             (REQUEST_ID_HEADER, request_id_var.get() or new_request_id()),
             ("authorization", f"Bearer {token}"),
         ]
+        problem = credentials.metadata_problem(metadata)
+        if problem is not None:
+            raise credentials.failed(grpc.StatusCode.INVALID_ARGUMENT, problem)
         rpc = getattr(self.stub, method)
-        return await await_rpc(rpc(request, timeout=self.timeout_s, metadata=metadata))
+        call = rpc(request, timeout=self.timeout_s, metadata=metadata)
+        return await credentials.await_rpc(call, self.timeout_s)
 
     async def close(self) -> None:
         if self._channel is not None:
@@ -130,6 +115,8 @@ class BindingVerifier:
     _cache: dict[bytes, tuple[float, AccessToken]] = field(default_factory=dict)
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        if credentials.token_problem(token) is not None:
+            return None  # 401 at once: such a token was never issued
         key = hashlib.sha256(token.encode()).digest()
         cached = self._cache.get(key)
         now = time.monotonic()
