@@ -22,7 +22,7 @@ from tests.conftest import free_port
 from tests.gateway.harness import http_gateway
 from tests.gateway.test_transport_edges import INITIALIZE
 
-HEADERS = {"Accept": "application/json, text/event-stream"}
+HEADERS = {b"Accept": b"application/json, text/event-stream"}
 
 # As bytes: what an attacker puts on the wire, not what an HTTP client would encode.
 BAD_TOKENS = {
@@ -40,7 +40,7 @@ BAD_TOKENS = {
 async def test_a_malformed_bearer_token_is_answered_401_at_once(graph_service, token):
     async with http_gateway(graph_service.port) as url, httpx2.AsyncClient(timeout=10) as raw:
         response = await raw.post(
-            url, headers={**HEADERS, "Authorization": b"Bearer " + token}, json=INITIALIZE
+            url, headers={**HEADERS, b"Authorization": b"Bearer " + token}, json=INITIALIZE
         )
     assert response.status_code == 401, response.text
 
@@ -87,7 +87,7 @@ async def test_a_call_that_never_settles_ends_deadline_exceeded_after_its_timeou
     class Unsettled:
         cancelled = False
 
-        def __await__(self):  # type: ignore[no-untyped-def]
+        def __await__(self):
             return never.__await__()
 
         def cancel(self) -> None:
@@ -147,7 +147,7 @@ async def flood(url: str, count: int) -> None:
 
         async def one(i: int) -> None:
             token = tokens[i % len(tokens)]
-            headers = {**HEADERS, "Authorization": b"Bearer " + token}
+            headers = {**HEADERS, b"Authorization": b"Bearer " + token}
             response = await raw.post(url, headers=headers, json=INITIALIZE)
             assert response.status_code == 401, response.text
 
