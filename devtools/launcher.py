@@ -35,6 +35,7 @@ from types import FrameType
 from typing import TextIO
 
 from devtools import demo, pgcluster
+from devtools.pgcluster import roles
 from mirrortree.envconfig import env_int
 from mirrortree.healthcheck import check
 
@@ -350,7 +351,12 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
     stack.spawn(
         "tree_service",
         "tree_service",
-        {"MIRRORTREE_TREE_DSN": info.primary_dsn, "MIRRORTREE_TREE_LISTEN": tree_target},
+        {
+            # Least privilege (SECURITY.md): rows as the writer, migrations as the owner.
+            "MIRRORTREE_TREE_DSN": roles.writer_dsn(info.primary_dsn),
+            "MIRRORTREE_TREE_MIGRATION_DSN": info.primary_dsn,
+            "MIRRORTREE_TREE_LISTEN": tree_target,
+        },
     )
     _wait(
         "tree_service",
@@ -367,8 +373,8 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
         "graph_service",
         "graph_service",
         {
-            "MIRRORTREE_GRAPH_REPLICA_DSNS": info.replica_dsn,
-            "MIRRORTREE_GRAPH_GATE_DSN": info.primary_dsn,
+            "MIRRORTREE_GRAPH_REPLICA_DSNS": roles.reader_dsn(info.replica_dsn),
+            "MIRRORTREE_GRAPH_GATE_DSN": roles.reader_dsn(info.primary_dsn),
             "MIRRORTREE_GRAPH_LISTEN": graph_target,
             "MIRRORTREE_CURSOR_SECRET": secret,
         },

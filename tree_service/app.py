@@ -66,7 +66,7 @@ async def run_migrations(dsn: str) -> list[int]:
 async def start(settings: Settings) -> TreeService:
     """Migrate (if configured), connect and start serving."""
     if settings.migrate:
-        applied = await run_migrations(settings.dsn)
+        applied = await run_migrations(settings.migration_dsn or settings.dsn)
         log.info("migrations checked", extra={"applied": applied})
     store = await TreeStore.connect(settings.dsn, settings.pool_min, settings.pool_max)
     stores = Stores.over(store, settings.hub_links)

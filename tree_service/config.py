@@ -21,6 +21,9 @@ class Settings:
     shutdown_grace_s: float = 5.0
     # Links an object needs in its scope to be a hub (mirrortree.neighbourhoods).
     hub_links: int = DEFAULT_HUB_LINKS
+    # The schema owner's DSN, used only to migrate, so `dsn` can be a role without DDL rights
+    # (SECURITY.md); empty = migrate with `dsn`.
+    migration_dsn: str = ""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -35,4 +38,5 @@ class Settings:
             log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
             pool_max=env_int("MIRRORTREE_TREE_POOL_MAX", 20, 1, 500),
             hub_links=env_int("MIRRORTREE_CONTEXT_HUB_LINKS", DEFAULT_HUB_LINKS, 1, 1_000_000),
+            migration_dsn=os.environ.get("MIRRORTREE_TREE_MIGRATION_DSN", ""),
         )
