@@ -376,6 +376,8 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
             "MIRRORTREE_GRAPH_REPLICA_DSNS": roles.reader_dsn(info.replica_dsn),
             "MIRRORTREE_GRAPH_GATE_DSN": roles.reader_dsn(info.primary_dsn),
             "MIRRORTREE_GRAPH_LISTEN": graph_target,
+            # Development default (SECURITY.md): the demo reads without a binding.
+            "MIRRORTREE_GRAPH_ANONYMOUS_READS": "true",
             "MIRRORTREE_CURSOR_SECRET": secret,
         },
     )

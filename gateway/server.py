@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -33,6 +34,7 @@ from starlette.authentication import AuthenticationError
 
 from gateway import credentials, tools, translate
 from gateway.config import Settings
+from gateway.ratelimit import RateLimiter
 from gateway.translate import ToolError
 from mirrortree import rpcstatus
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
@@ -256,6 +258,7 @@ def build_server(
     graph = client or GraphClient(settings.graph_target, settings.call_timeout_s)
     bus = InMemorySubscriptionBus()
     watcher = AccessWatcher(graph, bus, settings.access_poll_s)
+    limiter = RateLimiter(settings.rate_per_minute, settings.rate_burst)
 
     @asynccontextmanager
     async def lifespan(_: Server[GraphClient]) -> AsyncIterator[GraphClient]:
@@ -304,6 +307,13 @@ def build_server(
             token = caller_token()
             if not token:
                 raise ToolError("unauthenticated", "This connection has no runtime binding.")
+            wait = limiter.take(token)
+            if wait:
+                raise ToolError(
+                    "rate_limited",
+                    f"Too many story-graph calls on this connection; retry after "
+                    f"{math.ceil(wait)} s (retry_after_s={math.ceil(wait)}).",
+                )
             arguments = dict(params.arguments or {})
             translate.check_arguments(params.name, arguments)
             request = translate.build_request(build, arguments)

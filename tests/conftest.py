@@ -78,6 +78,7 @@ def graph_settings(cluster: pgcluster.ClusterInfo, **overrides: object) -> Graph
         "listen": "127.0.0.1:0",
         "health_interval_ms": 200,
         "gate_dsn": roles.reader_dsn(cluster.primary_dsn),
+        "anonymous_reads": True,  # the tests' documented default (SECURITY.md)
     }
     values.update(overrides)
     return GraphSettings(**values)  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ import pytest
 import yaml
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from mirrortree import healthcheck
+from mirrortree import callers, healthcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -68,6 +68,9 @@ USER_SETTINGS = {
     "MIRRORTREE_PG_PASSWORD",
     "MIRRORTREE_PG_WRITER_PASSWORD",
     "MIRRORTREE_PG_READER_PASSWORD",
+    "MIRRORTREE_HOST_APP_TOKEN",
+    "MIRRORTREE_OPERATOR_TOKEN",
+    "MIRRORTREE_CONFIRMATION_SECRET",
     "MIRRORTREE_CURSOR_SECRET",
     "MIRRORTREE_LOG_LEVEL",
 }
@@ -536,3 +539,12 @@ def test_primary_init_script_creates_the_roles_migration_0023_grants_to(compose)
         assert f"CREATE ROLE {role} LOGIN PASSWORD" in script
         assert f"TO {role}" in migration
     assert "mirrortree_reader SET default_transaction_read_only = on" in script
+
+
+def test_tree_service_authenticates_its_callers_by_default(compose):
+    env = environment(services(compose)["tree_service"])
+    table = callers.parse_callers(env["MIRRORTREE_TREE_CALLERS"])
+    assert {c.role for c in table.values()} == {"host_app", "operator"}
+    assert len(env["MIRRORTREE_CONFIRMATION_SECRET"]) >= 32
+    graph = environment(services(compose)["graph_service"])
+    assert graph.get("MIRRORTREE_GRAPH_ANONYMOUS_READS", "false") == "false"

@@ -8,7 +8,10 @@ import logging
 from dataclasses import dataclass
 
 import asyncpg
+import grpc
 
+from mirrortree.callers import CallerInterceptor
+from mirrortree.limits import ConcurrencyLimit
 from mirrortree.server import RunningServer, serve_metrics, start_server
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.buds.committer import ChunkCommitter
@@ -83,6 +86,7 @@ async def start(settings: Settings) -> TreeService:
                 servicer, server
             ),
             service_names=[SERVICE_NAME],
+            interceptors=service_interceptors(settings),
         )
     except BaseException:
         await chunks.stop()
@@ -94,6 +98,15 @@ async def start(settings: Settings) -> TreeService:
     service.sweeper = asyncio.create_task(sweep_lost_buds(stores.buds), name="bud-sweeper")
     service.hub_catch_up = asyncio.create_task(catch_up_hubs(stores.ingestion), name="hub-catch-up")
     return service
+
+
+def service_interceptors(settings: Settings) -> list[grpc.aio.ServerInterceptor]:
+    """The concurrency limit, and caller authentication unless no callers are configured."""
+    limit: list[grpc.aio.ServerInterceptor] = [ConcurrencyLimit(settings.max_concurrent_rpcs)]
+    if not settings.callers:
+        log.warning("no callers configured: TreeService accepts every caller (development)")
+        return limit
+    return [CallerInterceptor(settings.callers, settings.confirmation_secret), *limit]
 
 
 async def catch_up_hubs(store: IngestionStore) -> int:

@@ -31,6 +31,10 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAILED_PRECONDITION_REASON: _ClassVar[ErrorReason]
     CONTENTION: _ClassVar[ErrorReason]
     INTERNAL_REASON: _ClassVar[ErrorReason]
+    PERMISSION_DENIED_REASON: _ClassVar[ErrorReason]
+    CONFIRMATION_REQUIRED: _ClassVar[ErrorReason]
+    RATE_LIMITED: _ClassVar[ErrorReason]
+    OVERLOADED: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -99,6 +103,10 @@ SEARCH_BUDGET_EXCEEDED: ErrorReason
 FAILED_PRECONDITION_REASON: ErrorReason
 CONTENTION: ErrorReason
 INTERNAL_REASON: ErrorReason
+PERMISSION_DENIED_REASON: ErrorReason
+CONFIRMATION_REQUIRED: ErrorReason
+RATE_LIMITED: ErrorReason
+OVERLOADED: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType
