@@ -4,7 +4,8 @@ Callers present a per-caller bearer token (`authorization: Bearer <token>`); the
 the caller and its role:
 
 - `host_app`: writes trees and mints runtime bindings for its sessions; canonicalizing also
-  needs a user-confirmation grant;
+  needs a user-confirmation grant; an entry may name the owners whose trees it serves, and
+  then every tree a call refers to must belong to one of them;
 - `operator`: all of host_app, plus the app-wide switches (SetAppEnabled, SetCapability);
 - `gateway`: nothing on TreeService (it only resolves bindings, on graph_service).
 
@@ -51,14 +52,19 @@ _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 class Caller:
     name: str
     role: str
+    owners: frozenset[str] = frozenset()  # empty: trees of any owner
+
+
+# The owners of the trees a request refers to (tree_service.ownership.TreeOwners).
+OwnersOf = Callable[[Any], Awaitable[set[str]]]
 
 
 def parse_callers(text: str) -> dict[str, Caller]:
-    """`name:role:token` entries, comma-separated, as a token → caller map (ValueError if bad)."""
+    """`name:role:token[:owner|owner...]` entries, comma-separated, as a token → caller map
+    (ValueError if bad)."""
     callers: dict[str, Caller] = {}
     for entry in filter(None, (e.strip() for e in text.split(","))):
-        name, _, rest = entry.partition(":")
-        role, _, token = rest.partition(":")
+        name, role, token, owners = [*entry.split(":", 3), "", "", ""][:4]
         if not name or role not in ROLES or len(token) < 16:
             raise ValueError(
                 f"caller entry {name or entry[:20]!r}: use name:role:token with role one of "
@@ -66,7 +72,7 @@ def parse_callers(text: str) -> dict[str, Caller]:
             )
         if token in callers:
             raise ValueError(f"caller {name!r} reuses another caller's token")
-        callers[token] = Caller(name, role)
+        callers[token] = Caller(name, role, frozenset(filter(None, owners.split("|"))))
     return callers
 
 
@@ -119,9 +125,15 @@ def _bearer(metadata: Mapping[str, Any]) -> str:
 class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Authenticates each TreeService call's caller and checks its role and grant."""
 
-    def __init__(self, callers: Mapping[str, Caller], confirmation_secret: bytes) -> None:
+    def __init__(
+        self,
+        callers: Mapping[str, Caller],
+        confirmation_secret: bytes,
+        owners_of: OwnersOf | None = None,
+    ) -> None:
         self._callers = dict(callers)
         self._secret = confirmation_secret
+        self._owners_of = owners_of
 
     async def intercept_service(
         self,
@@ -149,6 +161,8 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 "permission_denied",
                 f"caller {caller.name!r} (role {caller.role}) may not call {method}",
             )
+        if caller.owners and self._owners_of is not None:
+            handler = _owned(handler, caller, self._owners_of)
         action = CONFIRMED.get(method)
         if action is None or handler.unary_unary is None:
             return handler
@@ -181,6 +195,72 @@ def _refusal(
         request_deserializer=handler.request_deserializer,
         response_serializer=handler.response_serializer,
     )
+
+
+def _owned(handler: grpc.RpcMethodHandler, caller: Caller, owners_of: OwnersOf) -> Any:
+    """handler, refusing a request that refers to a tree of an owner the caller does not serve."""
+
+    async def check(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        foreign = sorted((await owners_of(request)) - caller.owners)
+        if foreign:
+            await rpcstatus.abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "permission_denied",
+                f"caller {caller.name!r} serves only the trees of its own owners; this call "
+                f"refers to {len(foreign)} other owner(s)",
+            )
+
+    def unary(behavior: Any) -> Any:
+        async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await check(request, context)
+            return await behavior(request, context)
+
+        return checked
+
+    def streamed(behavior: Any, streaming_response: bool) -> Any:
+        def each(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            async def checked() -> Any:
+                async for request in requests:
+                    await check(request, context)
+                    yield request
+
+            return checked()
+
+        if streaming_response:
+
+            async def stream(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                async for item in behavior(each(requests, context), context):
+                    yield item
+
+            return stream
+
+        async def single(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            return await behavior(each(requests, context), context)
+
+        return single
+
+    def unary_stream(behavior: Any) -> Any:
+        async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await check(request, context)
+            async for item in behavior(request, context):
+                yield item
+
+        return stream
+
+    options = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **options)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(unary_stream(handler.unary_stream), **options)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(
+            streamed(handler.stream_unary, False), **options
+        )
+    return grpc.stream_stream_rpc_method_handler(streamed(handler.stream_stream, True), **options)
 
 
 def _confirmed(

@@ -19,6 +19,7 @@ from tree_service.buds.store import BUD_LEASE_S, BudStore
 from tree_service.config import Settings
 from tree_service.ingestion.store import IngestionStore
 from tree_service.migrate import migrate
+from tree_service.ownership import TreeOwners
 from tree_service.servicer import TreeServicer
 from tree_service.store import TreeStore
 from tree_service.stores import Stores
@@ -86,7 +87,7 @@ async def start(settings: Settings) -> TreeService:
                 servicer, server
             ),
             service_names=[SERVICE_NAME],
-            interceptors=service_interceptors(settings),
+            interceptors=service_interceptors(settings, store),
         )
     except BaseException:
         await chunks.stop()
@@ -100,13 +101,14 @@ async def start(settings: Settings) -> TreeService:
     return service
 
 
-def service_interceptors(settings: Settings) -> list[grpc.aio.ServerInterceptor]:
+def service_interceptors(settings: Settings, store: TreeStore) -> list[grpc.aio.ServerInterceptor]:
     """The concurrency limit, and caller authentication unless no callers are configured."""
     limit: list[grpc.aio.ServerInterceptor] = [ConcurrencyLimit(settings.max_concurrent_rpcs)]
     if not settings.callers:
         log.warning("no callers configured: TreeService accepts every caller (development)")
         return limit
-    return [CallerInterceptor(settings.callers, settings.confirmation_secret), *limit]
+    owners = TreeOwners(store.pool)
+    return [CallerInterceptor(settings.callers, settings.confirmation_secret, owners), *limit]
 
 
 async def catch_up_hubs(store: IngestionStore) -> int:

@@ -25,7 +25,11 @@ SECRET = b"test-confirmation-secret-0123456789abcdef"
 HOST = "host-app-token-0123456789"
 OPERATOR = "operator-token-0123456789"
 GATEWAY = "gateway-token-01234567890"
-CALLERS = f"desk:host_app:{HOST},ops:operator:{OPERATOR},gw:gateway:{GATEWAY}"
+SHOP = "shop-app-token-0123456789"  # a host app serving alice's trees only
+CALLERS = (
+    f"desk:host_app:{HOST},ops:operator:{OPERATOR},gw:gateway:{GATEWAY},"
+    f"shop:host_app:{SHOP}:alice|carol"
+)
 
 
 @pytest_asyncio.fixture(scope="module")
@@ -263,3 +267,54 @@ async def test_a_client_channel_sends_the_caller_token_from_the_environment(guar
         stub = tree_pb2_grpc.TreeServiceStub(channel)
         assert (await stub.GetSettings(tree_pb2.GetSettingsRequest())).app_revision >= 1
     assert callers.client_interceptors({}) == []
+
+
+async def test_a_host_app_limited_to_owners_reaches_only_their_trees(guarded):
+    shop, desk = bearer(SHOP), bearer(HOST)
+    denied = grpc.StatusCode.PERMISSION_DENIED
+    mine = (await guarded.CreateTree(create_request(), metadata=shop)).tree  # alice's
+    await refused(
+        guarded.CreateTree(
+            tree_pb2.CreateTreeRequest(idempotency_key=unique("k"), title="t", owner="bob"),
+            metadata=shop,
+        ),
+        denied,
+        "permission_denied",
+    )
+    theirs = (
+        await guarded.CreateTree(
+            tree_pb2.CreateTreeRequest(idempotency_key=unique("k"), title="t", owner="bob"),
+            metadata=desk,
+        )
+    ).tree
+    their_question = await ask(_Authed(guarded, desk), theirs.id, "Bob's question")
+    await ask(_Authed(guarded, shop), mine.id, "Alice's question")
+    await refused(
+        guarded.GetTree(tree_pb2.GetTreeRequest(tree_id=theirs.id), metadata=shop),
+        denied,
+        "permission_denied",
+    )
+    await refused(
+        guarded.AskQuestion(
+            tree_pb2.AskQuestionRequest(
+                idempotency_key=unique("k"), tree_id=theirs.id, text="Mine now?"
+            ),
+            metadata=shop,
+        ),
+        denied,
+        "permission_denied",
+    )
+    # Through a node of bob's tree, and on a stream.
+    stream = guarded.StreamAnswer(metadata=shop, timeout=30)
+    await stream.write(
+        tree_pb2.StreamAnswerRequest(
+            open=tree_pb2.StreamAnswerRequest.Open(
+                idempotency_key=unique("k"), question_id=their_question.id
+            )
+        )
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.read()
+    assert describe(caught.value).reason == "permission_denied"
+    nodes = await guarded.ListNodes(tree_pb2.ListNodesRequest(tree_id=theirs.id), metadata=desk)
+    assert len(nodes.nodes) == 1  # nothing was added by the refused calls
