@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 from gateway import credentials
+from gateway.config import Settings
 from gateway.credentials import MAX_TOKEN_CHARS
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 from tests.conftest import free_port
@@ -164,3 +165,10 @@ async def test_a_flood_of_malformed_tokens_leaves_the_gateways_memory_flat(graph
         after = rss_bytes(pid)
     # Before the fix every such request stayed pending for good, about 27 KB each.
     assert after - before < 16 * 1024 * 1024, (before, after)
+
+
+def test_a_stdio_gateway_refuses_to_start_with_a_malformed_binding_token(monkeypatch):
+    monkeypatch.setenv("MIRRORTREE_GATEWAY_TRANSPORT", "stdio")
+    monkeypatch.setenv("MIRRORTREE_BINDING_TOKEN", "mtb_\x7f")
+    with pytest.raises(ValueError, match="MIRRORTREE_BINDING_TOKEN holds a character"):
+        Settings.from_env()
