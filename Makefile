@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test test-clients lint typecheck protos check-protos venv clean-data stack-stop bench \
-	schema
+	schema fuzz
 
 venv: $(STAMP)
 
@@ -56,6 +56,11 @@ stack-stop: $(STAMP)
 # docs/schema.sql: the schema after every migration (needs the default PostgreSQL's major).
 schema: $(STAMP)
 	$(PY) -m devtools.schema
+
+# Every bad-input fuzz test with a long budget and fresh random examples (`make test` runs them
+# with a small fixed one); FUZZ_EXAMPLES=n sets the examples per test.
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-400} FUZZ_RANDOM=1 $(VENV)/bin/pytest -q -k fuzz tests
 
 bench: $(STAMP)
 	$(PY) -m bench.run

@@ -112,6 +112,7 @@ class Graph:
                         "MIRRORTREE_CURSOR_SECRET": CURSOR_SECRET,
                         "MIRRORTREE_GRAPH_METRICS": f"127.0.0.1:{port}",
                         "MIRRORTREE_GRAPH_HEALTH_INTERVAL_MS": "100",
+                        "MIRRORTREE_GRAPH_ANONYMOUS_READS": "true",  # reads by explicit scope
                     },
                     logs / f"graph_service-{len(dsns)}r-{i}.log",
                 )

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import grpc
 
 from devtools.storyfile import TARGET_ENV, add_target_argument
+from mirrortree import callers
 from mirrortree.protoscope import global_scope, project_scope
 from mirrortree.rpcstatus import describe
 from mirrortree.scopes import ScopeError, ScopeValue
@@ -114,7 +115,8 @@ async def issue(
     grants: Sequence[common_pb2.Scope] = (),
     switch_on: bool = False,
 ) -> Issued:
-    async with grpc.aio.insecure_channel(target) as channel:
+    interceptors = callers.client_interceptors(os.environ)
+    async with grpc.aio.insecure_channel(target, interceptors=interceptors) as channel:
         stub = tree_pb2_grpc.TreeServiceStub(channel)
         if session_id:
             tree = (

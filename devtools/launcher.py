@@ -36,6 +36,7 @@ from types import FrameType
 from typing import TextIO
 
 from devtools import demo, pgcluster
+from devtools.pgcluster import roles
 from mirrortree.envconfig import env_int
 from mirrortree.healthcheck import check
 
@@ -350,7 +351,12 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
     stack.spawn(
         "tree_service",
         "tree_service",
-        {"MIRRORTREE_TREE_DSN": info.primary_dsn, "MIRRORTREE_TREE_LISTEN": tree_target},
+        {
+            # Least privilege (SECURITY.md): rows as the writer, migrations as the owner.
+            "MIRRORTREE_TREE_DSN": roles.writer_dsn(info.primary_dsn),
+            "MIRRORTREE_TREE_MIGRATION_DSN": info.primary_dsn,
+            "MIRRORTREE_TREE_LISTEN": tree_target,
+        },
     )
     _wait(
         "tree_service",
@@ -367,9 +373,13 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
         "graph_service",
         "graph_service",
         {
-            "MIRRORTREE_GRAPH_REPLICA_DSNS": ",".join(info.replica_dsns or (info.replica_dsn,)),
-            "MIRRORTREE_GRAPH_GATE_DSN": info.primary_dsn,
+            "MIRRORTREE_GRAPH_REPLICA_DSNS": ",".join(
+                roles.reader_dsn(dsn) for dsn in info.replica_dsns or (info.replica_dsn,)
+            ),
+            "MIRRORTREE_GRAPH_GATE_DSN": roles.reader_dsn(info.primary_dsn),
             "MIRRORTREE_GRAPH_LISTEN": graph_target,
+            # Development default (SECURITY.md): the demo reads without a binding.
+            "MIRRORTREE_GRAPH_ANONYMOUS_READS": "true",
             "MIRRORTREE_CURSOR_SECRET": secret,
         },
     )

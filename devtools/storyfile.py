@@ -39,6 +39,7 @@ from devtools.storyformat import (
     parse_story_text,
     read_story,
 )
+from mirrortree import callers
 from mirrortree.lsn import parse_lsn
 from mirrortree.rpcstatus import RpcFailure, describe
 from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
@@ -154,7 +155,8 @@ async def load_story(story: Story, tree_target: str, *, progress: bool | None = 
     tokens: list[common_pb2.ConsistencyToken] = []
     bar = _Progress.maybe(len(story.elements), progress, sys.stderr)
     try:
-        async with grpc.aio.insecure_channel(tree_target) as channel:
+        interceptors = callers.client_interceptors(os.environ)
+        async with grpc.aio.insecure_channel(tree_target, interceptors=interceptors) as channel:
             stub = tree_pb2_grpc.TreeServiceStub(channel)
             for done, element in enumerate(story.elements, start=1):
                 rpc = getattr(stub, element.kind.method)

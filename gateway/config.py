@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from gateway import credentials
 from mirrortree.envconfig import env_int
 
 TRANSPORTS = ("http", "stdio")
@@ -20,6 +21,8 @@ class Settings:
     call_timeout_s: float = 15.0
     log_level: str = "info"
     access_poll_s: float = 2.0  # how often bindings' switches are polled for list_changed
+    rate_per_minute: int = 600  # tool calls per binding (gateway.ratelimit)
+    rate_burst: int = 60
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -32,6 +35,9 @@ class Settings:
                 "MIRRORTREE_BINDING_TOKEN is required for stdio: the binding (session, runtime) "
                 "this process serves, issued by TreeService.CreateBinding"
             )
+        problem = credentials.token_problem(token) if token else None
+        if problem is not None:
+            raise ValueError(f"MIRRORTREE_BINDING_TOKEN {problem}")
         hosts = tuple(
             h.strip()
             for h in os.environ.get("MIRRORTREE_GATEWAY_ALLOWED_HOSTS", "").split(",")
@@ -47,4 +53,6 @@ class Settings:
             / 1000,
             log_level=os.environ.get("MIRRORTREE_LOG_LEVEL", "info"),
             access_poll_s=env_int("MIRRORTREE_GATEWAY_ACCESS_POLL_MS", 2_000, 50, 600_000) / 1000,
+            rate_per_minute=env_int("MIRRORTREE_GATEWAY_RATE_PER_MINUTE", 600, 1, 1_000_000),
+            rate_burst=env_int("MIRRORTREE_GATEWAY_RATE_BURST", 60, 1, 100_000),
         )

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -31,8 +32,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthenticationError
 
-from gateway import tools, translate
+from gateway import credentials, tools, translate
 from gateway.config import Settings
+from gateway.ratelimit import RateLimiter
 from gateway.translate import ToolError
 from mirrortree import rpcstatus
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
@@ -58,28 +60,6 @@ CHANNEL_OPTIONS = [
 ]
 
 
-async def await_rpc(call: Any) -> Any:
-    """Await a grpc.aio call so that cancelling the caller cancels the call cleanly.
-
-    grpc.aio raises its own fresh CancelledError when an awaited call is cancelled; anyio (the
-    MCP SDK's cancellation) does not recognise it and it escapes cancel scopes, which takes a
-    stdio server down. Waiting on a plain future keeps the caller's own cancellation intact.
-    """
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def finished(_: object) -> None:
-        if not done.done():
-            done.set_result(None)
-
-    call.add_done_callback(finished)
-    try:
-        await done
-    except asyncio.CancelledError:
-        call.cancel()
-        raise
-    return await call
-
-
 @dataclass
 class GraphClient:
     """The gRPC channel to graph_service, created lazily inside the running event loop."""
@@ -97,12 +77,19 @@ class GraphClient:
         return self._stub
 
     async def call(self, method: str, request: Any, token: str) -> Any:
+        problem = credentials.token_problem(token)
+        if problem is not None:
+            raise credentials.failed(grpc.StatusCode.UNAUTHENTICATED, f"the token {problem}")
         metadata = [
             (REQUEST_ID_HEADER, request_id_var.get() or new_request_id()),
             ("authorization", f"Bearer {token}"),
         ]
+        problem = credentials.metadata_problem(metadata)
+        if problem is not None:
+            raise credentials.failed(grpc.StatusCode.INVALID_ARGUMENT, problem)
         rpc = getattr(self.stub, method)
-        return await await_rpc(rpc(request, timeout=self.timeout_s, metadata=metadata))
+        call = rpc(request, timeout=self.timeout_s, metadata=metadata)
+        return await credentials.await_rpc(call, self.timeout_s)
 
     async def close(self) -> None:
         if self._channel is not None:
@@ -130,6 +117,8 @@ class BindingVerifier:
     _cache: dict[bytes, tuple[float, AccessToken]] = field(default_factory=dict)
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        if credentials.token_problem(token) is not None:
+            return None  # 401 at once: such a token was never issued
         key = hashlib.sha256(token.encode()).digest()
         cached = self._cache.get(key)
         now = time.monotonic()
@@ -269,6 +258,7 @@ def build_server(
     graph = client or GraphClient(settings.graph_target, settings.call_timeout_s)
     bus = InMemorySubscriptionBus()
     watcher = AccessWatcher(graph, bus, settings.access_poll_s)
+    limiter = RateLimiter(settings.rate_per_minute, settings.rate_burst)
 
     @asynccontextmanager
     async def lifespan(_: Server[GraphClient]) -> AsyncIterator[GraphClient]:
@@ -317,6 +307,13 @@ def build_server(
             token = caller_token()
             if not token:
                 raise ToolError("unauthenticated", "This connection has no runtime binding.")
+            wait = limiter.take(token)
+            if wait:
+                raise ToolError(
+                    "rate_limited",
+                    f"Too many story-graph calls on this connection; retry after "
+                    f"{math.ceil(wait)} s (retry_after_s={math.ceil(wait)}).",
+                )
             arguments = dict(params.arguments or {})
             translate.check_arguments(params.name, arguments)
             request = translate.build_request(build, arguments)

@@ -50,6 +50,8 @@ NEXT_STEP = {
         "the user it is off if they asked for something from it."
     ),
     "unauthenticated": "The connection's binding is not valid; ask the user to reconnect.",
+    "rate_limited": "Wait the seconds the message gives, then retry; make fewer, broader calls.",
+    "overloaded": "The story graph is busy; retry once in a moment.",
     "consistency_timeout": "The latest writes are not readable yet; retry in a moment.",
     "replica_unavailable": "The story graph is temporarily unavailable; retry in a moment.",
     "database_unavailable": "The story graph is temporarily unavailable; retry in a moment.",

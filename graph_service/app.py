@@ -12,6 +12,7 @@ from graph_service.gate import Gate
 from graph_service.replicas import ReplicaRouter
 from graph_service.servicer import StoryGraphServicer
 from graph_service.store import GraphStore
+from mirrortree.limits import ConcurrencyLimit
 from mirrortree.server import RunningServer, serve_metrics, start_server
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 
@@ -54,7 +55,9 @@ async def start(settings: Settings) -> GraphService:
         store = GraphStore(
             router, settings.consistency_wait_ms / 1000, settings.context_cache_copies
         )
-        servicer = StoryGraphServicer(store, CursorCodec(settings.cursor_secret), gate)
+        servicer = StoryGraphServicer(
+            store, CursorCodec(settings.cursor_secret), gate, settings.anonymous_reads
+        )
         rpc = await start_server(
             service="graph_service",
             listen=settings.listen,
@@ -64,6 +67,7 @@ async def start(settings: Settings) -> GraphService:
             service_names=[SERVICE_NAME],
             # The gateway re-checks every binding it has seen every couple of seconds.
             polled_methods=frozenset({"ResolveBinding"}),
+            interceptors=[ConcurrencyLimit(settings.max_concurrent_rpcs)],
         )
     except BaseException:
         if gate is not None:

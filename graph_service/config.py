@@ -31,6 +31,10 @@ class Settings:
     # Copies of context-read neighbourhoods held in memory (graph_service.neighbourhood.
     # NeighbourhoodCache); 0 holds none.
     context_cache_copies: int = 100_000
+    # Reads without a binding token (any scope, for trusted in-cluster callers) only when
+    # switched on: off by default, on for `make run` and the tests (SECURITY.md).
+    anonymous_reads: bool = False
+    max_concurrent_rpcs: int = 256  # beyond it RESOURCE_EXHAUSTED (mirrortree.limits)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -63,4 +67,6 @@ class Settings:
             context_cache_copies=env_int(
                 "MIRRORTREE_GRAPH_CONTEXT_CACHE_COPIES", 100_000, 0, 100_000_000
             ),
+            anonymous_reads=env_bool("MIRRORTREE_GRAPH_ANONYMOUS_READS", False),
+            max_concurrent_rpcs=env_int("MIRRORTREE_GRAPH_MAX_CONCURRENT_RPCS", 256, 1, 100_000),
         )

@@ -200,10 +200,13 @@ def context_collections(
 class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
     """The three story-graph reads (and binding resolution) over replicas."""
 
-    def __init__(self, store: GraphStore, cursors: CursorCodec, gate: Gate) -> None:
+    def __init__(
+        self, store: GraphStore, cursors: CursorCodec, gate: Gate, anonymous_reads: bool = False
+    ) -> None:
         self._store = store
         self._cursors = cursors
         self._gate = gate
+        self._anonymous_reads = anonymous_reads
 
     @contextlib.asynccontextmanager
     async def _answering(self, caller: Caller) -> AsyncIterator[None]:
@@ -226,6 +229,11 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
         token = bearer_token(context)
         if token is not None:
             return await self._store.resolve_binding(token, lsn)
+        if not self._anonymous_reads:
+            raise Unauthenticated(
+                "a runtime binding token is required (authorization: Bearer <token>); reads "
+                "without one are switched off (MIRRORTREE_GRAPH_ANONYMOUS_READS)"
+            )
         if options.session_id:
             try:
                 session = uuid.UUID(options.session_id)

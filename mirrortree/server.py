@@ -312,12 +312,14 @@ async def start_server(
     service_names: Sequence[str],
     maximum_concurrent_rpcs: int | None = None,
     polled_methods: frozenset[str] = frozenset(),
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> RunningServer:
     """Create, register and start an aio server on `listen` ("host:port"; port 0 = any).
-    `polled_methods`: methods called on a timer, whose successful calls log at debug."""
+    `polled_methods`: methods called on a timer, whose successful calls log at debug.
+    `interceptors` run inside the observing one (callers, limits: mirrortree.callers/limits)."""
     metrics = RpcMetrics.create(service)
     server = grpc.aio.server(
-        interceptors=[ObservabilityInterceptor(service, metrics, polled_methods)],
+        interceptors=[ObservabilityInterceptor(service, metrics, polled_methods), *interceptors],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),

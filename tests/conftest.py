@@ -16,6 +16,7 @@ import pytest
 import pytest_asyncio
 
 from devtools import pgcluster
+from devtools.pgcluster import roles
 from graph_service import app as graph_app
 from graph_service.config import Settings as GraphSettings
 from mirrortree.v1 import graph_pb2_grpc, tree_pb2, tree_pb2_grpc
@@ -59,7 +60,12 @@ async def tree_service(cluster: pgcluster.ClusterInfo) -> AsyncIterator[tree_app
     # their stored members (tests/tree_service/test_context_hubs.py checks those against the
     # live walk, which objects with fewer links still take).
     service = await tree_app.start(
-        TreeSettings(dsn=cluster.primary_dsn, listen="127.0.0.1:0", hub_links=3)
+        TreeSettings(
+            dsn=roles.writer_dsn(cluster.primary_dsn),  # least privilege, as deployed
+            migration_dsn=cluster.primary_dsn,
+            listen="127.0.0.1:0",
+            hub_links=3,
+        )
     )
     yield service
     await service.stop()
@@ -67,11 +73,14 @@ async def tree_service(cluster: pgcluster.ClusterInfo) -> AsyncIterator[tree_app
 
 def graph_settings(cluster: pgcluster.ClusterInfo, **overrides: object) -> GraphSettings:
     values: dict[str, object] = {
-        "replica_dsns": cluster.replica_dsns or (cluster.replica_dsn,),
+        "replica_dsns": tuple(
+            roles.reader_dsn(dsn) for dsn in cluster.replica_dsns or (cluster.replica_dsn,)
+        ),
         "cursor_secret": CURSOR_SECRET,
         "listen": "127.0.0.1:0",
         "health_interval_ms": 200,
-        "gate_dsn": cluster.primary_dsn,
+        "gate_dsn": roles.reader_dsn(cluster.primary_dsn),
+        "anonymous_reads": True,  # the tests' documented default (SECURITY.md)
     }
     values.update(overrides)
     return GraphSettings(**values)  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ import pytest
 import yaml
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from mirrortree import healthcheck
+from mirrortree import callers, healthcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -64,7 +64,16 @@ DOCUMENTED_ENV: dict[str, tuple[set[str], set[str]]] = {
     ),
 }
 # Variables a user may set when running `docker compose` (interpolated into the file).
-USER_SETTINGS = {"MIRRORTREE_PG_PASSWORD", "MIRRORTREE_CURSOR_SECRET", "MIRRORTREE_LOG_LEVEL"}
+USER_SETTINGS = {
+    "MIRRORTREE_PG_PASSWORD",
+    "MIRRORTREE_PG_WRITER_PASSWORD",
+    "MIRRORTREE_PG_READER_PASSWORD",
+    "MIRRORTREE_HOST_APP_TOKEN",
+    "MIRRORTREE_OPERATOR_TOKEN",
+    "MIRRORTREE_CONFIRMATION_SECRET",
+    "MIRRORTREE_CURSOR_SECRET",
+    "MIRRORTREE_LOG_LEVEL",
+}
 
 _INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-?]([^}]*))?\}")
 _ENV_NAME = re.compile(r"MIRRORTREE_[A-Z0-9_]+")
@@ -211,8 +220,9 @@ def test_primary_init_script_allows_replication_and_creates_a_slot(compose):
     primary = services(compose)["primary"]
     mounts = [str(v).split(":")[1] for v in primary["volumes"]]
     init = [m for m in mounts if m.startswith("/docker-entrypoint-initdb.d/")]
-    assert len(init) == 1
-    script = mounted_host_file(primary, init[0])
+    replication = [m for m in init if m.endswith("-replication.sh")]
+    assert len(replication) == 1
+    script = mounted_host_file(primary, replication[0])
     assert_valid_shell_script(script)
     text = script.read_text(encoding="utf-8")
     assert "pg_hba.conf" in text
@@ -503,3 +513,38 @@ def test_healthcheck_runs_as_a_module(health_server):
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
+
+
+def dsn_users(dsns: str) -> set[str | None]:
+    return {urlsplit(dsn.strip()).username for dsn in dsns.split(",")}
+
+
+def test_services_connect_as_their_least_privilege_roles(compose):
+    tree = environment(services(compose)["tree_service"])
+    graph = environment(services(compose)["graph_service"])
+    owner = environment(services(compose)["primary"])["POSTGRES_USER"]
+    assert dsn_users(tree["MIRRORTREE_TREE_DSN"]) == {"mirrortree_writer"}
+    assert dsn_users(tree["MIRRORTREE_TREE_MIGRATION_DSN"]) == {owner}
+    assert dsn_users(graph["MIRRORTREE_GRAPH_REPLICA_DSNS"]) == {"mirrortree_reader"}
+    assert dsn_users(graph["MIRRORTREE_GRAPH_GATE_DSN"]) == {"mirrortree_reader"}
+
+
+def test_primary_init_script_creates_the_roles_migration_0023_grants_to(compose):
+    primary = services(compose)["primary"]
+    path = mounted_host_file(primary, "/docker-entrypoint-initdb.d/20-roles.sh")
+    assert_valid_shell_script(path)
+    script = path.read_text(encoding="utf-8")
+    migration = (ROOT / "tree_service/migrations/0023_service_roles.sql").read_text("utf-8")
+    for role in ("mirrortree_writer", "mirrortree_reader"):
+        assert f"CREATE ROLE {role} LOGIN PASSWORD" in script
+        assert f"TO {role}" in migration
+    assert "mirrortree_reader SET default_transaction_read_only = on" in script
+
+
+def test_tree_service_authenticates_its_callers_by_default(compose):
+    env = environment(services(compose)["tree_service"])
+    table = callers.parse_callers(env["MIRRORTREE_TREE_CALLERS"])
+    assert {c.role for c in table.values()} == {"host_app", "operator"}
+    assert len(env["MIRRORTREE_CONFIRMATION_SECRET"]) >= 32
+    graph = environment(services(compose)["graph_service"])
+    assert graph.get("MIRRORTREE_GRAPH_ANONYMOUS_READS", "false") == "false"

@@ -568,14 +568,20 @@ TREE_REASONS = sent_reasons(
 )
 
 
+# Sent by the servers' interceptors (mirrortree.callers, mirrortree.limits) and the gateway.
+GUARD_REASONS = {"permission_denied", "confirmation_required", "overloaded", "rate_limited"}
+
+
 def test_every_reason_the_services_send_is_an_error_reason() -> None:
     assert GRAPH_REASONS - proto_reasons() == set()
     assert TREE_REASONS - proto_reasons() == set()
+    assert GUARD_REASONS - proto_reasons() == set()
 
 
 def test_the_gateway_tells_a_model_what_to_do_after_every_story_graph_reason() -> None:
     situational = {"scope_required", "scope_mismatch"}  # translate.scope_next_step
     assert GRAPH_REASONS - situational <= set(translate.NEXT_STEP)
-    assert set(translate.NEXT_STEP) <= GRAPH_REASONS | {
+    assert set(translate.NEXT_STEP) <= GRAPH_REASONS | GUARD_REASONS | {
         code.name.lower() for code in grpc.StatusCode
     }
+    assert {"overloaded", "rate_limited"} <= set(translate.NEXT_STEP)

@@ -8,7 +8,10 @@ import logging
 from dataclasses import dataclass
 
 import asyncpg
+import grpc
 
+from mirrortree.callers import CallerInterceptor
+from mirrortree.limits import ConcurrencyLimit
 from mirrortree.server import RunningServer, serve_metrics, start_server
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.buds.committer import ChunkCommitter
@@ -16,6 +19,7 @@ from tree_service.buds.store import BUD_LEASE_S, BudStore
 from tree_service.config import Settings
 from tree_service.ingestion.store import IngestionStore
 from tree_service.migrate import migrate
+from tree_service.ownership import TreeOwners
 from tree_service.servicer import TreeServicer
 from tree_service.store import TreeStore
 from tree_service.stores import Stores
@@ -66,7 +70,7 @@ async def run_migrations(dsn: str) -> list[int]:
 async def start(settings: Settings) -> TreeService:
     """Migrate (if configured), connect and start serving."""
     if settings.migrate:
-        applied = await run_migrations(settings.dsn)
+        applied = await run_migrations(settings.migration_dsn or settings.dsn)
         log.info("migrations checked", extra={"applied": applied})
     store = await TreeStore.connect(settings.dsn, settings.pool_min, settings.pool_max)
     stores = Stores.over(store, settings.hub_links)
@@ -83,6 +87,7 @@ async def start(settings: Settings) -> TreeService:
                 servicer, server
             ),
             service_names=[SERVICE_NAME],
+            interceptors=service_interceptors(settings, store),
         )
     except BaseException:
         await chunks.stop()
@@ -94,6 +99,16 @@ async def start(settings: Settings) -> TreeService:
     service.sweeper = asyncio.create_task(sweep_lost_buds(stores.buds), name="bud-sweeper")
     service.hub_catch_up = asyncio.create_task(catch_up_hubs(stores.ingestion), name="hub-catch-up")
     return service
+
+
+def service_interceptors(settings: Settings, store: TreeStore) -> list[grpc.aio.ServerInterceptor]:
+    """The concurrency limit, and caller authentication unless no callers are configured."""
+    limit: list[grpc.aio.ServerInterceptor] = [ConcurrencyLimit(settings.max_concurrent_rpcs)]
+    if not settings.callers:
+        log.warning("no callers configured: TreeService accepts every caller (development)")
+        return limit
+    owners = TreeOwners(store.pool)
+    return [CallerInterceptor(settings.callers, settings.confirmation_secret, owners), *limit]
 
 
 async def catch_up_hubs(store: IngestionStore) -> int:

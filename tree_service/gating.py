@@ -18,6 +18,7 @@ from tree_service.domain import CAPABILITY_ID, SESSION_SWITCH, AppSettings, Sess
 MAX_CONTEXT_STATE = 1_000_000  # characters of JSON
 MAX_CONTEXT_DEPTH = 100  # nested arrays/objects; PostgreSQL's jsonb parser has a stack limit
 _UNSTORABLE_CHAR = re.compile("[\x00\ud800-\udfff]")
+_UNPARSED = object()
 
 
 class _NotStorable(ValueError):
@@ -109,14 +110,15 @@ def save_request(request: tree_pb2.SaveSessionContextRequest) -> tuple[uuid.UUID
     check = Checker()
     check.idempotency_key(request.idempotency_key)
     session = _session_uuid(check, request.session_id)
-    state: Any = None
+    # A sentinel, not None: the JSON text "null" parses to None and must be refused too.
+    state: Any = _UNPARSED
     try:
         state = _parse_context_state(request.context_state or "{}")
     except json.JSONDecodeError as exc:
         check.fail("context_state", f"is not JSON: {exc}")
     except ValueError as exc:  # _NotStorable, or e.g. an integer of too many digits
         check.fail("context_state", f"cannot be stored: {exc}")
-    if state is not None and not isinstance(state, dict):
+    if state is not _UNPARSED and not isinstance(state, dict):
         check.fail("context_state", "must be a JSON object")
     elif isinstance(state, dict) and not isinstance(state.get(SESSION_SWITCH, True), bool):
         check.fail(f"context_state.{SESSION_SWITCH}", "must be true or false when present")

@@ -34,6 +34,7 @@ from devtools.pgcluster.processes import (
     postmaster_pid,
     postmaster_port,
 )
+from devtools.pgcluster.roles import ensure_service_roles
 from devtools.pgcluster.runner import Runner
 from devtools.pgcluster.sql import try_query
 
@@ -92,6 +93,7 @@ def _start(cfg: ClusterConfig, layout: Layout) -> ClusterInfo:
         changed = configure(runner, cfg, primary)
         ensure_running(runner, cfg, primary, changed)
         ensure_role_and_database(runner, cfg, primary)
+        ensure_service_roles(runner, cfg, primary)
         for replica in layout.replicas:
             ensure_replica(runner, cfg, primary, replica, major)
         for replica in layout.replicas:

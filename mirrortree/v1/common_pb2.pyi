@@ -33,6 +33,10 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INTERNAL_REASON: _ClassVar[ErrorReason]
     OUTCOME_UNKNOWN: _ClassVar[ErrorReason]
     DATABASE_UNAVAILABLE: _ClassVar[ErrorReason]
+    PERMISSION_DENIED_REASON: _ClassVar[ErrorReason]
+    CONFIRMATION_REQUIRED: _ClassVar[ErrorReason]
+    RATE_LIMITED: _ClassVar[ErrorReason]
+    OVERLOADED: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -103,6 +107,10 @@ CONTENTION: ErrorReason
 INTERNAL_REASON: ErrorReason
 OUTCOME_UNKNOWN: ErrorReason
 DATABASE_UNAVAILABLE: ErrorReason
+PERMISSION_DENIED_REASON: ErrorReason
+CONFIRMATION_REQUIRED: ErrorReason
+RATE_LIMITED: ErrorReason
+OVERLOADED: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType

@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from devtools import pgcluster
-from devtools.pgcluster import faults
+from devtools.pgcluster import faults, roles
 from graph_service import app as graph_app
 from tests.conftest import free_port, graph_settings, switch_app
 from tree_service import app as tree_app
@@ -48,7 +48,11 @@ async def faulty_tree(
     faulty_cluster: pgcluster.ClusterInfo,
 ) -> AsyncIterator[tree_app.TreeService]:
     service = await tree_app.start(
-        TreeSettings(dsn=faulty_cluster.primary_dsn, listen="127.0.0.1:0")
+        TreeSettings(
+            dsn=roles.writer_dsn(faulty_cluster.primary_dsn),
+            migration_dsn=faulty_cluster.primary_dsn,
+            listen="127.0.0.1:0",
+        )
     )
     await switch_app(service.port, True)
     yield service
@@ -63,7 +67,7 @@ async def faulty_graph(
     service = await graph_app.start(
         graph_settings(
             faulty_cluster,
-            replica_dsns=faulty_cluster.replica_dsns,
+            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
             health_interval_ms=100,
             consistency_wait_ms=500,
         )

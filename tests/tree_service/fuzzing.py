@@ -12,6 +12,7 @@ get past the first field. Examples are derandomized: the same requests every run
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,9 +39,9 @@ APPEND = {*READ, Code.FAILED_PRECONDITION, Code.ALREADY_EXISTS}
 
 
 FUZZ = settings(
-    max_examples=40,
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")),
     deadline=None,
-    derandomize=True,
+    derandomize=os.environ.get("FUZZ_RANDOM", "") == "",
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

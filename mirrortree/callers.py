@@ -1,0 +1,332 @@
+"""Who may call TreeService, and the user-confirmation grants that alone canonicalize.
+
+Callers present a per-caller bearer token (`authorization: Bearer <token>`); the token names
+the caller and its role:
+
+- `host_app`: writes trees and mints runtime bindings for its sessions; canonicalizing also
+  needs a user-confirmation grant; an entry may name the owners whose trees it serves, and
+  then every tree a call refers to must belong to one of them;
+- `operator`: all of host_app, plus the app-wide switches (SetAppEnabled, SetCapability);
+- `gateway`: nothing on TreeService (it only resolves bindings, on graph_service).
+
+A user-confirmation grant is a short-lived credential (`x-mirrortree-confirmation` metadata)
+signed with a secret that only the component which sees the user click holds; it names the
+action, the tree and the user, and Canonicalize is refused unless it matches the request. A
+host app can therefore not canonicalize on its own, whatever its request says.
+
+Tokens rather than mTLS: they need no certificate authority or rotation tooling in a
+two-container development stack, travel through any proxy as ordinary gRPC metadata, and map to
+a caller in one dictionary look-up; transport encryption stays the deployment's TLS's job.
+
+With no callers configured the service is open (the development default of `make run` and the
+tests, logged loudly at start).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from mirrortree import rpcstatus
+
+ROLES = ("host_app", "operator", "gateway")
+CONFIRMATION_HEADER = "x-mirrortree-confirmation"
+MAX_GRANT_LIFETIME_S = 300
+MAX_CREDENTIAL_CHARS = 2048
+OPERATOR_ONLY = frozenset({"SetAppEnabled", "SetCapability"})
+# Method → the grant action it needs.
+CONFIRMED = {"Canonicalize": "canonicalize"}
+# Methods every caller may use: health checks and reflection are not TreeService's.
+_PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+
+
+@dataclass(frozen=True)
+class Caller:
+    name: str
+    role: str
+    owners: frozenset[str] = frozenset()  # empty: trees of any owner
+
+
+# The owners of the trees a request refers to (tree_service.ownership.TreeOwners).
+OwnersOf = Callable[[Any], Awaitable[set[str]]]
+
+
+def parse_callers(text: str) -> dict[str, Caller]:
+    """`name:role:token[:owner|owner...]` entries, comma-separated, as a token → caller map
+    (ValueError if bad)."""
+    callers: dict[str, Caller] = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        name, role, token, owners = [*entry.split(":", 3), "", "", ""][:4]
+        if not name or role not in ROLES or len(token) < 16:
+            raise ValueError(
+                f"caller entry {name or entry[:20]!r}: use name:role:token with role one of "
+                f"{', '.join(ROLES)} and a token of at least 16 characters"
+            )
+        if token in callers:
+            raise ValueError(f"caller {name!r} reuses another caller's token")
+        callers[token] = Caller(name, role, frozenset(filter(None, owners.split("|"))))
+    return callers
+
+
+def issue_grant(secret: bytes, action: str, tree_id: str, user_id: str, ttl_s: int = 120) -> str:
+    """A user-confirmation grant (for the component that sees the user confirm, and tests)."""
+    payload = {"act": action, "tree": tree_id, "user": user_id, "exp": int(time.time()) + ttl_s}
+    body = _b64(json.dumps(payload, separators=(",", ":")).encode())
+    return f"{body}.{_b64(_sign(secret, body))}"
+
+
+def grant_problem(secret: bytes, grant: str, action: str, tree_id: str, user_id: str) -> str | None:
+    """Why `grant` does not confirm action on tree_id by user_id now; None when it does."""
+    if not grant:
+        return "a user-confirmation grant is required (x-mirrortree-confirmation metadata)"
+    body, _, signature = grant.partition(".")
+    try:
+        expected = _sign(secret, body)
+        if not hmac.compare_digest(base64.urlsafe_b64decode(signature + "=="), expected):
+            return "the user-confirmation grant is not validly signed"
+        claims = json.loads(base64.urlsafe_b64decode(body + "=="))
+    except (ValueError, TypeError):
+        return "the user-confirmation grant is malformed"
+    if not isinstance(claims, dict):
+        return "the user-confirmation grant is malformed"
+    now = time.time()
+    expires = claims.get("exp")
+    if not isinstance(expires, int) or expires < now or expires > now + MAX_GRANT_LIFETIME_S:
+        return "the user-confirmation grant has expired (or claims too long a life)"
+    if (claims.get("act"), claims.get("tree"), claims.get("user")) != (action, tree_id, user_id):
+        return "the user-confirmation grant is for another action, tree or user"
+    return None
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _sign(secret: bytes, body: str) -> bytes:
+    return hmac.new(secret, body.encode(), hashlib.sha256).digest()
+
+
+def _bearer(metadata: Mapping[str, Any]) -> str:
+    value = metadata.get("authorization")
+    if not isinstance(value, str):
+        return ""
+    scheme, _, token = value.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Authenticates each TreeService call's caller and checks its role and grant."""
+
+    def __init__(
+        self,
+        callers: Mapping[str, Caller],
+        confirmation_secret: bytes,
+        owners_of: OwnersOf | None = None,
+    ) -> None:
+        self._callers = dict(callers)
+        self._secret = confirmation_secret
+        self._owners_of = owners_of
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None or details.method.startswith(_PUBLIC_SERVICES):
+            return handler
+        method = details.method.rsplit("/", 1)[-1]
+        metadata = dict(details.invocation_metadata or ())
+        token = _bearer(metadata)
+        caller = self._callers.get(token) if len(token) <= MAX_CREDENTIAL_CHARS else None
+        if caller is None:
+            return _refusal(
+                handler,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unauthenticated",
+                "TreeService needs a caller token: authorization metadata 'Bearer <token>'",
+            )
+        if caller.role == "gateway" or (method in OPERATOR_ONLY and caller.role != "operator"):
+            return _refusal(
+                handler,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "permission_denied",
+                f"caller {caller.name!r} (role {caller.role}) may not call {method}",
+            )
+        if caller.owners and self._owners_of is not None:
+            handler = _owned(handler, caller, self._owners_of)
+        action = CONFIRMED.get(method)
+        if action is None or handler.unary_unary is None:
+            return handler
+        grant = str(metadata.get(CONFIRMATION_HEADER) or "")
+        return _confirmed(handler, self._secret, action, grant)
+
+
+def _refusal(
+    handler: grpc.RpcMethodHandler, code: grpc.StatusCode, reason: str, message: str
+) -> grpc.RpcMethodHandler:
+    async def refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await rpcstatus.abort(context, code, reason, message)
+
+    async def refuse_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await rpcstatus.abort(context, code, reason, message)
+        yield  # pragma: no cover - abort raises
+
+    kind = (
+        grpc.stream_stream_rpc_method_handler
+        if handler.stream_stream
+        else grpc.unary_stream_rpc_method_handler
+        if handler.unary_stream
+        else grpc.stream_unary_rpc_method_handler
+        if handler.stream_unary
+        else grpc.unary_unary_rpc_method_handler
+    )
+    streaming = handler.stream_stream or handler.unary_stream
+    return kind(
+        refuse_stream if streaming else refuse,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+def _owned(handler: grpc.RpcMethodHandler, caller: Caller, owners_of: OwnersOf) -> Any:
+    """handler, refusing a request that refers to a tree of an owner the caller does not serve."""
+
+    async def check(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        foreign = sorted((await owners_of(request)) - caller.owners)
+        if foreign:
+            await rpcstatus.abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "permission_denied",
+                f"caller {caller.name!r} serves only the trees of its own owners; this call "
+                f"refers to {len(foreign)} other owner(s)",
+            )
+
+    def unary(behavior: Any) -> Any:
+        async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await check(request, context)
+            return await behavior(request, context)
+
+        return checked
+
+    def streamed(behavior: Any, streaming_response: bool) -> Any:
+        def each(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            async def checked() -> Any:
+                async for request in requests:
+                    await check(request, context)
+                    yield request
+
+            return checked()
+
+        if streaming_response:
+
+            async def stream(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                async for item in behavior(each(requests, context), context):
+                    yield item
+
+            return stream
+
+        async def single(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            return await behavior(each(requests, context), context)
+
+        return single
+
+    def unary_stream(behavior: Any) -> Any:
+        async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await check(request, context)
+            async for item in behavior(request, context):
+                yield item
+
+        return stream
+
+    options = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **options)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(unary_stream(handler.unary_stream), **options)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(
+            streamed(handler.stream_unary, False), **options
+        )
+    return grpc.stream_stream_rpc_method_handler(streamed(handler.stream_stream, True), **options)
+
+
+def _confirmed(
+    handler: grpc.RpcMethodHandler, secret: bytes, action: str, grant: str
+) -> grpc.RpcMethodHandler:
+    behavior = handler.unary_unary
+
+    async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        user_id = request.confirmation.user_id
+        problem = grant_problem(secret, grant, action, request.tree_id, user_id)
+        if problem is not None:
+            await rpcstatus.abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "confirmation_required",
+                f"{problem}; only the user's own confirmation may {action}",
+            )
+        return await behavior(request, context)
+
+    return grpc.unary_unary_rpc_method_handler(
+        checked,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+CALLER_TOKEN_ENV = "MIRRORTREE_CALLER_TOKEN"
+
+
+class _WithCallerToken(
+    grpc.aio.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[misc]
+    grpc.aio.StreamUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.aio.StreamStreamClientInterceptor,  # type: ignore[misc]
+):
+    """Adds the caller token to every call of a client channel."""
+
+    def __init__(self, token: str) -> None:
+        self._value = f"Bearer {token}"
+
+    def _details(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        metadata = grpc.aio.Metadata(*(details.metadata or ()))
+        if "authorization" not in metadata:
+            metadata.add("authorization", self._value)
+        return grpc.aio.ClientCallDetails(
+            details.method,
+            details.timeout,
+            metadata,
+            details.credentials,
+            details.wait_for_ready,
+        )
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._details(details), request)
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._details(details), request)
+
+    async def intercept_stream_unary(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return await continuation(self._details(details), requests)
+
+    async def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return await continuation(self._details(details), requests)
+
+
+def client_interceptors(environ: Mapping[str, str]) -> list[grpc.aio.ClientInterceptor]:
+    """For a TreeService client channel: send MIRRORTREE_CALLER_TOKEN, when set, on every call."""
+    token = environ.get(CALLER_TOKEN_ENV, "")
+    return [_WithCallerToken(token)] if token else []

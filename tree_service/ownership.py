@@ -1,0 +1,62 @@
+"""The owners of the trees a TreeService request refers to, so that a host app limited to some
+owners (mirrortree.callers) reaches only their trees.
+
+A request names trees directly (tree_id, session_id), through their nodes (question_id,
+answer_id, leaf_node_id, node_ids, ...) or their main-line versions (version_id), or names an
+owner outright (CreateTree.owner). Every id-like field is collected from the message, however
+deep; ids that are not UUIDs or match nothing add no owner (the RPC itself answers for them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import asyncpg
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+OWNERS_OF = """
+SELECT t.owner FROM trees t WHERE t.id = any($1::uuid[])
+UNION
+SELECT t.owner FROM nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = any($1::uuid[])
+UNION
+SELECT t.owner FROM main_line_versions v JOIN trees t ON t.id = v.tree_id
+WHERE v.id = any($1::uuid[])
+"""
+
+
+def _ids(message: Message, found: set[uuid.UUID], owners: set[str]) -> None:
+    creating = message.DESCRIPTOR.name == "CreateTreeRequest"
+    for field, value in message.ListFields():
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            entry = field.message_type
+            if entry is not None and entry.GetOptions().map_entry:
+                continue
+            for item in value if field.is_repeated else [value]:
+                _ids(item, found, owners)
+        elif field.type == FieldDescriptor.TYPE_STRING:
+            if field.name == "owner" and creating:
+                owners.add(value)
+            elif field.name == "id" or field.name.endswith(("_id", "_ids")):
+                for text in value if field.is_repeated else [value]:
+                    try:
+                        found.add(uuid.UUID(text))
+                    except ValueError:
+                        continue
+
+
+class TreeOwners:
+    """Looks up the owners a request's trees belong to, on the primary."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def __call__(self, request: Any) -> set[str]:
+        found: set[uuid.UUID] = set()
+        owners: set[str] = set()
+        _ids(request, found, owners)
+        if found:
+            rows = await self._pool.fetch(OWNERS_OF, list(found))
+            owners.update(row["owner"] for row in rows)
+        return owners
