@@ -31,7 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthenticationError
 
-from gateway import tools, translate
+from gateway import results, tools, translate
 from gateway.config import Settings
 from gateway.translate import ToolError
 from mirrortree import rpcstatus
@@ -328,7 +328,7 @@ def build_server(
                 if failure.reason in ("scope_required", "scope_mismatch"):
                     next_step = translate.scope_next_step(failure, await binding_of(token))
                 raise translate.tool_error_from_rpc(failure, next_step) from None
-            data = translate.to_json(response)
+            data = results.result_json(response)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
                 structured_content=data,

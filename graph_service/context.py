@@ -42,6 +42,7 @@ from graph_service.context_pages import (
 from graph_service.convert import public_fields
 from graph_service.documents import (
     applicable_preference_scopes,
+    content_text,
     pending_differences,
     preference_content,
     preference_entry,
@@ -520,7 +521,7 @@ class ContextReader:
                     scope_key=self.key,
                     label="current_projection",
                     kind=newest.kind or "" if newest else "",
-                    content=json.dumps(document, ensure_ascii=False),
+                    content=content_text(document),
                     row=newest,
                     validity=validity,
                 ),

@@ -13,6 +13,20 @@ from mirrortree.scopes import ScopeValue
 from mirrortree.timefmt import format_utc
 
 
+def content_text(document: Any) -> str:
+    """An item's JSON document as text, without empty strings: a value that is not known or
+    does not apply is left out, never written as "" (docs/story-graph.md)."""
+    return json.dumps(compact(document), ensure_ascii=False)
+
+
+def compact(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: compact(v) for k, v in value.items() if v != "" and v is not None}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    return value
+
+
 def stored_content(row: SearchRow) -> str:
     """The JSON document of one stored object copy, with the field names callers know."""
     title_name, body_name = public_fields(row.object_type)
@@ -26,11 +40,11 @@ def stored_content(row: SearchRow) -> str:
     if row.kind:
         document["kind"] = row.kind
     document.update(row.details)
-    return json.dumps(document, ensure_ascii=False)
+    return content_text(document)
 
 
 def preference_content(pref: PreferenceRow, differences: list[dict[str, Any]]) -> str:
-    return json.dumps(
+    return content_text(
         {
             "type": "preference",
             "id": pref.preference_id,
@@ -46,8 +60,7 @@ def preference_content(pref: PreferenceRow, differences: list[dict[str, Any]]) -
             "revision": pref.revision,
             "updated_at": format_utc(pref.updated_at),
             "pending_differences": differences,
-        },
-        ensure_ascii=False,
+        }
     )
 
 
