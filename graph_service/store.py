@@ -512,13 +512,32 @@ def scope_state(row: asyncpg.Record) -> ScopeState:
     covered = zip(
         *(
             row[f"covered_{name}"] or ()
-            for name in ("result_id", "phase", "covered_from", "covered_to", "review_generated_at")
+            for name in (
+                "result_id",
+                "phase",
+                "covered_from",
+                "covered_to",
+                "review_generated_at",
+                "basis",
+                "counts",
+            )
         ),
         strict=True,
     )
     coverage = CoverageView(
         results_in_scope=row["results"],
-        processed=tuple(CoveredResult(*listed) for listed in covered),
+        processed=tuple(
+            CoveredResult(
+                result_id,
+                phase,
+                covered_from,
+                covered_to,
+                generated,
+                basis,
+                tuple((c["what"], c["count"]) for c in json.loads(counts)),
+            )
+            for result_id, phase, covered_from, covered_to, generated, basis, counts in covered
+        ),
         gaps=tuple(row["scope_gaps"]),
         excluded_source_types=tuple(row["scope_excluded_source_types"]),
     )

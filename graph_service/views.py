@@ -208,6 +208,8 @@ class CoveredResult:
     covered_from: datetime | None
     covered_to: datetime | None
     review_generated_at: datetime
+    basis: str = "interval"  # how its coverage is known: "interval", "counts" or "unknown"
+    counts: tuple[tuple[str, int], ...] = ()  # (what, count), for basis "counts"
 
 
 @dataclass(frozen=True)

@@ -74,16 +74,22 @@ class ResponseBasis(_message.Message):
     def __init__(self, scope: _Optional[_Union[ResolvedScope, _Mapping]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., read_at: _Optional[str] = ..., read_revision: _Optional[int] = ...) -> None: ...
 
 class CoveredInterval(_message.Message):
-    __slots__ = ("result_id", "phase", "covered", "review_generated_at")
+    __slots__ = ("result_id", "phase", "covered", "review_generated_at", "basis", "covered_unknown", "counts")
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     COVERED_FIELD_NUMBER: _ClassVar[int]
     REVIEW_GENERATED_AT_FIELD_NUMBER: _ClassVar[int]
+    BASIS_FIELD_NUMBER: _ClassVar[int]
+    COVERED_UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
     result_id: str
     phase: str
     covered: _common_pb2.TimeRange
     review_generated_at: str
-    def __init__(self, result_id: _Optional[str] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ...) -> None: ...
+    basis: _common_pb2.CoverageBasis
+    covered_unknown: _common_pb2.Unknown
+    counts: _containers.RepeatedCompositeFieldContainer[_common_pb2.CoverageCount]
+    def __init__(self, result_id: _Optional[str] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ..., basis: _Optional[_Union[_common_pb2.CoverageBasis, str]] = ..., covered_unknown: _Optional[_Union[_common_pb2.Unknown, _Mapping]] = ..., counts: _Optional[_Iterable[_Union[_common_pb2.CoverageCount, _Mapping]]] = ...) -> None: ...
 
 class Coverage(_message.Message):
     __slots__ = ("state", "processed", "results_in_scope", "excluded_source_types", "gaps", "unknown_time_excluded", "results_not_listed")
