@@ -21,7 +21,7 @@ def content_text(document: Any) -> str:
 
 def compact(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: compact(v) for k, v in value.items() if v != "" and v is not None}
+        return {k: compact(v) for k, v in value.items() if v != ""}
     if isinstance(value, list):
         return [compact(v) for v in value]
     return value
