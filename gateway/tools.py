@@ -225,6 +225,10 @@ READ_SOURCE_OUTPUT = results.result_schema(
     {
         "text": "One page of the content, code points start..end of content_length.",
         "content_kind": "saved_fragment (the evidence as saved) or whole_source.",
+        "time_metadata": (
+            "The source's times: created, updated (the version returned was written) and "
+            "captured (the fragment was saved), each with its basis, or unknown with a reason."
+        ),
     },
     ("text", "content_kind", "start", "end", "content_length", "availability"),
 )
@@ -266,8 +270,9 @@ TOOLS: tuple[types.Tool, ...] = (
         title="Read a source",
         description=(
             "Read the saved evidence fragment of a source reference (default), a named version, "
-            "or the current source, in code-point pages. Use it to check the original words "
-            "behind a decision or a conflict before quoting them. Read-only."
+            "or the current source, in code-point pages, with the source's time metadata "
+            "(created, updated, captured; each with its basis or unknown). Use it to check the "
+            "original words behind a decision or a conflict before quoting them. Read-only."
         ),
         input_schema=READ_SOURCE_INPUT,
         output_schema=READ_SOURCE_OUTPUT,

@@ -23,6 +23,7 @@ from graph_service.views import (
     SearchPage,
     SearchRow,
     SourceRead,
+    SourceTimes,
     TimeFilter,
     ValidityView,
 )
@@ -494,7 +495,24 @@ def read_source_response(
         ),
         coverage=coverage(read.coverage),
         basis=basis(scope, TimeFilter(None, None, "event_time"), read.read_revision, read.read_at),
+        time_metadata=source_times(read.times) if read.times is not None else None,
     )
+
+
+def source_times(times: SourceTimes) -> graph_pb2.SourceTimes:
+    message = graph_pb2.SourceTimes()
+    for name, fact in (
+        ("created", times.created),
+        ("updated", times.updated),
+        ("captured", times.captured),
+    ):
+        part = getattr(message, name)
+        if fact.at is not None:
+            part.at = format_utc(fact.at)
+            part.basis = fact.basis
+        else:
+            part.unknown.reason = fact.basis
+    return message
 
 
 # ---- get_context ------------------------------------------------------------------------
