@@ -44,7 +44,7 @@ async def test_a_recorded_source_states_what_it_does_not_keep_as_unknown(
     story = await load_acceptance_story(f"127.0.0.1:{tree_service.port}")
 
     async def times(**fields) -> graph_pb2.SourceTimes:
-        response = await graph_stub.ReadSource(
+        response: graph_pb2.ReadSourceResponse = await graph_stub.ReadSource(
             graph_pb2.ReadSourceRequest(
                 source_reference_id="src-notes-v1",
                 scope=story.scope,
