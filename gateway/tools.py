@@ -258,8 +258,11 @@ TOOLS: tuple[types.Tool, ...] = (
         description=(
             "Read one object's current understanding or its timeline (proposals, revisions, "
             "replacements, conflicts) with evidence, after story_graph_search found it. Use it "
-            "to answer how a decision evolved and what holds now; conflicts without evidence "
-            "stay open. Read-only."
+            "to answer how a decision evolved and what holds now: the current item gives the "
+            "description the evidence supports (or the competing ones when nothing decides), "
+            "validity, the work state (decided is not done) and what is unresolved (open "
+            "questions, pending differences with preferences, coverage gaps). Conflicts "
+            "without evidence stay open. Read-only."
         ),
         input_schema=GET_CONTEXT_INPUT,
         output_schema=GET_CONTEXT_OUTPUT,

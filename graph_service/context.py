@@ -40,7 +40,15 @@ from graph_service.context_pages import (
     snapshots_page,
     sources_page,
 )
-from graph_service.current import CANDIDATES, Choice, Period, choose, description_json
+from graph_service.current import (
+    CANDIDATES,
+    Choice,
+    Period,
+    choose,
+    description_json,
+    unresolved_json,
+    work_state_json,
+)
 from graph_service.documents import (
     applicable_preference_scopes,
     content_text,
@@ -479,6 +487,11 @@ class ContextReader:
         # difference (in its document), never a dispute of its validity.
         preference = self.object_type == "preference"
         validity = UNKNOWN_VALIDITY if preference else validity_of(in_range)
+        conflicts = [
+            t
+            for t in in_range
+            if t.link.startswith("contradicts.") and validity.state == "disputed"
+        ]
         document: dict[str, Any] = {
             "type": self.object_type,
             "id": self.object_id,
@@ -490,8 +503,7 @@ class ContextReader:
             "validity": validity_json(validity),
             "open_conflicts": [
                 {"relation_id": t.relation_id, "with": {"type": t.other[0], "id": t.other[1]}}
-                for t in in_range
-                if t.link.startswith("contradicts.") and validity.state == "disputed"
+                for t in conflicts
             ],
         }
         if preference:
@@ -508,10 +520,14 @@ class ContextReader:
                 )
             if kinded is not None and kinded.object_type == "event":
                 document["event_kind"] = kinded.kind
-            if kinded is not None and kinded.kind == "decision":
-                document["decision_state"] = "decided"
-            document["completion"] = self._completion(kinded)
+            document["work_state"] = work_state_json(kinded, self.opening.completion)
             document["decisions"] = self._decisions_json(decisions, rows, touches)
+        document["unresolved"] = unresolved_json(
+            choice,
+            conflicts,
+            pending_differences(touches.get(self.x_ref, []), preference),
+            self.history_gaps(),
+        )
         return CollectionPage(
             "current",
             (
@@ -531,25 +547,6 @@ class ContextReader:
             1,
             [],
         )
-
-    def _completion(self, newest: SearchRow | None) -> dict[str, Any]:
-        if self.opening.completion:
-            return {
-                "state": "completed",
-                "evidence": [
-                    {"entity_change": change_id, "result_id": result_id}
-                    for change_id, result_id in self.opening.completion
-                ],
-            }
-        why = (
-            "a decision is not evidence that it was carried out"
-            if newest is not None and newest.kind == "decision"
-            else "nothing recorded says this was carried out"
-        )
-        return {
-            "state": "unknown",
-            "reason": f"{why}; no 'completed' change or task record is linked",
-        }
 
     @staticmethod
     def _decisions_json(

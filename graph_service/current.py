@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from graph_service.convert import public_fields
-from graph_service.views import SearchRow
+from graph_service.views import RelationTouch, SearchRow
 from mirrortree.timefmt import format_utc
 
 # How many of X's copies the choice considers: the most recently recorded ones. A bound keeps
@@ -166,4 +166,85 @@ def description_json(
         "competing": competing,
         "competing_complete": len(choice.competing) <= COMPETING_SHOWN,
         **bound,
+    }
+
+
+def work_state_json(
+    kinded: SearchRow | None, completion: tuple[tuple[str, str], ...]
+) -> dict[str, Any]:
+    """What is decided and what is done, each with its evidence. Decided is not completed:
+    only a `completed` entity change is evidence that something was carried out."""
+    state: dict[str, Any] = {}
+    if kinded is not None and kinded.kind == "decision":
+        state["decision"] = {
+            "state": "decided",
+            "evidence": {
+                "event_id": kinded.object_id,
+                "result_id": kinded.result_id,
+                "source_reference_ids": list(kinded.details.get("source_reference_ids", []))[
+                    :SOURCES_SHOWN
+                ],
+            },
+        }
+    if completion:
+        state["completion"] = {
+            "state": "completed",
+            "evidence": [
+                {"entity_change": change_id, "result_id": result_id}
+                for change_id, result_id in completion
+            ],
+        }
+    else:
+        why = (
+            "a decision is not evidence that it was carried out"
+            if kinded is not None and kinded.kind == "decision"
+            else "nothing recorded says this was carried out"
+        )
+        state["completion"] = {
+            "state": "unknown",
+            "reason": f"{why}; no 'completed' change or task record is linked",
+        }
+    return state
+
+
+SOURCES_SHOWN = 20
+
+
+def unresolved_json(
+    choice: Choice,
+    conflicts: list[RelationTouch],
+    differences: list[dict[str, Any]],
+    gaps: tuple[str, ...],
+) -> dict[str, Any]:
+    """What is open about the object: questions the evidence leaves open (which description
+    is current, which side of an unsettled conflict holds), differences with confirmed
+    preferences, and the coverage gaps the results holding it report."""
+    questions: list[dict[str, Any]] = []
+    if choice.by == "undecided":
+        questions.append(
+            {
+                "question": "which stored description is current",
+                "why": "no object revision or covered period decides between them",
+                "see": "description.competing",
+            }
+        )
+    for touch in conflicts:
+        if touch.other[0] == "preference":
+            continue  # a difference with a preference, listed below
+        questions.append(
+            {
+                "question": "which of two conflicting claims holds",
+                "why": "an evidenced contradicts relation that no replaces settles",
+                "relation_id": touch.relation_id,
+                "with": {"type": touch.other[0], "id": touch.other[1]},
+            }
+        )
+    return {
+        "open_questions": questions,
+        "pending_differences": differences,
+        "coverage_gaps": list(gaps),
+        "note": (
+            "what the stored evidence shows as open; an empty list does not claim that "
+            "nothing is open"
+        ),
     }

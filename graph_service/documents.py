@@ -80,17 +80,32 @@ def applicable_preference_scopes(scope: ScopeValue) -> list[str]:
     return ["global", *(ScopeValue.of_projects([p]).key for p in scope.projects)]
 
 
-def pending_differences(touches: list[RelationTouch]) -> list[dict[str, Any]]:
-    """`contradicts` relations in scope against a preference: differences the user has not
-    settled. The preference stays as confirmed; nothing overwrites it."""
+def pending_differences(
+    touches: list[RelationTouch], of_preference: bool = True
+) -> list[dict[str, Any]]:
+    """`contradicts` relations in scope between a preference and a graph fact: differences
+    the user has not settled. The preference stays as confirmed; nothing overwrites it.
+
+    touches: those of a preference (of_preference), or of a graph fact (then only the ones
+    whose other end is a preference count)."""
+    if of_preference:
+        return [
+            {
+                "relation_id": t.relation_id,
+                "graph_fact": {"type": t.other[0], "id": t.other[1]},
+                "state": "pending: the user has not settled it; the preference stands",
+            }
+            for t in touches
+            if t.link.startswith("contradicts.")
+        ]
     return [
         {
             "relation_id": t.relation_id,
-            "graph_fact": {"type": t.other[0], "id": t.other[1]},
+            "preference": {"type": t.other[0], "id": t.other[1]},
             "state": "pending: the user has not settled it; the preference stands",
         }
         for t in touches
-        if t.link.startswith("contradicts.")
+        if t.link.startswith("contradicts.") and t.other[0] == "preference"
     ]
 
 

@@ -63,7 +63,7 @@ async def walk_the_story(client: Any) -> None:
     assert events["ev-decide-a"]["time"]["validity"]["state"] == "superseded"
     assert events["ev-revise-b"]["time"]["validity"]["state"] == "current"
     projection = json.loads(collection(current, "current")["items"][0]["content"]["text"])
-    assert projection["completion"]["state"] == "unknown"
+    assert projection["work_state"]["completion"]["state"] == "unknown"
 
     timeline = await call(
         client,
