@@ -9,9 +9,18 @@ from typing import Any
 import pytest
 
 from gateway import results
-from mirrortree.v1 import common_pb2, graph_pb2
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
-from tests.tree_service.reviews import refused, review, scope_of, two_decisions
+from tests.tree_service.reviews import refused, review, scope_of
+
+
+def two_decisions() -> list[tree_pb2.EventInput]:
+    """Decisions with ids of their own: other tests rely on ids like "a" existing nowhere."""
+    return [
+        tree_pb2.EventInput(id=unique("cov-a"), kind=tree_pb2.DECISION, title="Use SQLite"),
+        tree_pb2.EventInput(id=unique("cov-b"), kind=tree_pb2.DECISION, title="Use PostgreSQL"),
+    ]
+
 
 COUNTS = [
     common_pb2.CoverageCount(what="messages", count=120),
@@ -80,22 +89,24 @@ async def test_counts_only_and_unknown_coverage_read_as_unknown_intervals_with_c
 ):
     project = unique("cov")
     scope = scope_of(project)
+    decisions = two_decisions()
+    ids = {name: unique(name) for name in ("legacy", "silent", "daily")}
     await tree_stub.RecordReview(
         review(
             project,
-            "legacy",
-            events=two_decisions(),
+            ids["legacy"],
+            events=decisions,
             coverage_basis=common_pb2.COVERAGE_COUNTS,
             coverage_counts=COUNTS,
         )
     )
     await tree_stub.RecordReview(
-        review(project, "silent", coverage_basis=common_pb2.COVERAGE_UNKNOWN)
+        review(project, ids["silent"], coverage_basis=common_pb2.COVERAGE_UNKNOWN)
     )
     written = await tree_stub.RecordReview(
         review(
             project,
-            "daily",
+            ids["daily"],
             covered=covered(**{"from": "2026-10-01T00:00:00Z", "to": "2026-10-01T23:59:59Z"}),
         )
     )
@@ -105,13 +116,14 @@ async def test_counts_only_and_unknown_coverage_read_as_unknown_intervals_with_c
     )
     context = await graph_stub.GetContext(
         graph_pb2.GetContextRequest(
-            object_ref=common_pb2.ObjectRef(type=common_pb2.EVENT, id="a"),
+            object_ref=common_pb2.ObjectRef(type=common_pb2.EVENT, id=decisions[0].id),
             scope=scope,
             options=options,
         )
     )
     for coverage in (search.coverage, context.coverage):
-        by_result = {c.result_id: c for c in coverage.processed}
+        by_id = {c.result_id: c for c in coverage.processed}
+        by_result = {name: by_id[result_id] for name, result_id in ids.items()}
         legacy = by_result["legacy"]
         assert legacy.basis == common_pb2.COVERAGE_COUNTS
         assert not legacy.HasField("covered")
@@ -128,7 +140,8 @@ async def test_counts_only_and_unknown_coverage_read_as_unknown_intervals_with_c
 
     # As the tools write it: the basis in words, counts as counts (int64 as strings), no
     # interval at all rather than an empty (unbounded) one.
-    processed = {c["result_id"]: c for c in results.result_json(search)["coverage"]["processed"]}
+    listed = {c["result_id"]: c for c in results.result_json(search)["coverage"]["processed"]}
+    processed = {name: listed[result_id] for name, result_id in ids.items()}
     assert processed["legacy"]["basis"] == "counts"
     assert "covered" not in processed["legacy"]
     assert processed["legacy"]["covered_unknown"]["reason"]

@@ -9,8 +9,8 @@ from typing import Any
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
 from tests.graph_service.contexts import collection, content
-from tests.graph_service.story import LoadedStory, ref
-from tests.tree_service.reviews import EVIDENCE, replaces, review, scope_of, two_decisions
+from tests.graph_service.story import LoadedStory, ref, relation_input
+from tests.tree_service.reviews import EVIDENCE, review, scope_of
 
 EVENT = common_pb2.EVENT
 
@@ -25,19 +25,33 @@ async def projection(graph_stub, object_ref, scope, options) -> dict[str, Any]:
 
 async def test_an_unsettled_conflict_is_an_open_question_on_both_ends(tree_stub, graph_stub):
     project = unique("open")
+    # Ids of their own: other tests rely on ids like "a" existing nowhere.
+    a, b, relation = unique("open-a"), unique("open-b"), unique("open-r")
     written = await tree_stub.RecordReview(
         review(
             project,
-            events=two_decisions(),
+            events=[
+                tree_pb2.EventInput(id=a, kind=tree_pb2.DECISION, title="Use SQLite"),
+                tree_pb2.EventInput(id=b, kind=tree_pb2.DECISION, title="Use PostgreSQL"),
+            ],
             source_references=EVIDENCE,
-            relations=[replaces(kind=tree_pb2.CONTRADICTS)],
+            relations=[
+                relation_input(
+                    relation,
+                    tree_pb2.CONTRADICTS,
+                    ref(EVENT, b),
+                    ref(EVENT, a),
+                    reason="the load test",
+                    source_reference_ids=["src"],
+                )
+            ],
         )
     )
     options = graph_pb2.ReadOptions(min_consistency=written.consistency)
-    for me, other in (("a", "b"), ("b", "a")):
+    for me, other in ((a, b), (b, a)):
         current = await projection(graph_stub, ref(EVENT, me), scope_of(project), options)
         (question,) = current["unresolved"]["open_questions"]
-        assert question["relation_id"] == "r"
+        assert question["relation_id"] == relation
         assert question["with"] == {"type": "event", "id": other}
         assert current["unresolved"]["pending_differences"] == []
         # A decision, with its evidence; not claimed done.
