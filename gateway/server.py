@@ -44,8 +44,9 @@ VERSION = "0.1.0"
 INSTRUCTIONS = (
     "Story Graph answers 'how did we decide this, what changed, what holds now' from the "
     "user's reviewed work history, with evidence and honest unknowns. Search first, then get "
-    "an object's context, then read a source when exact words matter. Cite what you use; "
-    "treat 'unknown' as unknown."
+    "an object's context, then read a source when exact words matter. Every result states "
+    "requested_scope, resolved_scope, revision, coverage, page and evidence. Cite what you "
+    "use; treat 'unknown' as unknown, and a value left out as not known."
 )
 
 # Round-robin over every address the name resolves to, so several graph_service instances
