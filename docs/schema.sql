@@ -423,7 +423,11 @@ CREATE TABLE public.review_results (
     excluded_source_types text[] DEFAULT '{}'::text[] NOT NULL,
     request_hash bytea NOT NULL,
     coverage_gaps text[] DEFAULT '{}'::text[] NOT NULL,
-    object_count bigint NOT NULL
+    object_count bigint NOT NULL,
+    coverage_basis text DEFAULT 'interval'::text NOT NULL,
+    coverage_counts jsonb DEFAULT '[]'::jsonb NOT NULL,
+    CONSTRAINT review_results_counts_have_no_interval CHECK (((coverage_basis = 'interval'::text) OR ((covered_from IS NULL) AND (covered_to IS NULL)))),
+    CONSTRAINT review_results_coverage_basis_check CHECK ((coverage_basis = ANY (ARRAY['interval'::text, 'counts'::text, 'unknown'::text])))
 );
 
 --

@@ -20,8 +20,18 @@ from google.protobuf.message import Message
 
 # Enum values whose name in the tools differs from the proto's, both ways, so that what an
 # answer lists (available_read_kinds) is what a call accepts (read_kind).
+# Validity states and coverage bases lose the prefix that keeps them unique in the proto
+# package: the contract's words are `current`, `superseded`, `disputed`, `unknown`, and
+# `interval`, `counts`, `unknown`.
 TOOL_ENUM_NAMES: dict[tuple[str, str], str] = {
     ("mirrortree.v1.ReadKind", "CURRENT_CONTENT"): "current",
+    ("mirrortree.v1.ValidityState", "VALIDITY_UNKNOWN"): "unknown",
+    ("mirrortree.v1.ValidityState", "VALIDITY_CURRENT"): "current",
+    ("mirrortree.v1.ValidityState", "VALIDITY_SUPERSEDED"): "superseded",
+    ("mirrortree.v1.ValidityState", "VALIDITY_DISPUTED"): "disputed",
+    ("mirrortree.v1.CoverageBasis", "COVERAGE_INTERVAL"): "interval",
+    ("mirrortree.v1.CoverageBasis", "COVERAGE_COUNTS"): "counts",
+    ("mirrortree.v1.CoverageBasis", "COVERAGE_UNKNOWN"): "unknown",
 }
 PROTO_ENUM_NAMES: dict[tuple[str, str], str] = {
     (enum, tool_name): proto_name for (enum, proto_name), tool_name in TOOL_ENUM_NAMES.items()

@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthenticationError
 
-from gateway import credentials, tools, translate
+from gateway import credentials, results, tools, translate
 from gateway.config import Settings
 from gateway.ratelimit import RateLimiter
 from gateway.translate import ToolError
@@ -46,8 +46,9 @@ VERSION = "0.1.0"
 INSTRUCTIONS = (
     "Story Graph answers 'how did we decide this, what changed, what holds now' from the "
     "user's reviewed work history, with evidence and honest unknowns. Search first, then get "
-    "an object's context, then read a source when exact words matter. Cite what you use; "
-    "treat 'unknown' as unknown."
+    "an object's context, then read a source when exact words matter. Every result states "
+    "requested_scope, resolved_scope, revision, coverage, page and evidence. Cite what you "
+    "use; treat 'unknown' as unknown, and a value left out as not known."
 )
 
 # Round-robin over every address the name resolves to, so several graph_service instances
@@ -325,7 +326,7 @@ def build_server(
                 if failure.reason in ("scope_required", "scope_mismatch"):
                     next_step = translate.scope_next_step(failure, await binding_of(token))
                 raise translate.tool_error_from_rpc(failure, next_step) from None
-            data = translate.to_json(response)
+            data = results.result_json(response)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
                 structured_content=data,

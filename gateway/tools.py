@@ -4,8 +4,8 @@ Input schemas are derived from the gRPC request messages (graph.proto) by
 gateway.protoschema: the tables below hold, per field, only the limits, defaults and
 descriptions the proto cannot say. Enums are lower-case names; int64 values come out as
 strings (the proto3 JSON mapping). `as_of` is reserved in the proto and in no schema: reading
-the graph as of a past moment is not offered. Output schemas are written out here and kept to
-the response messages by a drift test.
+the graph as of a past moment is not offered. Output schemas are derived from the response
+messages with the seed's response parts at the top level (gateway/results.py).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp import types
 
+from gateway import results
 from gateway.protoschema import FieldDoc, doc, enum_names, request_schema
 from mirrortree.scopes import MAX_PROJECT_ID, MAX_PROJECTS
 from mirrortree.v1 import common_pb2, graph_pb2
@@ -191,137 +192,46 @@ READ_SOURCE_INPUT = request_schema(
     withheld=WITHHELD,
 )
 
-_COUNT: dict[str, Any] = {
-    "type": "object",
-    "description": "Either exact (int64 as a string) or unknown with a reason; unknown is never 0.",
-}
-
-_PAGE: dict[str, Any] = {
-    "type": "object",
-    "description": "Paging of one list: has_more with next_cursor, and the total or unknown.",
-    "properties": {
-        "returned_count": {"type": "integer"},
-        "has_more": {"type": "boolean"},
-        "next_cursor": {"type": "string"},
-        "complete": {"type": "boolean"},
-        "limit_reason": {"type": "string"},
-        "total": _COUNT,
+# Output schemas are derived from the response messages by the rules result_json follows
+# (gateway/results.py); the tables below only describe the body fields an agent reads first.
+SEARCH_OUTPUT = results.result_schema(
+    graph_pb2.SearchResponse,
+    {
+        "hits": (
+            "Matching objects, most relevant first: ref (for get_context), result_id, the "
+            "item's own scope, title, kind, matched_fields and match_reason, an excerpt marked "
+            "as an excerpt, object_revision, time (event_time, review_generated_at, "
+            "recorded_at, validity, confirmation_state), sources and related refs."
+        ),
     },
-    "required": ["returned_count", "has_more", "next_cursor", "complete", "total"],
-}
-
-_TIME: dict[str, Any] = {
-    "type": "object",
-    "description": (
-        "event_time (with precision and basis; known=false when unknown), review_generated_at, "
-        "recorded_at, validity (state, from, to, basis = the relation ids establishing it) "
-        "and confirmation_state — each its own fact, never derived from another."
-    ),
-}
-
-SEARCH_OUTPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "hits": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "ref": {"type": "object"},
-                    "result_id": {"type": "string"},
-                    "scope": {"type": "object"},
-                    "title": {"type": "string"},
-                    "matched_fields": {"type": "array", "items": {"type": "string"}},
-                    "match_reason": {"type": "string"},
-                    "excerpt": {"type": "object"},
-                    "object_revision": {"type": "object"},
-                    "time": {"type": "object"},
-                    "sources": {"type": "array"},
-                    "related": {"type": "array"},
-                },
-                "required": ["ref", "result_id", "scope", "excerpt", "time"],
-            },
-        },
-        "page": _PAGE,
-        "coverage": {"type": "object"},
-        "basis": {"type": "object"},
+    ("hits",),
+)
+GET_CONTEXT_OUTPUT = results.result_schema(
+    graph_pb2.GetContextResponse,
+    {
+        "collections": (
+            "Each collection is paged on its own (its page.next_cursor). current mode: "
+            "current (the projection: description chosen by evidence, validity, decisions and "
+            "work state, unresolved items), snapshots, events, changes, relations, leaves, "
+            "related, sources, preferences; timeline mode: timeline, undated, snapshots, "
+            "related, sources. An item's content is a fragment of its JSON document (start..end "
+            "of total_length, code points); content.next_cursor continues it."
+        ),
     },
-    "required": ["hits", "page", "coverage", "basis"],
-}
-
-GET_CONTEXT_OUTPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "object_ref": {"type": "object"},
-        "mode": {"type": "string", "enum": ["current", "timeline"]},
-        "collections": {
-            "type": "array",
-            "description": "Each collection is paged on its own (page.next_cursor).",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "items": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "ref": {"type": "object"},
-                                "result_id": {"type": "string"},
-                                "scope": {"type": "object"},
-                                "label": {"type": "string"},
-                                "kind": {"type": "string"},
-                                "object_revision": {"type": "object"},
-                                "time": _TIME,
-                                "content": {
-                                    "type": "object",
-                                    "description": (
-                                        "A fragment of the item's JSON document: text from "
-                                        "start to end (zero-based code points) of "
-                                        "total_length; next_cursor continues it."
-                                    ),
-                                },
-                                "sources": {"type": "array"},
-                            },
-                            "required": ["ref", "content"],
-                        },
-                    },
-                    "page": _PAGE,
-                },
-                "required": ["name", "items", "page"],
-            },
-        },
-        "evidence_note": {"type": "string"},
-        "history_gaps": {"type": "array", "items": {"type": "string"}},
-        "coverage": {"type": "object"},
-        "basis": {"type": "object"},
+    ("object_ref", "mode", "collections", "object_scope"),
+)
+READ_SOURCE_OUTPUT = results.result_schema(
+    graph_pb2.ReadSourceResponse,
+    {
+        "text": "One page of the content, code points start..end of content_length.",
+        "content_kind": "saved_fragment (the evidence as saved) or whole_source.",
+        "time_metadata": (
+            "The source's times: created, updated (the version returned was written) and "
+            "captured (the fragment was saved), each with its basis, or unknown with a reason."
+        ),
     },
-    "required": ["object_ref", "mode", "collections", "coverage", "basis"],
-}
-
-READ_SOURCE_OUTPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "text": {"type": "string"},
-        "content_kind": {"type": "string", "enum": ["saved_fragment", "whole_source"]},
-        "requested_version": {"type": "string"},
-        "returned_version": {"type": "string"},
-        "location": {"type": "object"},
-        "start": {"type": "string", "description": "int64 as a string (code points)"},
-        "end": {"type": "string"},
-        "content_length": {"type": "string"},
-        "fragment_start": {"type": "string"},
-        "fragment_end": {"type": "string"},
-        "source_length": _COUNT,
-        "availability": {"type": "string"},
-        "available_read_kinds": {"type": "array", "items": {"type": "string"}},
-        "differs_from_reference": {"type": "boolean"},
-        "page": _PAGE,
-        "coverage": {"type": "object"},
-        "basis": {"type": "object"},
-    },
-    "required": ["text", "content_kind", "returned_version", "page", "coverage", "basis"],
-}
+    ("text", "content_kind", "start", "end", "content_length", "availability"),
+)
 
 _ANNOTATIONS = types.ToolAnnotations(
     read_only_hint=True, open_world_hint=False, idempotent_hint=True
@@ -348,8 +258,11 @@ TOOLS: tuple[types.Tool, ...] = (
         description=(
             "Read one object's current understanding or its timeline (proposals, revisions, "
             "replacements, conflicts) with evidence, after story_graph_search found it. Use it "
-            "to answer how a decision evolved and what holds now; conflicts without evidence "
-            "stay open. Read-only."
+            "to answer how a decision evolved and what holds now: the current item gives the "
+            "description the evidence supports (or the competing ones when nothing decides), "
+            "validity, the work state (decided is not done) and what is unresolved (open "
+            "questions, pending differences with preferences, coverage gaps). Conflicts "
+            "without evidence stay open. Read-only."
         ),
         input_schema=GET_CONTEXT_INPUT,
         output_schema=GET_CONTEXT_OUTPUT,
@@ -360,8 +273,9 @@ TOOLS: tuple[types.Tool, ...] = (
         title="Read a source",
         description=(
             "Read the saved evidence fragment of a source reference (default), a named version, "
-            "or the current source, in code-point pages. Use it to check the original words "
-            "behind a decision or a conflict before quoting them. Read-only."
+            "or the current source, in code-point pages, with the source's time metadata "
+            "(created, updated, captured; each with its basis or unknown). Use it to check the "
+            "original words behind a decision or a conflict before quoting them. Read-only."
         ),
         input_schema=READ_SOURCE_INPUT,
         output_schema=READ_SOURCE_OUTPUT,

@@ -13,13 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from jsonschema import Draft202012Validator
 
 from gateway import tools
-from gateway.protoschema import proto_enum_name, tool_enum_name
+from gateway.protoschema import proto_enum_name
 from mirrortree.protoscope import global_scope, project_scope, time_range
 from mirrortree.rpcstatus import RpcFailure
 from mirrortree.v1 import common_pb2, graph_pb2
@@ -73,6 +71,9 @@ NEXT_STEP = {
     "resource_exhausted": "The story graph is busy; wait a few seconds, then retry once.",
 }
 
+# Arguments whose value "as_of" asks for a past-moment read: refused as such, not as a bad value.
+AS_OF_VALUED = ("mode", "read_kind", "time_basis")
+
 SCOPE_REQUIRED_NEXT_STEP = (
     "This session has no current project, so there is nothing to read by default, and a "
     "session's project cannot be changed. Tell the user: reading a project needs a connection "
@@ -117,13 +118,16 @@ class ToolError(Exception):
 
 
 def check_arguments(tool_name: str, arguments: dict[str, Any]) -> None:
-    """Refuse `as_of` by name, then validate against the tool's input schema."""
-    if "as_of" in arguments:
+    """Refuse `as_of` however it is asked for, then validate against the tool's input schema."""
+    asked = [name for name in AS_OF_VALUED if str(arguments.get(name, "")).lower() == "as_of"]
+    if "as_of" in arguments or asked:
+        field = "as_of" if "as_of" in arguments else asked[0]
         raise ToolError(
             "as_of_unsupported",
             "as_of is not supported: the story graph offers current and timeline reads only, "
-            "never a reconstruction of what was known at a past moment.",
-            ({"field": "as_of", "description": "not accepted by this tool"},),
+            "never a reconstruction of what was known at a past moment"
+            + (f' ({field} "as_of" asks for one).' if field != "as_of" else "."),
+            ({"field": field, "description": "as_of is not offered by this tool"},),
         )
     errors = sorted(_VALIDATORS[tool_name].iter_errors(arguments), key=lambda e: list(e.path))
     if errors:
@@ -262,47 +266,6 @@ def build_request(build: Callable[[dict[str, Any]], Message], arguments: dict[st
             f"an argument has a value the story graph cannot take: {exc}; use whole numbers "
             "within the documented ranges",
         ) from None
-
-
-def to_json(message: Message) -> dict[str, Any]:
-    """Proto3 JSON (field names as in the proto, int64 as strings, every field present) with
-    enum values as lower-case names, matching what the input schemas accept."""
-    data = json_format.MessageToDict(
-        message,
-        preserving_proto_field_name=True,
-        always_print_fields_with_no_presence=True,
-    )
-    _lower_enums(message, data)
-    return data
-
-
-def _lower_enums(message: Message, data: dict[str, Any]) -> None:
-    for field in message.DESCRIPTOR.fields:
-        if field.name not in data:
-            continue
-        value = data[field.name]
-        repeated = field.is_repeated
-        if field.type == FieldDescriptor.TYPE_ENUM and field.enum_type is not None:
-            enum = field.enum_type.full_name
-            data[field.name] = (
-                [_enum_name(enum, v) for v in value] if repeated else _enum_name(enum, value)
-            )
-        elif field.type == FieldDescriptor.TYPE_MESSAGE:
-            children = getattr(message, field.name)
-            if repeated:
-                for child, child_data in zip(children, value, strict=True):
-                    _lower_enums(child, child_data)
-            elif isinstance(value, dict):
-                _lower_enums(children, value)
-
-
-def _enum_name(enum: str, value: str | int) -> str:
-    """A known enum value is the tools' name for it: its name in lower case unless renamed.
-    A value this gateway does not know (the service is newer) comes out of MessageToDict as
-    a number; it becomes "unknown(<n>)"."""
-    if not isinstance(value, str):
-        return f"unknown({value})"
-    return tool_enum_name(enum, value)
 
 
 def scope_argument(scope: common_pb2.Scope) -> str:

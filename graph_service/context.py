@@ -15,7 +15,8 @@ neighbourhood once, not once per collection. Each collection is its own keyset p
     timeline mode  timeline (dated evidence in event-time order, the object itself included),
                    undated (evidence whose time is unknown), snapshots, related, sources
 
-The current projection is computed, never stored: the newest stored description, validity
+The current projection is computed, never stored: the description the evidence chooses
+(graph_service.current: object revision, then covered period, else the competitors), validity
 from evidenced relations only (within the selected evidence range), decisions with their
 validity, completion evidence, open conflicts and pending differences with preferences.
 """
@@ -39,9 +40,18 @@ from graph_service.context_pages import (
     snapshots_page,
     sources_page,
 )
-from graph_service.convert import public_fields
+from graph_service.current import (
+    CANDIDATES,
+    Choice,
+    Period,
+    choose,
+    description_json,
+    unresolved_json,
+    work_state_json,
+)
 from graph_service.documents import (
     applicable_preference_scopes,
+    content_text,
     pending_differences,
     preference_content,
     preference_entry,
@@ -68,7 +78,6 @@ from graph_service.neighbourhood import (
     RowKey,
     Selection,
     StoredNeighbourhood,
-    newest_copy,
 )
 from graph_service.queries.context import (
     CONTEXT_NEIGHBOURHOOD,
@@ -169,6 +178,7 @@ class ContextReader:
         self._cache = cache
         self._cache_key = (self.key, read_revision, object_type, object_id)
         self._members: NeighbourhoodView | None = None
+        self._periods: dict[str, Period] = {}  # by result id, of the copies read whole
 
     # ---- existence and versions ---------------------------------------------------------
 
@@ -307,13 +317,14 @@ class ContextReader:
                 planned.append(await self._plan_preferences(size, after, count))
             else:
                 planned.append(spec)  # "current": built once the copies are read
-        newest = newest_copy(copies_of_x) if wants_current else None
+        # The current description is chosen among X's copies, read whole (at most CANDIDATES).
+        candidates = copies_of_x[-CANDIDATES:] if wants_current else []
         decisions = answers.decisions
         keys = {k for p in planned if isinstance(p, PlannedPage) for k in p.keys}
         # A page's items show their sources; the current projection's description and
         # decisions do not (a hub's twenty decisions cite a third of the sources read before).
         with_sources = set(keys)
-        keys.update(m.key for m in [*([newest] if newest else []), *decisions[:DECISIONS_SHOWN]])
+        keys.update(m.key for m in [*candidates, *decisions[:DECISIONS_SHOWN]])
         # Whose validity the pages show: every copy's object, X, the preferences.
         refs: set[Ref] = {(k[1], k[2]) for k in keys}
         if wants_current:
@@ -332,8 +343,9 @@ class ContextReader:
                     CollectionPage("preferences", entries, p.has_more, p.total, p.position)
                 )
             else:
+                copies = [(rows[m.key], self._periods[m.result_id]) for m in candidates]
                 pages.append(
-                    await self._current(newest, len(copies_of_x), decisions, rows, touches)
+                    await self._current(choose(copies), len(copies_of_x), decisions, rows, touches)
                 )
         return pages
 
@@ -376,6 +388,11 @@ class ContextReader:
             [r[1] for r in touched],
             [k in with_sources for k in ordered],
         )
+        for r in rows:
+            if r["part"] == "copy":
+                self._periods[r["result_id"]] = Period(
+                    r["result_coverage_basis"], r["result_covered_from"], r["result_covered_to"]
+                )
         sources = sources_by_key(r for r in rows if r["part"] == "cited")
         parsed = (object_row(r, sources) for r in rows if r["part"] == "copy")
         copies = {(r.result_id, r.object_type, r.object_id): r for r in parsed}
@@ -451,15 +468,17 @@ class ContextReader:
 
     async def _current(
         self,
-        newest_member: Member | None,
+        choice: Choice,
         copies: int,
         decisions: list[Member],
         rows: dict[RowKey, SearchRow],
         touches: dict[Ref, list[RelationTouch]],
     ) -> CollectionPage:
-        """The computed current projection of X (one item): its newest description, and the
-        validity of that version."""
-        newest = rows[newest_member.key] if newest_member is not None else None
+        """The computed current projection of X (one item): its description as the evidence
+        chooses it (graph_service.current), and the validity of that version."""
+        newest = choice.chosen
+        # An event's kind does not depend on which description is current.
+        kinded = newest or (choice.competing[0][0] if choice.competing else None)
         version = newest.object_revision if newest is not None else None
         in_range = [
             t for t in touches.get(self.x_ref, []) if t.within(self.tf) and t.applies_to(version)
@@ -468,6 +487,11 @@ class ContextReader:
         # difference (in its document), never a dispute of its validity.
         preference = self.object_type == "preference"
         validity = UNKNOWN_VALIDITY if preference else validity_of(in_range)
+        conflicts = [
+            t
+            for t in in_range
+            if t.link.startswith("contradicts.") and validity.state == "disputed"
+        ]
         document: dict[str, Any] = {
             "type": self.object_type,
             "id": self.object_id,
@@ -479,8 +503,7 @@ class ContextReader:
             "validity": validity_json(validity),
             "open_conflicts": [
                 {"relation_id": t.relation_id, "with": {"type": t.other[0], "id": t.other[1]}}
-                for t in in_range
-                if t.link.startswith("contradicts.") and validity.state == "disputed"
+                for t in conflicts
             ],
         }
         if preference:
@@ -490,26 +513,21 @@ class ContextReader:
                 preference_content(preference_row(row), differences)
             )
         else:
-            if newest is not None:
-                title_name, body_name = public_fields(newest.object_type)
-                document["description"] = {
-                    title_name: newest.title,
-                    body_name: newest.body,
-                    "recorded_by_result": newest.result_id,
-                    "recorded_at": format_utc(newest.recorded_at),
-                    "note": (
-                        f"the newest of {copies} stored description(s) — by when its review "
-                        "was generated, not when it was recorded: a late-recorded backfill "
-                        "does not replace it; older ones stay in `snapshots` and are not "
-                        "hidden by this one"
-                    ),
-                }
-            if newest is not None and newest.object_type == "event":
-                document["event_kind"] = newest.kind
-            if newest is not None and newest.kind == "decision":
-                document["decision_state"] = "decided"
-            document["completion"] = self._completion(newest)
+            if choice.by != "none":
+                considered = min(copies, CANDIDATES)
+                document["description"] = description_json(
+                    choice, self._periods, copies, considered
+                )
+            if kinded is not None and kinded.object_type == "event":
+                document["event_kind"] = kinded.kind
+            document["work_state"] = work_state_json(kinded, self.opening.completion)
             document["decisions"] = self._decisions_json(decisions, rows, touches)
+        document["unresolved"] = unresolved_json(
+            choice,
+            conflicts,
+            pending_differences(touches.get(self.x_ref, []), preference),
+            self.history_gaps(),
+        )
         return CollectionPage(
             "current",
             (
@@ -519,8 +537,8 @@ class ContextReader:
                     result_id="",
                     scope_key=self.key,
                     label="current_projection",
-                    kind=newest.kind or "" if newest else "",
-                    content=json.dumps(document, ensure_ascii=False),
+                    kind=kinded.kind or "" if kinded else "",
+                    content=content_text(document),
                     row=newest,
                     validity=validity,
                 ),
@@ -529,25 +547,6 @@ class ContextReader:
             1,
             [],
         )
-
-    def _completion(self, newest: SearchRow | None) -> dict[str, Any]:
-        if self.opening.completion:
-            return {
-                "state": "completed",
-                "evidence": [
-                    {"entity_change": change_id, "result_id": result_id}
-                    for change_id, result_id in self.opening.completion
-                ],
-            }
-        why = (
-            "a decision is not evidence that it was carried out"
-            if newest is not None and newest.kind == "decision"
-            else "nothing recorded says this was carried out"
-        )
-        return {
-            "state": "unknown",
-            "reason": f"{why}; no 'completed' change or task record is linked",
-        }
 
     @staticmethod
     def _decisions_json(

@@ -17,11 +17,13 @@ from graph_service.views import (
     ContextEntry,
     ContextRead,
     CoverageView,
+    CoveredResult,
     MatchCounts,
     ResolvedScope,
     SearchPage,
     SearchRow,
     SourceRead,
+    SourceTimes,
     TimeFilter,
     ValidityView,
 )
@@ -361,19 +363,36 @@ def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
     )
 
 
+COVERAGE_BASIS_TO_PROTO = {
+    "interval": common_pb2.COVERAGE_INTERVAL,
+    "counts": common_pb2.COVERAGE_COUNTS,
+    "unknown": common_pb2.COVERAGE_UNKNOWN,
+}
+COUNTS_ONLY = "the result reported only counts, which imply no time, version or semantic coverage"
+NOTHING_KNOWN = "the result did not say what it processed"
+
+
+def covered_interval(r: CoveredResult) -> graph_pb2.CoveredInterval:
+    """One result's claim: its interval, or unknown (counts alone never imply one)."""
+    message = graph_pb2.CoveredInterval(
+        result_id=r.result_id,
+        phase=r.phase,
+        review_generated_at=format_utc(r.review_generated_at),
+        basis=COVERAGE_BASIS_TO_PROTO[r.basis],
+        counts=[common_pb2.CoverageCount(what=w, count=n) for w, n in r.counts],
+    )
+    if r.basis == "interval":
+        message.covered.CopyFrom(time_range(format_utc(r.covered_from), format_utc(r.covered_to)))
+    else:
+        message.covered_unknown.reason = COUNTS_ONLY if r.basis == "counts" else NOTHING_KNOWN
+    return message
+
+
 def coverage(view: CoverageView, counts: MatchCounts | None = None) -> graph_pb2.Coverage:
     message = graph_pb2.Coverage(
         state=graph_pb2.Coverage.PARTIAL if view.results_in_scope else graph_pb2.Coverage.UNKNOWN,
         results_in_scope=count(view.results_in_scope, ""),
-        processed=[
-            graph_pb2.CoveredInterval(
-                result_id=r.result_id,
-                phase=r.phase,
-                covered=time_range(format_utc(r.covered_from), format_utc(r.covered_to)),
-                review_generated_at=format_utc(r.review_generated_at),
-            )
-            for r in view.processed
-        ],
+        processed=[covered_interval(r) for r in view.processed],
         excluded_source_types=view.excluded_source_types,
         results_not_listed=view.results_in_scope - len(view.processed),
     )
@@ -476,7 +495,24 @@ def read_source_response(
         ),
         coverage=coverage(read.coverage),
         basis=basis(scope, TimeFilter(None, None, "event_time"), read.read_revision, read.read_at),
+        time_metadata=source_times(read.times) if read.times is not None else None,
     )
+
+
+def source_times(times: SourceTimes) -> graph_pb2.SourceTimes:
+    message = graph_pb2.SourceTimes()
+    for name, fact in (
+        ("created", times.created),
+        ("updated", times.updated),
+        ("captured", times.captured),
+    ):
+        part = getattr(message, name)
+        if fact.at is not None:
+            part.at = format_utc(fact.at)
+            part.basis = fact.basis
+        else:
+            part.unknown.reason = fact.basis
+    return message
 
 
 # ---- get_context ------------------------------------------------------------------------

@@ -13,6 +13,20 @@ from mirrortree.scopes import ScopeValue
 from mirrortree.timefmt import format_utc
 
 
+def content_text(document: Any) -> str:
+    """An item's JSON document as text, without empty strings: a value that is not known or
+    does not apply is left out, never written as "" (docs/story-graph.md)."""
+    return json.dumps(compact(document), ensure_ascii=False)
+
+
+def compact(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: compact(v) for k, v in value.items() if v != ""}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    return value
+
+
 def stored_content(row: SearchRow) -> str:
     """The JSON document of one stored object copy, with the field names callers know."""
     title_name, body_name = public_fields(row.object_type)
@@ -26,11 +40,11 @@ def stored_content(row: SearchRow) -> str:
     if row.kind:
         document["kind"] = row.kind
     document.update(row.details)
-    return json.dumps(document, ensure_ascii=False)
+    return content_text(document)
 
 
 def preference_content(pref: PreferenceRow, differences: list[dict[str, Any]]) -> str:
-    return json.dumps(
+    return content_text(
         {
             "type": "preference",
             "id": pref.preference_id,
@@ -46,8 +60,7 @@ def preference_content(pref: PreferenceRow, differences: list[dict[str, Any]]) -
             "revision": pref.revision,
             "updated_at": format_utc(pref.updated_at),
             "pending_differences": differences,
-        },
-        ensure_ascii=False,
+        }
     )
 
 
@@ -67,17 +80,32 @@ def applicable_preference_scopes(scope: ScopeValue) -> list[str]:
     return ["global", *(ScopeValue.of_projects([p]).key for p in scope.projects)]
 
 
-def pending_differences(touches: list[RelationTouch]) -> list[dict[str, Any]]:
-    """`contradicts` relations in scope against a preference: differences the user has not
-    settled. The preference stays as confirmed; nothing overwrites it."""
+def pending_differences(
+    touches: list[RelationTouch], of_preference: bool = True
+) -> list[dict[str, Any]]:
+    """`contradicts` relations in scope between a preference and a graph fact: differences
+    the user has not settled. The preference stays as confirmed; nothing overwrites it.
+
+    touches: those of a preference (of_preference), or of a graph fact (then only the ones
+    whose other end is a preference count)."""
+    if of_preference:
+        return [
+            {
+                "relation_id": t.relation_id,
+                "graph_fact": {"type": t.other[0], "id": t.other[1]},
+                "state": "pending: the user has not settled it; the preference stands",
+            }
+            for t in touches
+            if t.link.startswith("contradicts.")
+        ]
     return [
         {
             "relation_id": t.relation_id,
-            "graph_fact": {"type": t.other[0], "id": t.other[1]},
+            "preference": {"type": t.other[0], "id": t.other[1]},
             "state": "pending: the user has not settled it; the preference stands",
         }
         for t in touches
-        if t.link.startswith("contradicts.")
+        if t.link.startswith("contradicts.") and t.other[0] == "preference"
     ]
 
 

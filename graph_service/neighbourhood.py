@@ -251,13 +251,6 @@ def keyset_page(
     )
 
 
-def newest_copy(copies: list[Member]) -> Member | None:
-    """The copy that describes an object now: the one of the most recently generated review,
-    then the most recently recorded. Not simply the last recorded: a backfill recorded today
-    about last month is not newer than what last week's review said."""
-    return max(copies, key=lambda m: (m.review_generated_at, m.graph_revision), default=None)
-
-
 def evidence_order(fields: tuple[Any, ...]) -> EvidenceOrder:
     """Event time (unknown last, all unknowns equal), type rank, stable id, result id."""
     start = fields[EVENT_TIME_START]

@@ -11,7 +11,6 @@ import dataclasses
 import hashlib
 import json
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -35,6 +34,7 @@ from graph_service.queries.scope_state import SCOPE_STATE
 from graph_service.queries.search import SEARCH_OPENING
 from graph_service.replicas import ReplicaRouter
 from graph_service.search import budget_exceeded, count_matches, needs_counting, read_hits
+from graph_service.source_times import source_times
 from graph_service.views import (
     Caller,
     CollectionPage,
@@ -42,6 +42,7 @@ from graph_service.views import (
     ContextRead,
     CoverageView,
     CoveredResult,
+    CurrentSource,
     MatchCounts,
     ResolvedScope,
     SearchPage,
@@ -64,17 +65,6 @@ class ScopeState(NamedTuple):
     coverage: CoverageView
     read_at: datetime
     copies: int  # object copies stored in the scope
-
-
-@dataclass(frozen=True)
-class CurrentSource:
-    """One readable state of a source: a message revision or a recorded source."""
-
-    text: str
-    revision: str
-    project_id: str | None
-    node_id: uuid.UUID | None  # messages only
-    deleted: bool = False
 
 
 class GraphStore:
@@ -400,6 +390,13 @@ class GraphStore:
                 coverage=coverage,
                 read_revision=revision,
                 read_at=read_at,
+                times=source_times(
+                    current if availability == "available" else None,
+                    whole,
+                    availability,
+                    reference["result_id"],
+                    reference["result_recorded_at"],
+                ),
             )
 
         return await self._router.run(
@@ -422,12 +419,24 @@ class GraphStore:
             row = await conn.fetchrow(sources.CURRENT_MESSAGE_SOURCE, node_id)
             if row is None:
                 return None
-            return CurrentSource(row["text"], str(row["revision"]), row["project_id"], node_id)
+            return CurrentSource(
+                row["text"],
+                str(row["revision"]),
+                row["project_id"],
+                node_id,
+                written_at=row["created_at"],
+                first_written_at=row["first_created_at"],
+            )
         row = await conn.fetchrow(sources.CURRENT_RECORDED_SOURCE, source_id, source_type)
         if row is None:
             return None
         return CurrentSource(
-            row["text"] or "", str(row["revision"]), row["project_id"], None, row["deleted"]
+            row["text"] or "",
+            str(row["revision"]),
+            row["project_id"],
+            None,
+            row["deleted"],
+            written_at=row["updated_at"],
         )
 
     @staticmethod
@@ -445,7 +454,14 @@ class GraphStore:
         old = await conn.fetchrow(sources.MESSAGE_SOURCE_REVISION, current.node_id, int(version))
         if old is None:
             return None
-        return CurrentSource(old["text"], version, old["project_id"], current.node_id)
+        return CurrentSource(
+            old["text"],
+            version,
+            old["project_id"],
+            current.node_id,
+            written_at=old["created_at"],
+            first_written_at=current.first_written_at,
+        )
 
     @staticmethod
     def _availability(current: CurrentSource | None, scope: ResolvedScope) -> str:
@@ -512,13 +528,32 @@ def scope_state(row: asyncpg.Record) -> ScopeState:
     covered = zip(
         *(
             row[f"covered_{name}"] or ()
-            for name in ("result_id", "phase", "covered_from", "covered_to", "review_generated_at")
+            for name in (
+                "result_id",
+                "phase",
+                "covered_from",
+                "covered_to",
+                "review_generated_at",
+                "basis",
+                "counts",
+            )
         ),
         strict=True,
     )
     coverage = CoverageView(
         results_in_scope=row["results"],
-        processed=tuple(CoveredResult(*listed) for listed in covered),
+        processed=tuple(
+            CoveredResult(
+                result_id,
+                phase,
+                covered_from,
+                covered_to,
+                generated,
+                basis,
+                tuple((c["what"], c["count"]) for c in json.loads(counts)),
+            )
+            for result_id, phase, covered_from, covered_to, generated, basis, counts in covered
+        ),
         gaps=tuple(row["scope_gaps"]),
         excluded_source_types=tuple(row["scope_excluded_source_types"]),
     )

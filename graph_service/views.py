@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -208,6 +209,8 @@ class CoveredResult:
     covered_from: datetime | None
     covered_to: datetime | None
     review_generated_at: datetime
+    basis: str = "interval"  # how its coverage is known: "interval", "counts" or "unknown"
+    counts: tuple[tuple[str, int], ...] = ()  # (what, count), for basis "counts"
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,34 @@ class SearchPage:
 
 
 @dataclass(frozen=True)
+class CurrentSource:
+    """One readable state of a source: a message revision or a recorded source."""
+
+    text: str
+    revision: str
+    project_id: str | None
+    node_id: uuid.UUID | None  # messages only
+    deleted: bool = False
+    written_at: datetime | None = None  # when this revision was written
+    first_written_at: datetime | None = None  # a message's first revision; None: not kept
+
+
+@dataclass(frozen=True)
+class TimeFact:
+    """A time a source has (None: unknown), and what it is or why it is unknown."""
+
+    at: datetime | None
+    basis: str
+
+
+@dataclass(frozen=True)
+class SourceTimes:
+    created: TimeFact
+    updated: TimeFact
+    captured: TimeFact
+
+
+@dataclass(frozen=True)
 class SourceRead:
     """One read of a source reference, before paging (content is the whole text read)."""
 
@@ -269,6 +300,7 @@ class SourceRead:
     coverage: CoverageView
     read_revision: int
     read_at: datetime
+    times: SourceTimes | None = None
 
 
 @dataclass(frozen=True)

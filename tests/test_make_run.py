@@ -80,9 +80,7 @@ async def test_make_run_serves_demo_data_over_mcp_and_stops_cleanly():
         assert not result.is_error, result.content
         hits = result.structured_content["hits"]
         assert "ev-revise-b" in {h["ref"]["id"] for h in hits}
-        assert result.structured_content["basis"]["scope"]["resolved"] == {
-            "projects": {"project_ids": ["demo"]}
-        }
+        assert result.structured_content["resolved_scope"]["scope"] == {"projects": ["demo"]}
 
         launcher.send_signal(signal.SIGINT)
         rest = await asyncio.wait_for(launcher.stdout.read(), 60)

@@ -36,6 +36,10 @@ def lower(name: str) -> str:
     return name.lower()
 
 
+def coverage_basis_name(name: str) -> str:
+    return name.removeprefix("COVERAGE_").lower()
+
+
 def member_of(enum: type[Enum], renamed: Mapping[str, Any] | None = None) -> Callable[[str], Any]:
     """The domain Enum member a proto value's name spells (its lower-case name as value)."""
     return lambda name: (renamed or {}).get(name) or enum(name.lower())
@@ -214,6 +218,21 @@ MAPS = (
         graph_input.RELATION_KINDS,
         False,
         lower,
+    ),
+    EnumMap(
+        "tree_service.graph_input.COVERAGE_BASES",
+        common_pb2.CoverageBasis.DESCRIPTOR,
+        graph_input.COVERAGE_BASES,
+        False,
+        coverage_basis_name,
+        unspecified_means="COVERAGE_INTERVAL",
+    ),
+    EnumMap(
+        "graph_service.convert.COVERAGE_BASIS_TO_PROTO",
+        common_pb2.CoverageBasis.DESCRIPTOR,
+        graph_convert.COVERAGE_BASIS_TO_PROTO,
+        True,
+        coverage_basis_name,
     ),
     # graph_service/convert.py; preferences are background, never searched graph objects
     EnumMap(

@@ -381,6 +381,10 @@ class ReviewResult:
     # The request element each object came from, (type, id) → "source_references[2]", so
     # that a refusal the store decides names the field; empty for results built in-process.
     fields: dict[tuple[str, str], str] = field(default_factory=dict)
+    # How its coverage is known: "interval" (covered_from..covered_to), "counts" (only the
+    # counts, (what, count) pairs) or "unknown".
+    coverage_basis: str = "interval"
+    coverage_counts: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ in this result exists in an earlier result of the same scope — is handed to th
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.validation import shown
@@ -43,6 +44,14 @@ RELATION_KINDS = {
     tree_pb2.CONTRASTS: "contrasts",
     tree_pb2.REPLACES: "replaces",
     tree_pb2.CONTRADICTS: "contradicts",
+}
+# How a result's coverage is known; unset means the `covered` interval, as before the basis
+# existed.
+COVERAGE_BASES = {
+    common_pb2.COVERAGE_BASIS_UNSPECIFIED: "interval",
+    common_pb2.COVERAGE_INTERVAL: "interval",
+    common_pb2.COVERAGE_COUNTS: "counts",
+    common_pb2.COVERAGE_UNKNOWN: "unknown",
 }
 # Relations that change what is valid; they must be able to show why.
 EVIDENCED_RELATIONS = ("replaces", "contradicts")
@@ -544,6 +553,7 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
         check.identifier(f"excluded_source_types[{i}]", source_type)
     for i, gap in enumerate(request.coverage_gaps):
         check.text(f"coverage_gaps[{i}]", gap, MAX_GAP)
+    basis, counts = _coverage_basis(check, request, covered_from, covered_to)
     check.done()
     assert scope is not None and generated is not None  # guaranteed by check.done()
     return ReviewResult(
@@ -558,4 +568,38 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
         external_references=builder.external(),
         coverage_gaps=tuple(request.coverage_gaps),
         fields=builder.fields,
+        coverage_basis=basis,
+        coverage_counts=counts,
     )
+
+
+def _coverage_basis(
+    check: Checker,
+    request: tree_pb2.RecordReviewRequest,
+    covered_from: datetime | None,
+    covered_to: datetime | None,
+) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """How the result's coverage is known, and its counts. Counts never stand in for an
+    interval: a result covered by counts (or not at all) must leave `covered` empty."""
+    basis = COVERAGE_BASES.get(request.coverage_basis)
+    if basis is None:
+        check.fail("coverage_basis", f"unknown coverage basis {request.coverage_basis}")
+        return "interval", ()
+    if basis != "interval" and (covered_from or covered_to):
+        check.fail(
+            "covered",
+            f"must be empty with coverage_basis {basis}: the interval is not known",
+        )
+    if basis == "counts" and not request.coverage_counts:
+        check.fail("coverage_counts", "needs at least one count with coverage_basis counts")
+    if basis != "counts" and request.coverage_counts:
+        check.fail("coverage_counts", "are only given with coverage_basis COVERAGE_COUNTS")
+    seen: set[str] = set()
+    for i, item in enumerate(request.coverage_counts):
+        check.identifier(f"coverage_counts[{i}].what", item.what)
+        if item.what in seen:
+            check.fail(f"coverage_counts[{i}].what", f"{item.what!r} is counted twice")
+        seen.add(item.what)
+        if item.count < 0:
+            check.fail(f"coverage_counts[{i}].count", "must be >= 0")
+    return basis, tuple((c.what, c.count) for c in request.coverage_counts)

@@ -4,7 +4,8 @@ from graph_service.queries import load
 
 # Every stored copy of a source reference, newest result first, with the scope it lives in.
 SOURCE_REFERENCE = """
-SELECT o.result_id, o.scope_key, o.body AS fragment, o.details, r.graph_revision
+SELECT o.result_id, o.scope_key, o.body AS fragment, o.details, r.graph_revision,
+       r.recorded_at AS result_recorded_at
 FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
 WHERE o.object_type = 'source_reference' AND o.object_id = $1
 ORDER BY r.graph_revision DESC
@@ -14,7 +15,9 @@ ORDER BY r.graph_revision DESC
 # where the conversation lives now.
 CURRENT_MESSAGE_SOURCE = """
 SELECT s.source_id, s.revision, s.text, s.role, s.ordinal, t.project_id, t.id::text AS tree_id,
-       s.node_id::text AS node_id
+       s.node_id::text AS node_id, s.created_at,
+       (SELECT min(f.created_at) FROM source_revisions f WHERE f.source_id = s.source_id)
+           AS first_created_at
 FROM source_revisions s
 JOIN trees t ON t.id = s.tree_id
 WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 LIMIT 1)
@@ -23,7 +26,7 @@ LIMIT 1
 """
 
 MESSAGE_SOURCE_REVISION = """
-SELECT s.revision, s.text, t.project_id
+SELECT s.revision, s.text, t.project_id, s.created_at
 FROM source_revisions s JOIN trees t ON t.id = s.tree_id
 WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 LIMIT 1)
   AND s.revision = $2
@@ -31,7 +34,8 @@ WHERE s.source_id = (SELECT source_id FROM source_revisions WHERE node_id = $1 L
 
 # A recorded (non-message) source as it is now; only its current revision is kept.
 CURRENT_RECORDED_SOURCE = """
-SELECT text, revision, project_id, deleted FROM sources WHERE source_id = $1 AND source_type = $2
+SELECT text, revision, project_id, deleted, updated_at
+FROM sources WHERE source_id = $1 AND source_type = $2
 """
 
 # The evidenced relations (`replaces`, `contradicts`) touching each object: one row per

@@ -83,6 +83,13 @@ class ConfirmationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONFIRMED: _ClassVar[ConfirmationState]
     USER_REVISED: _ClassVar[ConfirmationState]
     RETRACTED: _ClassVar[ConfirmationState]
+
+class CoverageBasis(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COVERAGE_BASIS_UNSPECIFIED: _ClassVar[CoverageBasis]
+    COVERAGE_INTERVAL: _ClassVar[CoverageBasis]
+    COVERAGE_COUNTS: _ClassVar[CoverageBasis]
+    COVERAGE_UNKNOWN: _ClassVar[CoverageBasis]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 INVALID_ARGUMENT_REASON: ErrorReason
 NOT_FOUND_REASON: ErrorReason
@@ -142,6 +149,10 @@ AUTO_GENERATED: ConfirmationState
 CONFIRMED: ConfirmationState
 USER_REVISED: ConfirmationState
 RETRACTED: ConfirmationState
+COVERAGE_BASIS_UNSPECIFIED: CoverageBasis
+COVERAGE_INTERVAL: CoverageBasis
+COVERAGE_COUNTS: CoverageBasis
+COVERAGE_UNKNOWN: CoverageBasis
 
 class Scope(_message.Message):
     __slots__ = ("projects",)
@@ -269,3 +280,11 @@ class SourceLocator(_message.Message):
     role: str
     known: bool
     def __init__(self, project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., order: _Optional[int] = ..., role: _Optional[str] = ..., known: _Optional[bool] = ...) -> None: ...
+
+class CoverageCount(_message.Message):
+    __slots__ = ("what", "count")
+    WHAT_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    what: str
+    count: int
+    def __init__(self, what: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...

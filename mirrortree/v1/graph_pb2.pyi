@@ -74,16 +74,22 @@ class ResponseBasis(_message.Message):
     def __init__(self, scope: _Optional[_Union[ResolvedScope, _Mapping]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., read_at: _Optional[str] = ..., read_revision: _Optional[int] = ...) -> None: ...
 
 class CoveredInterval(_message.Message):
-    __slots__ = ("result_id", "phase", "covered", "review_generated_at")
+    __slots__ = ("result_id", "phase", "covered", "review_generated_at", "basis", "covered_unknown", "counts")
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     COVERED_FIELD_NUMBER: _ClassVar[int]
     REVIEW_GENERATED_AT_FIELD_NUMBER: _ClassVar[int]
+    BASIS_FIELD_NUMBER: _ClassVar[int]
+    COVERED_UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
     result_id: str
     phase: str
     covered: _common_pb2.TimeRange
     review_generated_at: str
-    def __init__(self, result_id: _Optional[str] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ...) -> None: ...
+    basis: _common_pb2.CoverageBasis
+    covered_unknown: _common_pb2.Unknown
+    counts: _containers.RepeatedCompositeFieldContainer[_common_pb2.CoverageCount]
+    def __init__(self, result_id: _Optional[str] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ..., basis: _Optional[_Union[_common_pb2.CoverageBasis, str]] = ..., covered_unknown: _Optional[_Union[_common_pb2.Unknown, _Mapping]] = ..., counts: _Optional[_Iterable[_Union[_common_pb2.CoverageCount, _Mapping]]] = ...) -> None: ...
 
 class Coverage(_message.Message):
     __slots__ = ("state", "processed", "results_in_scope", "excluded_source_types", "gaps", "unknown_time_excluded", "results_not_listed")
@@ -322,7 +328,7 @@ class ReadSourceRequest(_message.Message):
     def __init__(self, source_reference_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., read_kind: _Optional[_Union[ReadKind, str]] = ..., source_version: _Optional[str] = ..., offset: _Optional[int] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., options: _Optional[_Union[ReadOptions, _Mapping]] = ...) -> None: ...
 
 class ReadSourceResponse(_message.Message):
-    __slots__ = ("text", "content_kind", "requested_version", "returned_version", "location", "source_type", "source_id", "start", "end", "content_length", "fragment_start", "fragment_end", "source_length", "availability", "available_read_kinds", "differs_from_reference", "page", "coverage", "basis")
+    __slots__ = ("text", "content_kind", "requested_version", "returned_version", "location", "source_type", "source_id", "start", "end", "content_length", "fragment_start", "fragment_end", "source_length", "availability", "available_read_kinds", "differs_from_reference", "page", "coverage", "basis", "time_metadata")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_KIND_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -342,6 +348,7 @@ class ReadSourceResponse(_message.Message):
     PAGE_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     BASIS_FIELD_NUMBER: _ClassVar[int]
+    TIME_METADATA_FIELD_NUMBER: _ClassVar[int]
     text: str
     content_kind: str
     requested_version: str
@@ -361,7 +368,28 @@ class ReadSourceResponse(_message.Message):
     page: _common_pb2.PageInfo
     coverage: Coverage
     basis: ResponseBasis
-    def __init__(self, text: _Optional[str] = ..., content_kind: _Optional[str] = ..., requested_version: _Optional[str] = ..., returned_version: _Optional[str] = ..., location: _Optional[_Union[_common_pb2.SourceLocator, _Mapping]] = ..., source_type: _Optional[str] = ..., source_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., content_length: _Optional[int] = ..., fragment_start: _Optional[int] = ..., fragment_end: _Optional[int] = ..., source_length: _Optional[_Union[_common_pb2.Count, _Mapping]] = ..., availability: _Optional[_Union[SourceAvailability, str]] = ..., available_read_kinds: _Optional[_Iterable[_Union[ReadKind, str]]] = ..., differs_from_reference: _Optional[bool] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ...) -> None: ...
+    time_metadata: SourceTimes
+    def __init__(self, text: _Optional[str] = ..., content_kind: _Optional[str] = ..., requested_version: _Optional[str] = ..., returned_version: _Optional[str] = ..., location: _Optional[_Union[_common_pb2.SourceLocator, _Mapping]] = ..., source_type: _Optional[str] = ..., source_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., content_length: _Optional[int] = ..., fragment_start: _Optional[int] = ..., fragment_end: _Optional[int] = ..., source_length: _Optional[_Union[_common_pb2.Count, _Mapping]] = ..., availability: _Optional[_Union[SourceAvailability, str]] = ..., available_read_kinds: _Optional[_Iterable[_Union[ReadKind, str]]] = ..., differs_from_reference: _Optional[bool] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., time_metadata: _Optional[_Union[SourceTimes, _Mapping]] = ...) -> None: ...
+
+class SourceTime(_message.Message):
+    __slots__ = ("at", "unknown", "basis")
+    AT_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    BASIS_FIELD_NUMBER: _ClassVar[int]
+    at: str
+    unknown: _common_pb2.Unknown
+    basis: str
+    def __init__(self, at: _Optional[str] = ..., unknown: _Optional[_Union[_common_pb2.Unknown, _Mapping]] = ..., basis: _Optional[str] = ...) -> None: ...
+
+class SourceTimes(_message.Message):
+    __slots__ = ("created", "updated", "captured")
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_FIELD_NUMBER: _ClassVar[int]
+    CAPTURED_FIELD_NUMBER: _ClassVar[int]
+    created: SourceTime
+    updated: SourceTime
+    captured: SourceTime
+    def __init__(self, created: _Optional[_Union[SourceTime, _Mapping]] = ..., updated: _Optional[_Union[SourceTime, _Mapping]] = ..., captured: _Optional[_Union[SourceTime, _Mapping]] = ...) -> None: ...
 
 class ResolveBindingRequest(_message.Message):
     __slots__ = ("token",)

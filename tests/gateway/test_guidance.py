@@ -9,7 +9,7 @@ from typing import Any
 import grpc
 import pytest
 
-from gateway import translate
+from gateway import results, translate
 from mirrortree.protoscope import project_scope
 from mirrortree.rpcstatus import RpcFailure
 from mirrortree.v1 import graph_pb2, tree_pb2
@@ -134,7 +134,7 @@ def test_an_enum_value_the_gateway_does_not_know_is_rendered_not_a_crash():
     unknown: Any = 7
     response.available_read_kinds.append(unknown)
     response.availability = 9  # type: ignore[assignment]
-    data = translate.to_json(response)
+    data = results.message_json(response)
     assert data["availability"] == "unknown(9)"
     assert data["available_read_kinds"] == ["snapshot", "unknown(7)"]
 

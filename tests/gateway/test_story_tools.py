@@ -60,10 +60,10 @@ async def walk_the_story(client: Any) -> None:
 
     current = await call(client, "story_graph_get_context", {"object_ref": entity})
     events = {i["ref"]["id"]: i for i in collection(current, "events")["items"]}
-    assert events["ev-decide-a"]["time"]["validity"]["state"] == "validity_superseded"
-    assert events["ev-revise-b"]["time"]["validity"]["state"] == "validity_current"
+    assert events["ev-decide-a"]["time"]["validity"]["state"] == "superseded"
+    assert events["ev-revise-b"]["time"]["validity"]["state"] == "current"
     projection = json.loads(collection(current, "current")["items"][0]["content"]["text"])
-    assert projection["completion"]["state"] == "unknown"
+    assert projection["work_state"]["completion"]["state"] == "unknown"
 
     timeline = await call(
         client,

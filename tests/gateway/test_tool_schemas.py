@@ -13,7 +13,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from jsonschema import Draft202012Validator
 
-from gateway import protoschema, tools, translate
+from gateway import protoschema, results, tools, translate
 from gateway.protoschema import enum_names
 from mirrortree.v1 import common_pb2, graph_pb2
 
@@ -109,43 +109,6 @@ def search_schema(pool: descriptor_pool.DescriptorPool) -> dict[str, Any]:
     )
 
 
-def output_problems(schema: dict[str, Any], message: Any, path: str = "") -> list[str]:
-    """Where an output schema names a field the message lacks or gives it another JSON type
-    than proto3 JSON (as translate.to_json writes it) gives that field."""
-    found = []
-    properties: dict[str, Any] = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in properties:
-            found.append(f"{path}{name}: required but not a property")
-    for name, prop in properties.items():
-        field = message.fields_by_name.get(name)
-        if field is None:
-            found.append(f"{path}{name}: {message.full_name} has no such field")
-            continue
-        value = json_type(field)
-        if "type" in prop and prop["type"] != ("array" if field.is_repeated else value):
-            found.append(f"{path}{name}: {prop['type']}, the field is {field.type}")
-        element = prop.get("items", {}) if field.is_repeated else prop
-        if field.is_repeated and "type" in element and element["type"] != value:
-            found.append(f"{path}{name}[]: {element['type']}, the field is {field.type}")
-        enum = field.enum_type
-        if enum is not None and "enum" in element and element["enum"] != enum_names(enum):
-            found.append(f"{path}{name}: enum {element['enum']}, not the proto's")
-        if field.message_type is not None:
-            found += output_problems(element, field.message_type, f"{path}{name}.")
-    return found
-
-
-def json_type(field: FieldDescriptor) -> str:
-    if field.type == FieldDescriptor.TYPE_MESSAGE:
-        return "object"
-    if field.type in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_UINT32):
-        return "integer"
-    if field.type == FieldDescriptor.TYPE_BOOL:
-        return "boolean"
-    return "string"  # strings, enum names, and 64-bit integers (proto3 JSON)
-
-
 @pytest.mark.parametrize(("tool", "request_type", "fields", "required"), INPUTS)
 def test_each_input_schema_offers_every_request_field_but_the_withheld(
     tool: str, request_type: type[Message], fields: Any, required: tuple[str, ...]
@@ -177,13 +140,49 @@ def test_every_offered_argument_reaches_its_request_field(tool: str) -> None:
 
 
 @pytest.mark.parametrize(("tool", "response_type"), OUTPUTS)
-def test_each_output_schema_names_response_fields_with_their_json_types(
+def test_each_output_schema_names_the_seeds_response_parts_at_the_top_level(
     tool: str, response_type: type[Message]
 ) -> None:
     schema = tools.TOOLS_BY_NAME[tool].output_schema
     assert schema is not None
     Draft202012Validator.check_schema(schema)
-    assert output_problems(schema, response_type.DESCRIPTOR) == []
+    parts = ["requested_scope", "resolved_scope", "revision", "coverage", "evidence"]
+    if tool != tools.GET_CONTEXT:
+        parts.append("page")
+    assert set(parts) <= set(schema["required"])
+    for part in parts:
+        assert schema["properties"][part]["description"], part
+    assert "basis" not in schema["properties"]
+    if tool == tools.GET_CONTEXT:  # a page per collection
+        collection = schema["properties"]["collections"]["items"]
+        assert "page" in collection["properties"]
+
+
+def schema_nodes(schema: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every sub-schema with where it sits."""
+    if not isinstance(schema, dict):
+        return []
+    found = [(path, schema)]
+    for name, prop in schema.get("properties", {}).items():
+        found += schema_nodes(prop, f"{path}.{name}")
+    found += schema_nodes(schema.get("items"), f"{path}[]")
+    for i, branch in enumerate(schema.get("oneOf", [])):
+        found += schema_nodes(branch, f"{path}|{i}")
+    return found
+
+
+@pytest.mark.parametrize(("tool", "response_type"), OUTPUTS)
+def test_output_schemas_name_every_field_and_refuse_empty_strings_and_proto_spellings(
+    tool: str, response_type: type[Message]
+) -> None:
+    schema = tools.TOOLS_BY_NAME[tool].output_schema
+    for path, node in schema_nodes(schema):
+        if node.get("type") == "object":
+            assert node.get("additionalProperties") is False, path
+        if node.get("type") == "string" and "enum" not in node:
+            assert node.get("minLength") == 1 or "pattern" in node, path
+        for value in node.get("enum", []):
+            assert "unspecified" not in value and not value.startswith("validity_"), path
 
 
 def test_the_scope_shape_is_the_scope_oneof_with_its_project_set_as_a_list_of_ids() -> None:
@@ -266,23 +265,12 @@ def test_a_withheld_or_excluded_name_the_proto_lacks_stops_the_schema() -> None:
         enum_names(common_pb2.ObjectType.DESCRIPTOR, ("note",))
 
 
-def test_a_renamed_response_field_fails_the_output_check() -> None:
+def test_a_renamed_response_field_is_renamed_in_the_output_schema() -> None:
     def rename_title(files: Files) -> None:
         hit = message_in(files, GRAPH, "SearchHit")
         next(f for f in hit.field if f.name == "title").name = "heading"
 
-    pool = edited(rename_title)
-    response = pool.FindMessageTypeByName("mirrortree.v1.SearchResponse")
-    schema = tools.TOOLS_BY_NAME[tools.SEARCH].output_schema
-    assert schema is not None
-    assert output_problems(schema, response) == [
-        "hits.title: mirrortree.v1.SearchHit has no such field"
-    ]
-
-
-def test_an_int64_offered_as_a_number_fails_the_output_check() -> None:
-    schema = {"properties": {"start": {"type": "integer"}, "page": {"required": ["x"]}}}
-    assert output_problems(schema, graph_pb2.ReadSourceResponse.DESCRIPTOR) == [
-        f"start: integer, the field is {FieldDescriptor.TYPE_INT64}",
-        "page.x: required but not a property",
-    ]
+    hit = edited(rename_title).FindMessageTypeByName("mirrortree.v1.SearchHit")
+    properties = results.output_schema(hit)["properties"]
+    assert "heading" in properties
+    assert "title" not in properties

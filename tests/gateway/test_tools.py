@@ -92,8 +92,9 @@ async def test_search_in_memory_returns_a_page_from_the_bound_project(
     assert not result.is_error, result.content
     data = result.structured_content
     assert [h["ref"] for h in data["hits"]] == [{"type": "event", "id": "d1"}]
-    assert data["basis"]["scope"]["resolved"]["projects"]["project_ids"] == [project]
-    assert data["basis"]["scope"]["resolution"] == "session_current_project"
+    assert data["requested_scope"] == {"default": True}
+    assert data["resolved_scope"]["scope"] == {"projects": [project]}
+    assert data["resolved_scope"]["resolution"] == "session_current_project"
     assert data["page"]["total"] == {"exact": "1"}  # int64 travels as a string
     text = result.content[0]
     assert isinstance(text, types.TextContent)

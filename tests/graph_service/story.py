@@ -98,8 +98,12 @@ async def record(
         source_references=list(sources),
     )
     for name, value in fields.items():
-        if isinstance(value, str):
+        if isinstance(value, (str, int)):
             setattr(request, name, value)
+        elif isinstance(value, dict):  # a message field, e.g. covered ({} clears it)
+            request.ClearField(name)
+            for key, item in value.items():
+                setattr(getattr(request, name), key, item)
         else:
             getattr(request, name).extend(value)
     response: tree_pb2.RecordReviewResponse = await tree_stub.RecordReview(request)

@@ -58,13 +58,15 @@ async def test_acceptance_story_old_decision_evidenced_revision_current_recommen
     decisions = {d["event_id"]: d for d in current["decisions"]["items"]}
     assert decisions["ev-decide-a"]["validity"]["state"] == "superseded"
     assert decisions["ev-revise-b"]["validity"]["state"] == "current"
-    assert current["completion"]["state"] == "unknown"
+    assert current["work_state"]["completion"]["state"] == "unknown"
 
     decision_b = await context(graph_stub, story, ref(EVENT, "ev-revise-b"))
     projection = content(collection(decision_b, "current").items[0])
-    assert projection["decision_state"] == "decided"
-    assert projection["completion"]["state"] == "unknown"
-    assert "not evidence that it was carried out" in projection["completion"]["reason"]
+    assert projection["work_state"]["decision"]["state"] == "decided"
+    assert projection["work_state"]["completion"]["state"] == "unknown"
+    assert (
+        "not evidence that it was carried out" in projection["work_state"]["completion"]["reason"]
+    )
     assert projection["validity"]["state"] == "current"
 
     hits = await graph_stub.Search(
@@ -249,15 +251,20 @@ async def test_a_completed_change_is_the_evidence_a_decision_was_carried_out(tre
         return response
 
     moved = await read(ref(EVENT, "ev-move"))
-    completion = content(collection(moved, "current").items[0])["completion"]
+    completion = content(collection(moved, "current").items[0])["work_state"]["completion"]
     assert completion == {
         "state": "completed",
         "evidence": [{"entity_change": "chg-done", "result_id": results[0]}],
     }
     assert list(moved.history_gaps) == [f"a result holding this object reports: {gap}"]
+    unresolved = content(collection(moved, "current").items[0])["unresolved"]
+    assert unresolved["coverage_gaps"] == list(moved.history_gaps)
 
     later = await read(ref(EVENT, "ev-later"))
-    assert content(collection(later, "current").items[0])["completion"]["state"] == "unknown"
+    assert (
+        content(collection(later, "current").items[0])["work_state"]["completion"]["state"]
+        == "unknown"
+    )
     assert list(later.history_gaps) == []
     # The entity is held by both results: one of them reports the gap.
     entity = await read(ref(ENTITY, "ent-db"))

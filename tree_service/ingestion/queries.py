@@ -28,9 +28,9 @@ INSERT_REVIEW_RESULT = """
 INSERT INTO review_results (
     result_id, scope_key, scope_projects, phase, covered_from, covered_to,
     review_generated_at, recorded_at, graph_revision, excluded_source_types, request_hash,
-    coverage_gaps, object_count)
+    coverage_gaps, object_count, coverage_basis, coverage_counts)
 VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), nextval('graph_revision_seq'), $8, $9,
-        $10, $11)
+        $10, $11, $12, $13::jsonb)
 RETURNING recorded_at, graph_revision
 """
 

@@ -101,6 +101,8 @@ class IngestionStore:
                 request_hash,
                 list(review.coverage_gaps),
                 len(review.objects),
+                review.coverage_basis,
+                json.dumps([{"what": w, "count": n} for w, n in review.coverage_counts]),
             )
         except asyncpg.UniqueViolationError:
             # A concurrent ingestion of the same result id committed first.

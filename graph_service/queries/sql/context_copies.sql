@@ -1,17 +1,21 @@
--- Whole copies by key ('copy'), the sources of those shown with sources ('cited') and the
--- relations touching the objects ('touch').
+-- Whole copies by key ('copy', with the period their result covered: what decides the current
+-- description), the sources of those shown with sources ('cited') and the relations touching
+-- the objects ('touch').
 
 WITH page AS (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title,
            o.body, o.kind, o.object_revision, o.confirmation_state, o.event_time_start,
            o.event_time_end, o.event_time_precision, o.event_time_basis,
            o.review_generated_at, o.recorded_at, o.details,
-           CASE WHEN k.sources_shown THEN o.cited_ids ELSE '{}' END AS cited_ids
+           CASE WHEN k.sources_shown THEN o.cited_ids ELSE '{}' END AS cited_ids,
+           r.coverage_basis AS result_coverage_basis, r.covered_from AS result_covered_from,
+           r.covered_to AS result_covered_to
     FROM unnest($1::text[], $2::text[], $3::text[], $7::boolean[])
          AS k (result_id, object_type, object_id, sources_shown)
     JOIN graph_objects o
       ON o.result_id = k.result_id AND o.object_type = k.object_type
      AND o.object_id = k.object_id
+    JOIN review_results r ON r.result_id = o.result_id
 ), cited AS (
     SELECT DISTINCT p.result_id, c.id FROM page p, unnest(p.cited_ids) AS c (id)
 )
@@ -24,7 +28,7 @@ SELECT 'cited',
        NULL::timestamptz AS event_time_start, NULL::timestamptz AS event_time_end,
        NULL::text AS event_time_precision, NULL::text AS event_time_basis,
        NULL::timestamptz AS review_generated_at, NULL::timestamptz AS recorded_at, o.details,
-       NULL::text[] AS cited_ids,
+       NULL::text[] AS cited_ids, NULL::text, NULL::timestamptz, NULL::timestamptz,
        NULL AS link, NULL AS touched_type, NULL AS touched_id
 FROM cited c
 JOIN graph_objects o
@@ -35,7 +39,8 @@ SELECT 'touch' AS part,
        o.body, o.kind, o.object_revision, o.confirmation_state, o.event_time_start,
        o.event_time_end, o.event_time_precision, o.event_time_basis,
        o.review_generated_at, o.recorded_at, o.details,
-       o.cited_ids, l.link, l.to_type AS touched_type, l.to_id AS touched_id
+       o.cited_ids, NULL::text, NULL::timestamptz, NULL::timestamptz,
+       l.link, l.to_type AS touched_type, l.to_id AS touched_id
 FROM unnest($5::text[], $6::text[]) AS x (t, id)
 JOIN graph_links l ON l.scope_key = $4 AND l.to_type = x.t AND l.to_id = x.id
 JOIN graph_objects o

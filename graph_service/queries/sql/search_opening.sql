@@ -24,8 +24,13 @@ LATERAL (
            array_agg(x.covered_to ORDER BY x.review_generated_at DESC, x.result_id)
                AS covered_covered_to,
            array_agg(x.review_generated_at ORDER BY x.review_generated_at DESC, x.result_id)
-               AS covered_review_generated_at
-    FROM (SELECT result_id, phase, covered_from, covered_to, review_generated_at
+               AS covered_review_generated_at,
+           array_agg(x.coverage_basis ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_basis,
+           array_agg(x.coverage_counts::text ORDER BY x.review_generated_at DESC, x.result_id)
+               AS covered_counts
+    FROM (SELECT result_id, phase, covered_from, covered_to, review_generated_at,
+                 coverage_basis, coverage_counts
           FROM review_results
           WHERE scope_key = $1
           ORDER BY review_generated_at DESC, result_id
