@@ -11,6 +11,7 @@ from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.validation import FieldChecker, shown
 from mirrortree.violations import FieldViolation
+from tree_service import canon_projection
 from tree_service.domain import (
     MAX_OWNER,
     MAX_QUESTION,
@@ -198,6 +199,8 @@ def new_tree(request: tree_pb2.CreateTreeRequest) -> NewTree:
     check.text("title", request.title, MAX_TITLE)
     check.text("owner", request.owner, MAX_OWNER)
     check.identifier("project_id", request.project_id, required=False)
+    if canon_projection.is_reserved_project(request.project_id):
+        check.fail("project_id", canon_projection.RESERVED_PROJECT_ADVICE)
     choice = realm_choice(check, request.default_realm, request.default_world, "default_")
     check.done()
     return NewTree(
@@ -482,6 +485,7 @@ def version_to_proto(version: MainLineVersion) -> tree_pb2.MainLineVersion:
         forbidden_effects=list(policy.forbidden_effects),
         manual_extractions=list(policy.manual_extractions),
         replaces_version_id=version.replaces_version_id or "",
+        story_graph_scope=scope_to_proto(version.graph_scope) if version.graph_scope else None,
     )
 
 

@@ -323,6 +323,8 @@ class MainLineVersion:
     created_at: datetime
     candidates: tuple[CanonCandidate, ...]
     replaces_version_id: str | None
+    # The story-graph scope the version is projected into (its canon scope), when known.
+    graph_scope: ScopeValue | None = None
 
     @property
     def policy(self) -> CanonPolicy:

@@ -467,7 +467,7 @@ class CanonCandidate(_message.Message):
     def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
 
 class MainLineVersion(_message.Message):
-    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted")
+    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted", "story_graph_scope")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -482,6 +482,7 @@ class MainLineVersion(_message.Message):
     MANUAL_EXTRACTIONS_FIELD_NUMBER: _ClassVar[int]
     REPLACES_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    STORY_GRAPH_SCOPE_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     scope: CanonicalScope
@@ -496,7 +497,8 @@ class MainLineVersion(_message.Message):
     manual_extractions: _containers.RepeatedScalarFieldContainer[str]
     replaces_version_id: str
     snapshot_omitted: bool
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ...) -> None: ...
+    story_graph_scope: _common_pb2.Scope
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ..., story_graph_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ...) -> None: ...
 
 class UserConfirmation(_message.Message):
     __slots__ = ("confirmed", "user_id", "invitation_id")

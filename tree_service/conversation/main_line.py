@@ -10,7 +10,6 @@ import uuid
 
 import asyncpg
 
-from mirrortree.scopes import ScopeValue
 from tree_service import canon_projection, rules
 from tree_service.conversation import queries
 from tree_service.conversation.rows import (
@@ -100,6 +99,7 @@ class MainLineStore:
             created_at=created_at,
             candidates=tuple(candidates),
             replaces_version_id=str(previous) if previous else None,
+            graph_scope=canon_projection.canon_scope(scope, world, tree["project_id"]),
         )
         await self._project(conn, created, tree)
         return created
@@ -151,13 +151,12 @@ class MainLineStore:
         self, conn: asyncpg.Connection, version: MainLineVersion, tree: asyncpg.Record
     ) -> None:
         """W3, in the canonicalization's own transaction: the version appears in the story
-        graph as a confirmed decision, replacing the previous version's decision when that
-        one is in the same scope (a tree that changed project, or a version older than the
-        projection, gets a coverage gap instead of an unevidenced link)."""
+        graph of its canon scope (the project only for real experience) as a confirmed record,
+        replacing the previous version's record when that one is in the same scope (a tree
+        that changed project, or a version older than the projection, gets a coverage gap
+        instead of an unevidenced link)."""
         project_id = tree["project_id"]
-        scope_key = (
-            ScopeValue.of_projects([project_id]) if project_id else ScopeValue.global_scope()
-        ).key
+        scope_key = canon_projection.canon_scope(version.scope, version.world, project_id).key
         previous_in_scope = None
         gaps: tuple[str, ...] = ()
         if version.replaces_version_id:
@@ -195,7 +194,8 @@ class MainLineStore:
         except ValueError:
             raise foreign from None
         async with self._pool.acquire() as conn:
-            if await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
+            tree = await conn.fetchrow(queries.SELECT_TREE, tree_uuid)
+            if tree is None:
                 raise NotFound("tree", tree_id)
             if after is not None and not await conn.fetchval(
                 queries.MAIN_LINE_VERSION_OF_TREE, after, tree_uuid
@@ -209,7 +209,7 @@ class MainLineStore:
                 after,
                 limit,
             )
-        return [listed_version(r) for r in rows]
+        return [listed_version(r, tree["project_id"]) for r in rows]
 
     async def with_snapshots(self, versions: list[MainLineVersion]) -> list[MainLineVersion]:
         """The versions, in their order, with their snapshots read."""
