@@ -120,6 +120,21 @@ CREATE TABLE public.app_settings (
 );
 
 --
+-- Name: arbiter_rulings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.arbiter_rulings (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    arbiter text NOT NULL,
+    action text NOT NULL,
+    allowed boolean NOT NULL,
+    reason text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: bindings; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -166,6 +181,27 @@ CREATE TABLE public.capabilities (
     enabled boolean NOT NULL,
     assignments text[] NOT NULL,
     revision bigint DEFAULT 1 NOT NULL
+);
+
+--
+-- Name: commitments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.commitments (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    kind text NOT NULL,
+    statement text NOT NULL,
+    realm text NOT NULL,
+    world text,
+    stated_by text NOT NULL,
+    confirmed_by text,
+    confirmed_at timestamp with time zone,
+    withdrawn_by text,
+    withdrawn_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT commitments_kind_check CHECK ((kind = ANY (ARRAY['safety_stop'::text, 'authorization'::text, 'relationship'::text, 'experience'::text, 'stated_fact'::text])))
 );
 
 --
@@ -247,7 +283,14 @@ CREATE TABLE public.effects (
     id uuid NOT NULL,
     tree_id uuid NOT NULL,
     kind text NOT NULL,
-    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    node_id uuid,
+    ruling_id uuid,
+    tool text DEFAULT ''::text NOT NULL,
+    action text DEFAULT ''::text NOT NULL,
+    parameters jsonb DEFAULT '{}'::jsonb NOT NULL,
+    recorded_by text DEFAULT ''::text NOT NULL,
+    CONSTRAINT effects_real_world_action_is_ruled CHECK (((kind <> 'real_world_action'::text) OR ((node_id IS NOT NULL) AND (ruling_id IS NOT NULL))))
 );
 
 --
@@ -500,6 +543,13 @@ ALTER TABLE ONLY public.app_settings
     ADD CONSTRAINT app_settings_pkey PRIMARY KEY (singleton);
 
 --
+-- Name: arbiter_rulings arbiter_rulings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.arbiter_rulings
+    ADD CONSTRAINT arbiter_rulings_pkey PRIMARY KEY (id);
+
+--
 -- Name: bindings bindings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -533,6 +583,13 @@ ALTER TABLE ONLY public.canon_candidates
 
 ALTER TABLE ONLY public.capabilities
     ADD CONSTRAINT capabilities_pkey PRIMARY KEY (id);
+
+--
+-- Name: commitments commitments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.commitments
+    ADD CONSTRAINT commitments_pkey PRIMARY KEY (id);
 
 --
 -- Name: context_counts context_counts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -668,10 +725,28 @@ ALTER TABLE ONLY public.trees
     ADD CONSTRAINT trees_pkey PRIMARY KEY (id);
 
 --
+-- Name: arbiter_rulings_node; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX arbiter_rulings_node ON public.arbiter_rulings USING btree (node_id);
+
+--
 -- Name: canon_candidates_version; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX canon_candidates_version ON public.canon_candidates USING btree (version_id);
+
+--
+-- Name: commitments_live_stops; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX commitments_live_stops ON public.commitments USING btree (tree_id) WHERE ((kind = 'safety_stop'::text) AND (withdrawn_at IS NULL));
+
+--
+-- Name: commitments_tree_order; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX commitments_tree_order ON public.commitments USING btree (tree_id, created_at, id);
 
 --
 -- Name: context_citations_order; Type: INDEX; Schema: public; Owner: -
@@ -690,6 +765,12 @@ CREATE INDEX context_members_decisions ON public.context_members USING btree (sc
 --
 
 CREATE UNIQUE INDEX context_members_evidence_order ON public.context_members USING btree (scope_key, anchor_type, anchor_id, object_type, ((event_time_start IS NULL)), COALESCE(event_time_start, '0001-01-02 00:00:00+00'::timestamp with time zone), type_rank, object_id COLLATE "C", result_id COLLATE "C") INCLUDE (kind, event_time_start, event_time_end, event_time_precision, review_generated_at, recorded_at, cited_ids);
+
+--
+-- Name: effects_tree_order; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX effects_tree_order ON public.effects USING btree (tree_id, created_at, id);
 
 --
 -- Name: graph_links_changes; Type: INDEX; Schema: public; Owner: -
@@ -806,6 +887,20 @@ CREATE INDEX source_revisions_node ON public.source_revisions USING btree (node_
 CREATE TRIGGER main_line_versions_immutable BEFORE DELETE OR UPDATE ON public.main_line_versions FOR EACH ROW EXECUTE FUNCTION public.refuse_main_line_rewrite();
 
 --
+-- Name: arbiter_rulings arbiter_rulings_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.arbiter_rulings
+    ADD CONSTRAINT arbiter_rulings_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: arbiter_rulings arbiter_rulings_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.arbiter_rulings
+    ADD CONSTRAINT arbiter_rulings_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
 -- Name: bindings bindings_session_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -825,6 +920,34 @@ ALTER TABLE ONLY public.bud_chunks
 
 ALTER TABLE ONLY public.canon_candidates
     ADD CONSTRAINT canon_candidates_version_id_fkey FOREIGN KEY (version_id) REFERENCES public.main_line_versions(id);
+
+--
+-- Name: commitments commitments_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.commitments
+    ADD CONSTRAINT commitments_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: commitments commitments_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.commitments
+    ADD CONSTRAINT commitments_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: effects effects_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: effects effects_ruling_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_ruling_id_fkey FOREIGN KEY (ruling_id) REFERENCES public.arbiter_rulings(id);
 
 --
 -- Name: effects effects_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

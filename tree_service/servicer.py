@@ -20,6 +20,8 @@ from tree_service.errors import (
     TreeServiceError,
 )
 from tree_service.ingestion.rpc import IngestionRpcs
+from tree_service.realms.rpc import RealmRpcs
+from tree_service.realms.rules import RealmNotReal, RulingRequired, SafetyStopInEffect
 
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
@@ -28,6 +30,9 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     RevisionConflict: grpc.StatusCode.ABORTED,
     Contention: grpc.StatusCode.ABORTED,
     IdempotencyKeyReused: grpc.StatusCode.ALREADY_EXISTS,
+    RealmNotReal: grpc.StatusCode.FAILED_PRECONDITION,
+    RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
+    SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -39,6 +44,7 @@ class TreeServicer(
     BudRpcs,
     IngestionRpcs,
     AccessRpcs,
+    RealmRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

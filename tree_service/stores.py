@@ -10,6 +10,7 @@ from tree_service.buds.store import BudStore
 from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.ingestion.store import IngestionStore
+from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
 
 
@@ -21,6 +22,7 @@ class Stores:
     buds: BudStore
     ingestion: IngestionStore
     access: AccessStore
+    realms: RealmStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -33,4 +35,5 @@ class Stores:
             buds=BudStore(core, conversation),
             ingestion=ingestion,
             access=AccessStore(),
+            realms=RealmStore(core),
         )

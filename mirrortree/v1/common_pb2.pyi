@@ -31,6 +31,9 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAILED_PRECONDITION_REASON: _ClassVar[ErrorReason]
     CONTENTION: _ClassVar[ErrorReason]
     INTERNAL_REASON: _ClassVar[ErrorReason]
+    REALM_NOT_REAL: _ClassVar[ErrorReason]
+    RULING_REQUIRED: _ClassVar[ErrorReason]
+    SAFETY_STOP_IN_EFFECT: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -99,6 +102,9 @@ SEARCH_BUDGET_EXCEEDED: ErrorReason
 FAILED_PRECONDITION_REASON: ErrorReason
 CONTENTION: ErrorReason
 INTERNAL_REASON: ErrorReason
+REALM_NOT_REAL: ErrorReason
+RULING_REQUIRED: ErrorReason
+SAFETY_STOP_IN_EFFECT: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType

@@ -59,6 +59,24 @@ class RelationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTRASTS: _ClassVar[RelationKind]
     REPLACES: _ClassVar[RelationKind]
     CONTRADICTS: _ClassVar[RelationKind]
+
+class CommitmentKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COMMITMENT_KIND_UNSPECIFIED: _ClassVar[CommitmentKind]
+    SAFETY_STOP: _ClassVar[CommitmentKind]
+    AUTHORIZATION: _ClassVar[CommitmentKind]
+    RELATIONSHIP: _ClassVar[CommitmentKind]
+    EXPERIENCE: _ClassVar[CommitmentKind]
+    STATED_FACT: _ClassVar[CommitmentKind]
+
+class CommitmentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COMMITMENT_STATE_UNSPECIFIED: _ClassVar[CommitmentState]
+    IN_EFFECT: _ClassVar[CommitmentState]
+    AWAITING_CONFIRMATION: _ClassVar[CommitmentState]
+    AWAITING_CANONICALIZATION: _ClassVar[CommitmentState]
+    NEVER_IN_EFFECT: _ClassVar[CommitmentState]
+    WITHDRAWN: _ClassVar[CommitmentState]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -90,6 +108,18 @@ REVISED: RelationKind
 CONTRASTS: RelationKind
 REPLACES: RelationKind
 CONTRADICTS: RelationKind
+COMMITMENT_KIND_UNSPECIFIED: CommitmentKind
+SAFETY_STOP: CommitmentKind
+AUTHORIZATION: CommitmentKind
+RELATIONSHIP: CommitmentKind
+EXPERIENCE: CommitmentKind
+STATED_FACT: CommitmentKind
+COMMITMENT_STATE_UNSPECIFIED: CommitmentState
+IN_EFFECT: CommitmentState
+AWAITING_CONFIRMATION: CommitmentState
+AWAITING_CANONICALIZATION: CommitmentState
+NEVER_IN_EFFECT: CommitmentState
+WITHDRAWN: CommitmentState
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -1024,3 +1054,209 @@ class CreateBindingResponse(_message.Message):
     project_id: str
     consistency: _common_pb2.ConsistencyToken
     def __init__(self, binding_id: _Optional[str] = ..., token: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ..., project_id: _Optional[str] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ArbiterRuling(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "arbiter", "action", "allowed", "reason", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ARBITER_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    arbiter: str
+    action: str
+    allowed: bool
+    reason: str
+    created_at: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., arbiter: _Optional[str] = ..., action: _Optional[str] = ..., allowed: _Optional[bool] = ..., reason: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class RecordArbiterRulingRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "arbiter", "action", "allowed", "reason")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ARBITER_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    arbiter: str
+    action: str
+    allowed: bool
+    reason: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., arbiter: _Optional[str] = ..., action: _Optional[str] = ..., allowed: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class RecordArbiterRulingResponse(_message.Message):
+    __slots__ = ("ruling", "consistency")
+    RULING_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    ruling: ArbiterRuling
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, ruling: _Optional[_Union[ArbiterRuling, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class Effect(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "kind", "ruling_id", "tool", "action", "parameters_json", "recorded_by", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    RULING_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    kind: str
+    ruling_id: str
+    tool: str
+    action: str
+    parameters_json: str
+    recorded_by: str
+    created_at: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[str] = ..., ruling_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., parameters_json: _Optional[str] = ..., recorded_by: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class RecordRealActionRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "ruling_id", "tool", "action", "parameters_json", "recorded_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    RULING_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    ruling_id: str
+    tool: str
+    action: str
+    parameters_json: str
+    recorded_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., ruling_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., parameters_json: _Optional[str] = ..., recorded_by: _Optional[str] = ...) -> None: ...
+
+class RecordRealActionResponse(_message.Message):
+    __slots__ = ("effect", "consistency")
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    effect: Effect
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, effect: _Optional[_Union[Effect, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListEffectsRequest(_message.Message):
+    __slots__ = ("tree_id", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListEffectsResponse(_message.Message):
+    __slots__ = ("effects", "next_page_token")
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    effects: _containers.RepeatedCompositeFieldContainer[Effect]
+    next_page_token: str
+    def __init__(self, effects: _Optional[_Iterable[_Union[Effect, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class Commitment(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "kind", "statement", "realm", "world", "stated_by", "created_at", "state", "effective_scope", "state_reason", "confirmed_by", "main_line_version_id", "withdrawn_by")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATEMENT_FIELD_NUMBER: _ClassVar[int]
+    REALM_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    STATED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    STATE_REASON_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_BY_FIELD_NUMBER: _ClassVar[int]
+    MAIN_LINE_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_BY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    kind: CommitmentKind
+    statement: str
+    realm: Realm
+    world: str
+    stated_by: str
+    created_at: str
+    state: CommitmentState
+    effective_scope: str
+    state_reason: str
+    confirmed_by: str
+    main_line_version_id: str
+    withdrawn_by: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[_Union[CommitmentKind, str]] = ..., statement: _Optional[str] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ..., stated_by: _Optional[str] = ..., created_at: _Optional[str] = ..., state: _Optional[_Union[CommitmentState, str]] = ..., effective_scope: _Optional[str] = ..., state_reason: _Optional[str] = ..., confirmed_by: _Optional[str] = ..., main_line_version_id: _Optional[str] = ..., withdrawn_by: _Optional[str] = ...) -> None: ...
+
+class RecordCommitmentRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "kind", "statement", "stated_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATEMENT_FIELD_NUMBER: _ClassVar[int]
+    STATED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    kind: CommitmentKind
+    statement: str
+    stated_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[_Union[CommitmentKind, str]] = ..., statement: _Optional[str] = ..., stated_by: _Optional[str] = ...) -> None: ...
+
+class ConfirmCommitmentRequest(_message.Message):
+    __slots__ = ("idempotency_key", "commitment_id", "confirmation")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    commitment_id: str
+    confirmation: UserConfirmation
+    def __init__(self, idempotency_key: _Optional[str] = ..., commitment_id: _Optional[str] = ..., confirmation: _Optional[_Union[UserConfirmation, _Mapping]] = ...) -> None: ...
+
+class WithdrawCommitmentRequest(_message.Message):
+    __slots__ = ("idempotency_key", "commitment_id", "withdrawn_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    commitment_id: str
+    withdrawn_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., commitment_id: _Optional[str] = ..., withdrawn_by: _Optional[str] = ...) -> None: ...
+
+class CommitmentResponse(_message.Message):
+    __slots__ = ("commitment", "consistency")
+    COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    commitment: Commitment
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, commitment: _Optional[_Union[Commitment, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListCommitmentsRequest(_message.Message):
+    __slots__ = ("tree_id", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListCommitmentsResponse(_message.Message):
+    __slots__ = ("commitments", "next_page_token")
+    COMMITMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    commitments: _containers.RepeatedCompositeFieldContainer[Commitment]
+    next_page_token: str
+    def __init__(self, commitments: _Optional[_Iterable[_Union[Commitment, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

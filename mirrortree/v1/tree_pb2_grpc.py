@@ -154,6 +154,41 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingResponse.FromString,
                 _registered_method=True)
+        self.RecordArbiterRuling = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordArbiterRuling',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingResponse.FromString,
+                _registered_method=True)
+        self.RecordRealAction = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordRealAction',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionResponse.FromString,
+                _registered_method=True)
+        self.ListEffects = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListEffects',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsResponse.FromString,
+                _registered_method=True)
+        self.RecordCommitment = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordCommitment',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordCommitmentRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+                _registered_method=True)
+        self.ConfirmCommitment = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ConfirmCommitment',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ConfirmCommitmentRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+                _registered_method=True)
+        self.WithdrawCommitment = channel.unary_unary(
+                '/mirrortree.v1.TreeService/WithdrawCommitment',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.WithdrawCommitmentRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+                _registered_method=True)
+        self.ListCommitments = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCommitments',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -375,6 +410,65 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordArbiterRuling(self, request, context):
+        """T17: an arbiter's ruling (司命) on a real-world action proposed at a node: allowed or not,
+        and why. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordRealAction(self, request, context):
+        """T17: a real-world tool action, written to the tree's effects ledger. Only from a node of
+        the real realm, with an allowing ruling on record for that node and action, and while no
+        safety stop is in effect in the tree. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
+        FAILED_PRECONDITION (`realm_not_real`, `ruling_required`, `safety_stop_in_effect`; nothing
+        is written), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEffects(self, request, context):
+        """T17: a tree's effects ledger, oldest first, paged. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordCommitment(self, request, context):
+        """T18, T24: a commitment or fact stated at a node, recorded with the effect its realm and
+        kind allow (see CommitmentState). Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ConfirmCommitment(self, request, context):
+        """T18: a user's own explicit confirmation of a real authorization. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not a real-realm authorization, or
+        withdrawn), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WithdrawCommitment(self, request, context):
+        """T18: withdraws a commitment (lifts a safety stop). Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
+        FAILED_PRECONDITION (already withdrawn), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCommitments(self, request, context):
+        """T18: a tree's commitments with their effect state as of now, oldest first, paged.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -497,6 +591,41 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.CreateBinding,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingResponse.SerializeToString,
+            ),
+            'RecordArbiterRuling': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordArbiterRuling,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingResponse.SerializeToString,
+            ),
+            'RecordRealAction': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordRealAction,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionResponse.SerializeToString,
+            ),
+            'ListEffects': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEffects,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsResponse.SerializeToString,
+            ),
+            'RecordCommitment': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordCommitment,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordCommitmentRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.SerializeToString,
+            ),
+            'ConfirmCommitment': grpc.unary_unary_rpc_method_handler(
+                    servicer.ConfirmCommitment,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ConfirmCommitmentRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.SerializeToString,
+            ),
+            'WithdrawCommitment': grpc.unary_unary_rpc_method_handler(
+                    servicer.WithdrawCommitment,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.WithdrawCommitmentRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.SerializeToString,
+            ),
+            'ListCommitments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCommitments,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1147,6 +1276,195 @@ class TreeService:
             '/mirrortree.v1.TreeService/CreateBinding',
             mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.CreateBindingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordArbiterRuling(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordArbiterRuling',
+            mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordRealAction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordRealAction',
+            mirrortree_dot_v1_dot_tree__pb2.RecordRealActionRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.RecordRealActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEffects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListEffects',
+            mirrortree_dot_v1_dot_tree__pb2.ListEffectsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListEffectsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordCommitment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordCommitment',
+            mirrortree_dot_v1_dot_tree__pb2.RecordCommitmentRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ConfirmCommitment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ConfirmCommitment',
+            mirrortree_dot_v1_dot_tree__pb2.ConfirmCommitmentRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WithdrawCommitment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/WithdrawCommitment',
+            mirrortree_dot_v1_dot_tree__pb2.WithdrawCommitmentRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCommitments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCommitments',
+            mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,
