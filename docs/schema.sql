@@ -92,6 +92,19 @@ CREATE FUNCTION public.range_days(from_at timestamp with time zone, until_at tim
     RETURN (public.days_between(from_at, until_at) || '-2147483648'::integer);
 
 --
+-- Name: refuse_context_version_rewrite(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.refuse_context_version_rewrite() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'context versions are immutable (version %)', OLD.id
+        USING ERRCODE = 'integrity_constraint_violation';
+END;
+$$;
+
+--
 -- Name: refuse_main_line_rewrite(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -276,6 +289,40 @@ CREATE TABLE public.context_members (
 );
 
 --
+-- Name: context_summaries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.context_summaries (
+    subject text NOT NULL,
+    version bigint NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    text text NOT NULL,
+    token_estimate bigint DEFAULT 0 NOT NULL,
+    written_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT context_summaries_token_estimate_check CHECK ((token_estimate >= 0)),
+    CONSTRAINT context_summaries_version_check CHECK ((version >= 1))
+);
+
+--
+-- Name: context_versions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.context_versions (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    budget bigint NOT NULL,
+    token_budget bigint DEFAULT 0 NOT NULL,
+    used bigint NOT NULL,
+    used_tokens bigint NOT NULL,
+    items jsonb NOT NULL,
+    digest text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: effects; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -423,6 +470,7 @@ CREATE TABLE public.nodes (
     evidence jsonb DEFAULT '[]'::jsonb NOT NULL,
     tool_trace jsonb DEFAULT '[]'::jsonb NOT NULL,
     stream_lease_until timestamp with time zone,
+    context_version_id uuid,
     CONSTRAINT nodes_answer_state_check CHECK ((answer_state = ANY (ARRAY['streaming'::text, 'sealed'::text, 'frozen'::text]))),
     CONSTRAINT nodes_answer_state_only_on_answers CHECK (((kind = 'answer'::text) = (answer_state IS NOT NULL))),
     CONSTRAINT nodes_continuation_kind_check CHECK ((continuation_kind = ANY (ARRAY['elaboration'::text, 'verification'::text, 'tool_work'::text, 'deeper_reasoning'::text]))),
@@ -611,6 +659,20 @@ ALTER TABLE ONLY public.context_hub_threshold
 
 ALTER TABLE ONLY public.context_hubs
     ADD CONSTRAINT context_hubs_pkey PRIMARY KEY (scope_key, object_type, object_id);
+
+--
+-- Name: context_summaries context_summaries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_summaries
+    ADD CONSTRAINT context_summaries_pkey PRIMARY KEY (subject, version);
+
+--
+-- Name: context_versions context_versions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_versions
+    ADD CONSTRAINT context_versions_pkey PRIMARY KEY (id);
 
 --
 -- Name: effects effects_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -881,6 +943,12 @@ CREATE INDEX review_results_scope_revision ON public.review_results USING btree 
 CREATE INDEX source_revisions_node ON public.source_revisions USING btree (node_id);
 
 --
+-- Name: context_versions context_versions_immutable; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER context_versions_immutable BEFORE DELETE OR UPDATE ON public.context_versions FOR EACH ROW EXECUTE FUNCTION public.refuse_context_version_rewrite();
+
+--
 -- Name: main_line_versions main_line_versions_immutable; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -934,6 +1002,34 @@ ALTER TABLE ONLY public.commitments
 
 ALTER TABLE ONLY public.commitments
     ADD CONSTRAINT commitments_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: context_summaries context_summaries_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_summaries
+    ADD CONSTRAINT context_summaries_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: context_summaries context_summaries_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_summaries
+    ADD CONSTRAINT context_summaries_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: context_versions context_versions_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_versions
+    ADD CONSTRAINT context_versions_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: context_versions context_versions_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_versions
+    ADD CONSTRAINT context_versions_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- Name: effects effects_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -997,6 +1093,13 @@ ALTER TABLE ONLY public.main_lines
 
 ALTER TABLE ONLY public.nodes
     ADD CONSTRAINT nodes_adopted_answer_id_fkey FOREIGN KEY (adopted_answer_id) REFERENCES public.nodes(id);
+
+--
+-- Name: nodes nodes_context_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.nodes
+    ADD CONSTRAINT nodes_context_version_id_fkey FOREIGN KEY (context_version_id) REFERENCES public.context_versions(id);
 
 --
 -- Name: nodes nodes_extends_answer_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -257,8 +257,15 @@ def new_answer(request: tree_pb2.AddAnswerRequest) -> NewAnswer:
     check.text("text", request.text, MAX_ANSWER)
     made = generated(check, "content", request.content)
     choice = realm_choice(check, request.realm, request.world)
+    check.identifier("context_version_id", request.context_version_id, required=False)
     check.done()
-    return NewAnswer(request.question_id, request.text, made, choice)
+    return NewAnswer(
+        request.question_id,
+        request.text,
+        made,
+        choice,
+        context_version_id=request.context_version_id or None,
+    )
 
 
 def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
@@ -463,6 +470,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         reasoning_summary=node.reasoning_summary,
         evidence=list(node.evidence),
         tool_trace=[tree_pb2.ToolTraceEntry(**t) for t in node.tool_trace],
+        context_version_id=node.context_version_id or "",
     )
 
 

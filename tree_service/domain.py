@@ -233,6 +233,7 @@ class Node:
     reasoning_summary: str = ""
     evidence: tuple[str, ...] = ()
     tool_trace: tuple[dict[str, Any], ...] = ()
+    context_version_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -281,6 +282,7 @@ class NewAnswer:
     realm: RealmChoice
     state: AnswerState = AnswerState.SEALED
     extends_answer_id: str | None = None
+    context_version_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,16 @@ def parse_id(value: str, field: str) -> uuid.UUID:
 # ---- what builds on what ------------------------------------------------------------------
 
 
+def expect_context_of(question: Node, assembled_for: str, version_id: str) -> None:
+    """An answer records only a context assembled for the question it answers."""
+    if assembled_for != question.id:
+        raise PreconditionFailed(
+            f"context version {version_id!r} was assembled for node {assembled_for!r}, not for "
+            f"the question {question.id!r} this answer answers",
+            {"field": "context_version_id"},
+        )
+
+
 def expect_kind(node: Node, field: str, *kinds: NodeKind) -> None:
     if node.kind not in kinds:
         wanted = " or ".join(k.value for k in kinds)

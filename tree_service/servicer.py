@@ -9,6 +9,8 @@ from mirrortree import rpcstatus
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.access.rpc import AccessRpcs
 from tree_service.buds.rpc import BudRpcs
+from tree_service.context_assembly.layers import ContextOverBudget
+from tree_service.context_assembly.rpc import ContextRpcs
 from tree_service.conversation.rpc import ConversationRpcs
 from tree_service.errors import (
     Contention,
@@ -33,6 +35,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     RealmNotReal: grpc.StatusCode.FAILED_PRECONDITION,
     RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
     SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
+    ContextOverBudget: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -45,6 +48,7 @@ class TreeServicer(
     IngestionRpcs,
     AccessRpcs,
     RealmRpcs,
+    ContextRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from mirrortree import neighbourhoods
 from tree_service.access.store import AccessStore
 from tree_service.buds.store import BudStore
+from tree_service.context_assembly.store import ContextStore
 from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.ingestion.store import IngestionStore
@@ -23,6 +24,7 @@ class Stores:
     ingestion: IngestionStore
     access: AccessStore
     realms: RealmStore
+    contexts: ContextStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -36,4 +38,5 @@ class Stores:
             ingestion=ingestion,
             access=AccessStore(),
             realms=RealmStore(core),
+            contexts=ContextStore(core),
         )

@@ -34,6 +34,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REALM_NOT_REAL: _ClassVar[ErrorReason]
     RULING_REQUIRED: _ClassVar[ErrorReason]
     SAFETY_STOP_IN_EFFECT: _ClassVar[ErrorReason]
+    CONTEXT_OVER_BUDGET: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -105,6 +106,7 @@ INTERNAL_REASON: ErrorReason
 REALM_NOT_REAL: ErrorReason
 RULING_REQUIRED: ErrorReason
 SAFETY_STOP_IN_EFFECT: ErrorReason
+CONTEXT_OVER_BUDGET: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType

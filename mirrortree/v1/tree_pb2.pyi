@@ -77,6 +77,27 @@ class CommitmentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AWAITING_CANONICALIZATION: _ClassVar[CommitmentState]
     NEVER_IN_EFFECT: _ClassVar[CommitmentState]
     WITHDRAWN: _ClassVar[CommitmentState]
+
+class ContextLayer(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTEXT_LAYER_UNSPECIFIED: _ClassVar[ContextLayer]
+    HARD_BOUNDARY: _ClassVar[ContextLayer]
+    CURRENT_NODE: _ClassVar[ContextLayer]
+    PARENT_CHAIN: _ClassVar[ContextLayer]
+    EXPLICIT_ANCHOR: _ClassVar[ContextLayer]
+    LONG_TERM_MEMORY: _ClassVar[ContextLayer]
+    OLDER_ANCESTOR: _ClassVar[ContextLayer]
+    TOOL_RESULT: _ClassVar[ContextLayer]
+    SIDE_BRANCH_CITATION: _ClassVar[ContextLayer]
+    ATTACHMENT: _ClassVar[ContextLayer]
+
+class ContextInclusion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTEXT_INCLUSION_UNSPECIFIED: _ClassVar[ContextInclusion]
+    INCLUDED_VERBATIM: _ClassVar[ContextInclusion]
+    INCLUDED_AS_SUMMARY: _ClassVar[ContextInclusion]
+    INCLUDED_AS_FRAGMENT: _ClassVar[ContextInclusion]
+    OMITTED: _ClassVar[ContextInclusion]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -120,6 +141,21 @@ AWAITING_CONFIRMATION: CommitmentState
 AWAITING_CANONICALIZATION: CommitmentState
 NEVER_IN_EFFECT: CommitmentState
 WITHDRAWN: CommitmentState
+CONTEXT_LAYER_UNSPECIFIED: ContextLayer
+HARD_BOUNDARY: ContextLayer
+CURRENT_NODE: ContextLayer
+PARENT_CHAIN: ContextLayer
+EXPLICIT_ANCHOR: ContextLayer
+LONG_TERM_MEMORY: ContextLayer
+OLDER_ANCESTOR: ContextLayer
+TOOL_RESULT: ContextLayer
+SIDE_BRANCH_CITATION: ContextLayer
+ATTACHMENT: ContextLayer
+CONTEXT_INCLUSION_UNSPECIFIED: ContextInclusion
+INCLUDED_VERBATIM: ContextInclusion
+INCLUDED_AS_SUMMARY: ContextInclusion
+INCLUDED_AS_FRAGMENT: ContextInclusion
+OMITTED: ContextInclusion
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -195,7 +231,7 @@ class ToolTraceEntry(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace")
+    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -220,6 +256,7 @@ class Node(_message.Message):
     REASONING_SUMMARY_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     TOOL_TRACE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     parent_id: str
@@ -244,7 +281,8 @@ class Node(_message.Message):
     reasoning_summary: str
     evidence: _containers.RepeatedScalarFieldContainer[str]
     tool_trace: _containers.RepeatedCompositeFieldContainer[ToolTraceEntry]
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ...) -> None: ...
+    context_version_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ...) -> None: ...
 
 class CreateTreeRequest(_message.Message):
     __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm", "default_world")
@@ -357,20 +395,22 @@ class GeneratedContent(_message.Message):
     def __init__(self, conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., chain_of_thought: _Optional[str] = ...) -> None: ...
 
 class AddAnswerRequest(_message.Message):
-    __slots__ = ("idempotency_key", "question_id", "text", "content", "realm", "world")
+    __slots__ = ("idempotency_key", "question_id", "text", "content", "realm", "world", "context_version_id")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     REALM_FIELD_NUMBER: _ClassVar[int]
     WORLD_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     question_id: str
     text: str
     content: GeneratedContent
     realm: Realm
     world: str
-    def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., text: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ...) -> None: ...
+    context_version_id: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., text: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ..., context_version_id: _Optional[str] = ...) -> None: ...
 
 class AddAnswerResponse(_message.Message):
     __slots__ = ("node", "tree_revision", "consistency")
@@ -1260,3 +1300,144 @@ class ListCommitmentsResponse(_message.Message):
     commitments: _containers.RepeatedCompositeFieldContainer[Commitment]
     next_page_token: str
     def __init__(self, commitments: _Optional[_Iterable[_Union[Commitment, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ContextSummary(_message.Message):
+    __slots__ = ("subject", "version", "text", "token_estimate", "written_by", "created_at")
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    version: int
+    text: str
+    token_estimate: int
+    written_by: str
+    created_at: str
+    def __init__(self, subject: _Optional[str] = ..., version: _Optional[int] = ..., text: _Optional[str] = ..., token_estimate: _Optional[int] = ..., written_by: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class RecordContextSummaryRequest(_message.Message):
+    __slots__ = ("idempotency_key", "subject", "text", "expected_version", "written_by", "token_estimate")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_BY_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    subject: str
+    text: str
+    expected_version: int
+    written_by: str
+    token_estimate: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., subject: _Optional[str] = ..., text: _Optional[str] = ..., expected_version: _Optional[int] = ..., written_by: _Optional[str] = ..., token_estimate: _Optional[int] = ...) -> None: ...
+
+class RecordContextSummaryResponse(_message.Message):
+    __slots__ = ("summary", "consistency")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    summary: ContextSummary
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, summary: _Optional[_Union[ContextSummary, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class AttachmentFragment(_message.Message):
+    __slots__ = ("node_id", "attachment_id", "start", "end", "text")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    attachment_id: str
+    start: int
+    end: int
+    text: str
+    def __init__(self, node_id: _Optional[str] = ..., attachment_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+
+class AssembleContextRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "budget", "token_budget", "boundaries", "token_estimates", "fragments", "parent_chain")
+    class TokenEstimatesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    BOUNDARIES_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ESTIMATES_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENTS_FIELD_NUMBER: _ClassVar[int]
+    PARENT_CHAIN_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    budget: int
+    token_budget: int
+    boundaries: _containers.RepeatedScalarFieldContainer[str]
+    token_estimates: _containers.ScalarMap[str, int]
+    fragments: _containers.RepeatedCompositeFieldContainer[AttachmentFragment]
+    parent_chain: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., budget: _Optional[int] = ..., token_budget: _Optional[int] = ..., boundaries: _Optional[_Iterable[str]] = ..., token_estimates: _Optional[_Mapping[str, int]] = ..., fragments: _Optional[_Iterable[_Union[AttachmentFragment, _Mapping]]] = ..., parent_chain: _Optional[int] = ...) -> None: ...
+
+class AssembledItem(_message.Message):
+    __slots__ = ("subject", "layer", "inclusion", "text", "summary_version", "fragment_start", "fragment_end", "omitted_reason", "code_points", "tokens", "mandatory", "node_id", "full_code_points")
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    INCLUSION_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_VERSION_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_START_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_END_FIELD_NUMBER: _ClassVar[int]
+    OMITTED_REASON_FIELD_NUMBER: _ClassVar[int]
+    CODE_POINTS_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MANDATORY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    FULL_CODE_POINTS_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    layer: ContextLayer
+    inclusion: ContextInclusion
+    text: str
+    summary_version: int
+    fragment_start: int
+    fragment_end: int
+    omitted_reason: str
+    code_points: int
+    tokens: int
+    mandatory: bool
+    node_id: str
+    full_code_points: int
+    def __init__(self, subject: _Optional[str] = ..., layer: _Optional[_Union[ContextLayer, str]] = ..., inclusion: _Optional[_Union[ContextInclusion, str]] = ..., text: _Optional[str] = ..., summary_version: _Optional[int] = ..., fragment_start: _Optional[int] = ..., fragment_end: _Optional[int] = ..., omitted_reason: _Optional[str] = ..., code_points: _Optional[int] = ..., tokens: _Optional[int] = ..., mandatory: _Optional[bool] = ..., node_id: _Optional[str] = ..., full_code_points: _Optional[int] = ...) -> None: ...
+
+class AssembleContextResponse(_message.Message):
+    __slots__ = ("context_version_id", "node_id", "items", "budget", "used", "token_budget", "used_tokens", "digest", "created_at", "consistency")
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    USED_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    context_version_id: str
+    node_id: str
+    items: _containers.RepeatedCompositeFieldContainer[AssembledItem]
+    budget: int
+    used: int
+    token_budget: int
+    used_tokens: int
+    digest: str
+    created_at: str
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, context_version_id: _Optional[str] = ..., node_id: _Optional[str] = ..., items: _Optional[_Iterable[_Union[AssembledItem, _Mapping]]] = ..., budget: _Optional[int] = ..., used: _Optional[int] = ..., token_budget: _Optional[int] = ..., used_tokens: _Optional[int] = ..., digest: _Optional[str] = ..., created_at: _Optional[str] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GetContextVersionRequest(_message.Message):
+    __slots__ = ("context_version_id",)
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    context_version_id: str
+    def __init__(self, context_version_id: _Optional[str] = ...) -> None: ...

@@ -189,6 +189,21 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.FromString,
                 _registered_method=True)
+        self.RecordContextSummary = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordContextSummary',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryResponse.FromString,
+                _registered_method=True)
+        self.AssembleContext = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AssembleContext',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+                _registered_method=True)
+        self.GetContextVersion = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetContextVersion',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -469,6 +484,34 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordContextSummary(self, request, context):
+        """T11: a caller-written summary of a context subject (a node, a tool result or a citation),
+        as its next version; the service never writes one itself. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND, ABORTED (expected_version is not the latest), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AssembleContext(self, request, context):
+        """T11: the context of a node (its ancestor path, the approved long-term memory of its
+        project, its explicit citations; never a sibling branch), fitted to a budget by layered
+        compression and recorded as an immutable context version. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND, FAILED_PRECONDITION (`context_over_budget`: the mandatory part alone does not
+        fit; the message names each mandatory item and its size), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetContextVersion(self, request, context):
+        """T11: a recorded context version, item for item as it was assembled.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -626,6 +669,21 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.ListCommitments,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.SerializeToString,
+            ),
+            'RecordContextSummary': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordContextSummary,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryResponse.SerializeToString,
+            ),
+            'AssembleContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.AssembleContext,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.SerializeToString,
+            ),
+            'GetContextVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetContextVersion,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1465,6 +1523,87 @@ class TreeService:
             '/mirrortree.v1.TreeService/ListCommitments',
             mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordContextSummary(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordContextSummary',
+            mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AssembleContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AssembleContext',
+            mirrortree_dot_v1_dot_tree__pb2.AssembleContextRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetContextVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetContextVersion',
+            mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 
 from tree_service import rules
+from tree_service.context_assembly.versions import node_of_version
 from tree_service.conversation import queries
 from tree_service.conversation.rows import generated_json, node_from_row, tree_from_row
 from tree_service.domain import (
@@ -85,6 +86,7 @@ class ConversationStore:
         extends_answer_id: str | None = None,
         continuation_kind: ContinuationKind | None = None,
         generated: Generated | None = None,
+        context_version_id: str | None = None,
     ) -> tuple[Node, int]:
         """Insert one node under `parent` (already validated); returns it and the tree revision.
 
@@ -125,6 +127,7 @@ class ConversationStore:
             summary,
             evidence,
             tool_trace,
+            uuid.UUID(context_version_id) if context_version_id else None,
         )
         node = node_from_row(row)
         if answer_state is not AnswerState.STREAMING:
@@ -213,6 +216,12 @@ class ConversationStore:
         if answer.extends_answer_id is not None:
             extended = await self.load(conn, answer.extends_answer_id, "extends_answer_id")
             realm = rules.extension_realm(question, extended, realm)
+        if answer.context_version_id is not None:
+            field = "context_version_id"
+            assembled_for = await node_of_version(conn, answer.context_version_id, field)
+            if assembled_for is None:
+                raise NotFound("context version", answer.context_version_id)
+            rules.expect_context_of(question, assembled_for, answer.context_version_id)
         return await self._append(
             conn,
             tree_id=question.tree_id,
@@ -223,6 +232,7 @@ class ConversationStore:
             answer_state=answer.state,
             extends_answer_id=answer.extends_answer_id,
             generated=answer.generated,
+            context_version_id=answer.context_version_id,
         )
 
     async def add_continuation(
