@@ -148,6 +148,17 @@ CREATE TABLE public.arbiter_rulings (
 );
 
 --
+-- Name: authorized_citations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.authorized_citations (
+    authorization_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    "position" integer NOT NULL,
+    CONSTRAINT authorized_citations_position_check CHECK (("position" >= 0))
+);
+
+--
 -- Name: bindings; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -194,6 +205,22 @@ CREATE TABLE public.capabilities (
     enabled boolean NOT NULL,
     assignments text[] NOT NULL,
     revision bigint DEFAULT 1 NOT NULL
+);
+
+--
+-- Name: citation_authorizations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.citation_authorizations (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    grantor text NOT NULL,
+    grantee text NOT NULL,
+    redactions text[] DEFAULT '{}'::text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_by text,
+    CONSTRAINT citation_authorizations_check CHECK (((revoked_at IS NULL) = (revoked_by IS NULL)))
 );
 
 --
@@ -598,6 +625,13 @@ ALTER TABLE ONLY public.arbiter_rulings
     ADD CONSTRAINT arbiter_rulings_pkey PRIMARY KEY (id);
 
 --
+-- Name: authorized_citations authorized_citations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.authorized_citations
+    ADD CONSTRAINT authorized_citations_pkey PRIMARY KEY (authorization_id, node_id, "position");
+
+--
 -- Name: bindings bindings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -631,6 +665,13 @@ ALTER TABLE ONLY public.canon_candidates
 
 ALTER TABLE ONLY public.capabilities
     ADD CONSTRAINT capabilities_pkey PRIMARY KEY (id);
+
+--
+-- Name: citation_authorizations citation_authorizations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.citation_authorizations
+    ADD CONSTRAINT citation_authorizations_pkey PRIMARY KEY (id);
 
 --
 -- Name: commitments commitments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -969,6 +1010,20 @@ ALTER TABLE ONLY public.arbiter_rulings
     ADD CONSTRAINT arbiter_rulings_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
+-- Name: authorized_citations authorized_citations_authorization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.authorized_citations
+    ADD CONSTRAINT authorized_citations_authorization_id_fkey FOREIGN KEY (authorization_id) REFERENCES public.citation_authorizations(id);
+
+--
+-- Name: authorized_citations authorized_citations_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.authorized_citations
+    ADD CONSTRAINT authorized_citations_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
 -- Name: bindings bindings_session_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -988,6 +1043,13 @@ ALTER TABLE ONLY public.bud_chunks
 
 ALTER TABLE ONLY public.canon_candidates
     ADD CONSTRAINT canon_candidates_version_id_fkey FOREIGN KEY (version_id) REFERENCES public.main_line_versions(id);
+
+--
+-- Name: citation_authorizations citation_authorizations_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.citation_authorizations
+    ADD CONSTRAINT citation_authorizations_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- Name: commitments commitments_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -6,6 +6,8 @@ raising, so a client sees all of its mistakes at once and nothing is written.
 
 from __future__ import annotations
 
+from typing import Any
+
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
@@ -172,9 +174,31 @@ def attachments(check: Checker, values: list[tree_pb2.Attachment]) -> tuple[Atta
         check.identifier(f"attachments[{i}].id", item.id)
         check.text(f"attachments[{i}].name", item.name, MAX_SHORT)
         check.text(f"attachments[{i}].media_type", item.media_type, 200)
-        if item.size_bytes < 0:
-            check.fail(f"attachments[{i}].size_bytes", "must not be negative")
-    return tuple(Attachment(a.id, a.name, a.media_type, a.size_bytes) for a in values)
+        for fact in ATTACHMENT_FACTS:
+            if getattr(item, fact) < 0:
+                check.fail(f"attachments[{i}].{fact}", "must not be negative")
+    return tuple(
+        Attachment(a.id, a.name, a.media_type, *(getattr(a, f) for f in ATTACHMENT_FACTS))
+        for a in values
+    )
+
+
+ATTACHMENT_FACTS = ("size_bytes", "width", "height", "page_count", "duration_ms", "text_length")
+
+
+def citation_anchor(check: Checker, field: str, anchor: tree_pb2.CitationAnchor) -> dict[str, Any]:
+    """An anchor as stored: the attachment and one kind with its coordinates (checked against
+    the attachment by the store)."""
+    check.identifier(f"{field}.attachment_id", anchor.attachment_id)
+    kind = anchor.WhichOneof("kind")
+    if kind is None:
+        check.fail(f"{field}.kind", "is required: image_region, pdf_area, fragment or media_span")
+        return {}
+    coordinates = getattr(anchor, kind)
+    return {
+        "attachment_id": anchor.attachment_id,
+        kind: {f.name: getattr(coordinates, f.name) for f in coordinates.DESCRIPTOR.fields},
+    }
 
 
 def citations(check: Checker, values: list[tree_pb2.Citation]) -> tuple[CitationRequest, ...]:
@@ -185,9 +209,30 @@ def citations(check: Checker, values: list[tree_pb2.Citation]) -> tuple[Citation
         if item.start < 0 or item.end < 0 or (item.end and item.end < item.start):
             check.fail(f"citations[{i}].end", "needs 0 <= start <= end (end 0 = to the end)")
         check.text(f"citations[{i}].note", item.note, MAX_SHORT, required=False)
-        if item.snapshot:
-            check.fail(f"citations[{i}].snapshot", "is set by the server; leave it empty")
-    return tuple(CitationRequest(c.node_id, c.start, c.end, c.note) for c in values)
+        for output in ("snapshot", "redacted", "status", "source_description"):
+            if getattr(item, output):
+                check.fail(f"citations[{i}].{output}", "is set by the server; leave it empty")
+        check.identifier(f"citations[{i}].authorization_id", item.authorization_id, required=False)
+        if item.HasField("anchor"):
+            if item.start or item.end:
+                check.fail(f"citations[{i}].start", "must be 0 with an anchor (it cites a region)")
+            check.text(
+                f"citations[{i}].anchor.excerpt", item.anchor.excerpt, MAX_QUESTION, required=False
+            )
+    return tuple(
+        CitationRequest(
+            c.node_id,
+            c.start,
+            c.end,
+            c.note,
+            citation_anchor(check, f"citations[{i}].anchor", c.anchor)
+            if c.HasField("anchor")
+            else None,
+            c.anchor.excerpt,
+            c.authorization_id,
+        )
+        for i, c in enumerate(values)
+    )
 
 
 # ---- requests → domain ------------------------------------------------------------------
@@ -458,7 +503,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
             parameters=node.conditions.get("parameters", {}),
         ),
         attachments=[tree_pb2.Attachment(**a) for a in node.attachments],
-        citations=[tree_pb2.Citation(**c) for c in node.citations],
+        citations=[citation_to_proto(c) for c in node.citations],
         version_of=node.version_of or "",
         version=node.version if node.kind is NodeKind.QUESTION else 0,
         adopted_answer_id=node.adopted_answer_id or "",
@@ -535,3 +580,28 @@ def binding_to_proto(binding: IssuedBinding) -> tree_pb2.CreateBindingResponse:
         runtime=binding.runtime,
         project_id=binding.project_id or "",
     )
+
+
+_CITATION_STATUS = {
+    "revoked": tree_pb2.CITATION_REVOKED,
+    "superseded": tree_pb2.CITATION_SUPERSEDED,
+}
+
+
+def citation_to_proto(citation: dict[str, Any]) -> tree_pb2.Citation:
+    """A stored citation (or tombstone); `status` absent means as cited."""
+    anchor = citation.get("anchor")
+    message = tree_pb2.Citation(
+        node_id=citation["node_id"],
+        start=citation.get("start", 0),
+        end=citation.get("end", 0),
+        note=citation.get("note", ""),
+        snapshot=citation.get("snapshot", ""),
+        authorization_id=citation.get("authorization_id", ""),
+        redacted=citation.get("redacted", False),
+        status=_CITATION_STATUS.get(citation.get("status", ""), tree_pb2.CITATION_CURRENT),
+        source_description=citation.get("source_description", ""),
+    )
+    if anchor is not None:
+        message.anchor.CopyFrom(tree_pb2.CitationAnchor(**anchor))
+    return message

@@ -197,6 +197,11 @@ class Attachment:
     name: str
     media_type: str
     size_bytes: int
+    width: int = 0
+    height: int = 0
+    page_count: int = 0
+    duration_ms: int = 0
+    text_length: int = 0
 
 
 @dataclass(frozen=True)
@@ -205,6 +210,10 @@ class CitationRequest:
     start: int
     end: int  # 0 with start 0: the whole text
     note: str
+    # An attachment region instead of a text range: {"attachment_id": …, <kind>: {…}}.
+    anchor: dict[str, Any] | None = None
+    excerpt: str = ""  # the anchored content as text, when the caller gives it
+    authorization_id: str = ""  # a cross-person grant
 
 
 @dataclass(frozen=True)

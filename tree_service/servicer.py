@@ -9,6 +9,7 @@ from mirrortree import rpcstatus
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.access.rpc import AccessRpcs
 from tree_service.buds.rpc import BudRpcs
+from tree_service.citations.rpc import CitationRpcs
 from tree_service.context_assembly.layers import ContextOverBudget
 from tree_service.context_assembly.rpc import ContextRpcs
 from tree_service.conversation.rpc import ConversationRpcs
@@ -49,6 +50,7 @@ class TreeServicer(
     AccessRpcs,
     RealmRpcs,
     ContextRpcs,
+    CitationRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

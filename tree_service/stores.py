@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from mirrortree import neighbourhoods
 from tree_service.access.store import AccessStore
 from tree_service.buds.store import BudStore
+from tree_service.citations.store import CitationStore
 from tree_service.context_assembly.store import ContextStore
 from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
@@ -25,6 +26,7 @@ class Stores:
     access: AccessStore
     realms: RealmStore
     contexts: ContextStore
+    citations: CitationStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -39,4 +41,5 @@ class Stores:
             access=AccessStore(),
             realms=RealmStore(core),
             contexts=ContextStore(core),
+            citations=CitationStore(core),
         )

@@ -37,6 +37,13 @@ class AnswerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEALED: _ClassVar[AnswerState]
     FROZEN: _ClassVar[AnswerState]
 
+class CitationStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CITATION_STATUS_UNSPECIFIED: _ClassVar[CitationStatus]
+    CITATION_CURRENT: _ClassVar[CitationStatus]
+    CITATION_SUPERSEDED: _ClassVar[CitationStatus]
+    CITATION_REVOKED: _ClassVar[CitationStatus]
+
 class CanonicalScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CANONICAL_SCOPE_UNSPECIFIED: _ClassVar[CanonicalScope]
@@ -115,6 +122,10 @@ ANSWER_STATE_UNSPECIFIED: AnswerState
 STREAMING: AnswerState
 SEALED: AnswerState
 FROZEN: AnswerState
+CITATION_STATUS_UNSPECIFIED: CitationStatus
+CITATION_CURRENT: CitationStatus
+CITATION_SUPERSEDED: CitationStatus
+CITATION_REVOKED: CitationStatus
 CANONICAL_SCOPE_UNSPECIFIED: CanonicalScope
 REAL_EXPERIENCE: CanonicalScope
 WORLD_CANON: CanonicalScope
@@ -195,30 +206,108 @@ class RunConditions(_message.Message):
     def __init__(self, model_strategy: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Attachment(_message.Message):
-    __slots__ = ("id", "name", "media_type", "size_bytes")
+    __slots__ = ("id", "name", "media_type", "size_bytes", "width", "height", "page_count", "duration_ms", "text_length")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
     SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_LENGTH_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     media_type: str
     size_bytes: int
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
+    width: int
+    height: int
+    page_count: int
+    duration_ms: int
+    text_length: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., page_count: _Optional[int] = ..., duration_ms: _Optional[int] = ..., text_length: _Optional[int] = ...) -> None: ...
 
 class Citation(_message.Message):
-    __slots__ = ("node_id", "start", "end", "note", "snapshot")
+    __slots__ = ("node_id", "start", "end", "note", "snapshot", "anchor", "authorization_id", "redacted", "status", "source_description")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    ANCHOR_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REDACTED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     node_id: str
     start: int
     end: int
     note: str
     snapshot: str
-    def __init__(self, node_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., note: _Optional[str] = ..., snapshot: _Optional[str] = ...) -> None: ...
+    anchor: CitationAnchor
+    authorization_id: str
+    redacted: bool
+    status: CitationStatus
+    source_description: str
+    def __init__(self, node_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., note: _Optional[str] = ..., snapshot: _Optional[str] = ..., anchor: _Optional[_Union[CitationAnchor, _Mapping]] = ..., authorization_id: _Optional[str] = ..., redacted: _Optional[bool] = ..., status: _Optional[_Union[CitationStatus, str]] = ..., source_description: _Optional[str] = ...) -> None: ...
+
+class CitationAnchor(_message.Message):
+    __slots__ = ("attachment_id", "image_region", "pdf_area", "fragment", "media_span", "excerpt")
+    ATTACHMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_REGION_FIELD_NUMBER: _ClassVar[int]
+    PDF_AREA_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_SPAN_FIELD_NUMBER: _ClassVar[int]
+    EXCERPT_FIELD_NUMBER: _ClassVar[int]
+    attachment_id: str
+    image_region: ImageRegion
+    pdf_area: PdfPageArea
+    fragment: FragmentRange
+    media_span: MediaSpan
+    excerpt: str
+    def __init__(self, attachment_id: _Optional[str] = ..., image_region: _Optional[_Union[ImageRegion, _Mapping]] = ..., pdf_area: _Optional[_Union[PdfPageArea, _Mapping]] = ..., fragment: _Optional[_Union[FragmentRange, _Mapping]] = ..., media_span: _Optional[_Union[MediaSpan, _Mapping]] = ..., excerpt: _Optional[str] = ...) -> None: ...
+
+class ImageRegion(_message.Message):
+    __slots__ = ("x", "y", "width", "height")
+    X_FIELD_NUMBER: _ClassVar[int]
+    Y_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    x: int
+    y: int
+    width: int
+    height: int
+    def __init__(self, x: _Optional[int] = ..., y: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ...) -> None: ...
+
+class PdfPageArea(_message.Message):
+    __slots__ = ("page", "x", "y", "width", "height")
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    X_FIELD_NUMBER: _ClassVar[int]
+    Y_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    page: int
+    x: float
+    y: float
+    width: float
+    height: float
+    def __init__(self, page: _Optional[int] = ..., x: _Optional[float] = ..., y: _Optional[float] = ..., width: _Optional[float] = ..., height: _Optional[float] = ...) -> None: ...
+
+class FragmentRange(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: int
+    end: int
+    def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ...) -> None: ...
+
+class MediaSpan(_message.Message):
+    __slots__ = ("start_ms", "end_ms")
+    START_MS_FIELD_NUMBER: _ClassVar[int]
+    END_MS_FIELD_NUMBER: _ClassVar[int]
+    start_ms: int
+    end_ms: int
+    def __init__(self, start_ms: _Optional[int] = ..., end_ms: _Optional[int] = ...) -> None: ...
 
 class ToolTraceEntry(_message.Message):
     __slots__ = ("tool", "input_summary", "output_summary")
@@ -1441,3 +1530,79 @@ class GetContextVersionRequest(_message.Message):
     CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     context_version_id: str
     def __init__(self, context_version_id: _Optional[str] = ...) -> None: ...
+
+class CitationAuthorization(_message.Message):
+    __slots__ = ("id", "tree_id", "grantor", "grantee", "redactions", "created_at", "revoked_at", "revoked_by")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    GRANTOR_FIELD_NUMBER: _ClassVar[int]
+    GRANTEE_FIELD_NUMBER: _ClassVar[int]
+    REDACTIONS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_BY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    grantor: str
+    grantee: str
+    redactions: _containers.RepeatedScalarFieldContainer[str]
+    created_at: str
+    revoked_at: str
+    revoked_by: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., grantor: _Optional[str] = ..., grantee: _Optional[str] = ..., redactions: _Optional[_Iterable[str]] = ..., created_at: _Optional[str] = ..., revoked_at: _Optional[str] = ..., revoked_by: _Optional[str] = ...) -> None: ...
+
+class GrantCitationAuthorizationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "tree_id", "grantor", "grantee", "redactions")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    GRANTOR_FIELD_NUMBER: _ClassVar[int]
+    GRANTEE_FIELD_NUMBER: _ClassVar[int]
+    REDACTIONS_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    tree_id: str
+    grantor: str
+    grantee: str
+    redactions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., grantor: _Optional[str] = ..., grantee: _Optional[str] = ..., redactions: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RevokeCitationAuthorizationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "authorization_id", "revoked_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    authorization_id: str
+    revoked_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., authorization_id: _Optional[str] = ..., revoked_by: _Optional[str] = ...) -> None: ...
+
+class CitationAuthorizationResponse(_message.Message):
+    __slots__ = ("authorization", "tombstoned_citations", "consistency")
+    AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
+    TOMBSTONED_CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    authorization: CitationAuthorization
+    tombstoned_citations: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, authorization: _Optional[_Union[CitationAuthorization, _Mapping]] = ..., tombstoned_citations: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListCitationsRequest(_message.Message):
+    __slots__ = ("node_id",)
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    def __init__(self, node_id: _Optional[str] = ...) -> None: ...
+
+class CitationRead(_message.Message):
+    __slots__ = ("citation", "position", "superseded_by")
+    CITATION_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    citation: Citation
+    position: int
+    superseded_by: str
+    def __init__(self, citation: _Optional[_Union[Citation, _Mapping]] = ..., position: _Optional[int] = ..., superseded_by: _Optional[str] = ...) -> None: ...
+
+class ListCitationsResponse(_message.Message):
+    __slots__ = ("citations",)
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    citations: _containers.RepeatedCompositeFieldContainer[CitationRead]
+    def __init__(self, citations: _Optional[_Iterable[_Union[CitationRead, _Mapping]]] = ...) -> None: ...

@@ -204,6 +204,21 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
                 _registered_method=True)
+        self.GrantCitationAuthorization = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GrantCitationAuthorization',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GrantCitationAuthorizationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+                _registered_method=True)
+        self.RevokeCitationAuthorization = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RevokeCitationAuthorization',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RevokeCitationAuthorizationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+                _registered_method=True)
+        self.ListCitations = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCitations',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -512,6 +527,32 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GrantCitationAuthorization(self, request, context):
+        """T12: the owner of a tree lets another person cite it, naming terms to redact from what
+        they cite. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (the grantor does
+        not own the tree), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeCitationAuthorization(self, request, context):
+        """T12: revokes a grant: every citation made under it becomes a tombstone (its snapshot is
+        erased, its source description kept) and no new citation may use it. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not the grantor), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCitations(self, request, context):
+        """T12: a node's citations as they read now: current, superseded (with the successor) or
+        revoked (a tombstone). Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -684,6 +725,21 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.GetContextVersion,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.SerializeToString,
+            ),
+            'GrantCitationAuthorization': grpc.unary_unary_rpc_method_handler(
+                    servicer.GrantCitationAuthorization,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GrantCitationAuthorizationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.SerializeToString,
+            ),
+            'RevokeCitationAuthorization': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeCitationAuthorization,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RevokeCitationAuthorizationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.SerializeToString,
+            ),
+            'ListCitations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCitations,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1604,6 +1660,87 @@ class TreeService:
             '/mirrortree.v1.TreeService/GetContextVersion',
             mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GrantCitationAuthorization(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GrantCitationAuthorization',
+            mirrortree_dot_v1_dot_tree__pb2.GrantCitationAuthorizationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeCitationAuthorization(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RevokeCitationAuthorization',
+            mirrortree_dot_v1_dot_tree__pb2.RevokeCitationAuthorizationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCitations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCitations',
+            mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -125,6 +125,7 @@ class Item:
     omitted_reason: str = ""
     # Position in the reading order within the layer (root first, oldest first).
     rank: int = 0
+    authorization_id: str = ""  # a cross-person citation's grant
 
     @property
     def code_points(self) -> int:
@@ -180,6 +181,17 @@ def tool_text(entry: Mapping[str, Any]) -> str:
     return f"{tool}: {given} → {result}"
 
 
+def revoked(item: Item, citation: Mapping[str, Any]) -> Item:
+    """A citation whose cross-person grant was revoked: a tombstone, never its content."""
+    return dataclasses.replace(
+        item,
+        inclusion=Inclusion.OMITTED,
+        text="",
+        summary_version=0,
+        omitted_reason=f"revoked: {citation.get('source_description', 'a cited source')}",
+    )
+
+
 def candidates(
     path: Sequence[Node],
     boundaries: Sequence[str],
@@ -229,16 +241,16 @@ def candidates(
         )
         cited = Layer.EXPLICIT_ANCHOR if current else Layer.SIDE_BRANCH_CITATION
         for i, citation in enumerate(ancestor.citations):
-            items.append(
-                Item(
-                    citation_subject(ancestor.id, i),
-                    cited,
-                    Inclusion.VERBATIM,
-                    citation_text(citation),
-                    node_id=ancestor.id,
-                    rank=depth,
-                )
+            item = Item(
+                citation_subject(ancestor.id, i),
+                cited,
+                Inclusion.VERBATIM,
+                citation_text(citation),
+                node_id=ancestor.id,
+                rank=depth,
+                authorization_id=str(citation.get("authorization_id", "")),
             )
+            items.append(revoked(item, citation) if citation.get("status") == "revoked" else item)
         for i, entry in enumerate(ancestor.tool_trace):
             items.append(
                 Item(

@@ -12,6 +12,7 @@ import asyncpg
 
 from mirrortree.scopes import ScopeValue
 from tree_service import rules
+from tree_service.citations.grants import revoked_among
 from tree_service.context_assembly import layers, queries
 from tree_service.context_assembly.layers import Assembled, Budget, Fragment, Memory, Summary
 from tree_service.conversation import queries as tree_queries
@@ -161,6 +162,17 @@ class ContextStore:
         if row is None:
             raise NotFound("context version", version_id)
         items = tuple(layers.item_from_json(i) for i in json.loads(row["items"]))
+        # Recorded items are immutable, but a revoked grant stops every later read of what it
+        # let in: those items read as tombstones.
+        gone = await revoked_among(
+            self._pool, {i.authorization_id for i in items if i.authorization_id}
+        )
+        items = tuple(
+            layers.revoked(i, {"source_description": i.subject})
+            if i.authorization_id in gone
+            else i
+            for i in items
+        )
         return ContextVersion(
             row["id"],
             row["node_id"],

@@ -11,6 +11,7 @@ import uuid
 import asyncpg
 
 from tree_service import canon_projection, rules
+from tree_service.citations.grants import without_revoked
 from tree_service.conversation import queries
 from tree_service.conversation.rows import (
     ListedVersion,
@@ -215,10 +216,11 @@ class MainLineStore:
         """The versions, in their order, with their snapshots read."""
         rows = await self._pool.fetch(queries.MAIN_LINE_SNAPSHOTS, [v.id for v in versions])
         snapshots = {r["id"]: json.loads(r["snapshot"]) for r in rows}
-        return [
-            dataclasses.replace(v, snapshot=tuple(node_from_json(n) for n in snapshots[v.id]))
-            for v in versions
-        ]
+        read = []
+        for v in versions:
+            nodes = await without_revoked(self._pool, [node_from_json(n) for n in snapshots[v.id]])
+            read.append(dataclasses.replace(v, snapshot=tuple(nodes)))
+        return read
 
     async def snapshot(self, version_id: str, offset: int, limit: int) -> tuple[list[Node], int]:
         """One page of a version's snapshot from zero-based `offset`, and its length."""
@@ -230,4 +232,8 @@ class MainLineStore:
                 if length is None:
                     raise NotFound("main-line version", version_id)
                 return [], length
-        return [node_from_json(json.loads(r["node"])) for r in rows], rows[0]["snapshot_length"]
+        # A snapshot is immutable; a citation whose grant was revoked since reads as a tombstone.
+        nodes = await without_revoked(
+            self._pool, [node_from_json(json.loads(r["node"])) for r in rows]
+        )
+        return nodes, rows[0]["snapshot_length"]
