@@ -156,10 +156,10 @@ async def test_compression_goes_layer_by_layer_and_reads_back_identically(tree_s
     fields: dict[str, Any] = {"boundaries": ["No bookings."], "fragments": [fragment]}
     full = await tree_stub.AssembleContext(assemble(c.current.id, **fields))
     mandatory = sum(i.code_points for i in full.items if i.mandatory)
-    # Room for the mandatory part, the memory and the summaries, not for the citation of a
-    # side branch or the attachment: every layer is used.
+    # Room for the mandatory part, the memory, the summaries and the fragment, not for the
+    # citation of a side branch (which has no summary): every layer is used.
     summaries = len("Offsite location?") + len("Lisbon/Porto") + len("12 venues")
-    budget = mandatory + len("travel: prefers trains over planes") + summaries
+    budget = mandatory + len("travel: prefers trains over planes") + summaries + 12
     request = assemble(c.current.id, budget, **fields)
     context = await tree_stub.AssembleContext(request)
     items = by_subject(context)
@@ -171,8 +171,14 @@ async def test_compression_goes_layer_by_layer_and_reads_back_identically(tree_s
     side = items[f"citation:{c.follow_up.id}:0"]
     assert side.inclusion == tree_pb2.OMITTED and "over budget" in side.omitted_reason
     (attached,) = [i for i in context.items if i.layer == tree_pb2.ATTACHMENT]
-    assert attached.inclusion == tree_pb2.OMITTED
+    assert attached.inclusion == tree_pb2.INCLUDED_AS_FRAGMENT
     assert (attached.fragment_start, attached.fragment_end) == (100, 112)
+    # One code point less and the oldest ancestor's summary gives way too.
+    tighter = by_subject(
+        await tree_stub.AssembleContext(assemble(c.current.id, budget - 1, **fields))
+    )
+    assert tighter[f"tool:{c.first.id}:0"].inclusion == tree_pb2.OMITTED
+    assert tighter[f"node:{c.root.id}"].inclusion == tree_pb2.INCLUDED_AS_SUMMARY
     assert all(i.inclusion == tree_pb2.INCLUDED_VERBATIM for i in context.items if i.mandatory)
     assert context.used <= budget
     # Deterministic: the same inputs give the same items; the version reads back as it was.
@@ -197,7 +203,7 @@ async def test_compression_goes_layer_by_layer_and_reads_back_identically(tree_s
     count = await db.fetchval(
         "SELECT count(*) FROM context_versions WHERE node_id = $1", c.current.id
     )
-    assert count == 3
+    assert count == 4  # full, budget, tighter and again; the retry recorded nothing
 
 
 async def test_a_fragment_is_kept_while_it_fits(tree_stub):

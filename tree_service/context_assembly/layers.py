@@ -7,7 +7,8 @@ it alone exceeds the budget, ContextOverBudget names each of its items. The rest
 in layers, lowest priority first, each layer only as far as needed (seed 001 §4): attachments
 come as the fragments the caller retrieved; side-branch citations, tool results and older
 ancestors (oldest first) are replaced by their latest caller-written summary when it is
-shorter; then items are omitted in the same order, memory last. Nothing here reads a clock or
+shorter; then items are omitted: side-branch citations, tool results, older ancestors, then
+attachment fragments, memory last. Nothing here reads a clock or
 a random source, so the same inputs always give the same items.
 """
 
@@ -63,12 +64,13 @@ READING_ORDER = (
 )
 # Layers replaced by summaries, in the order they are compressed.
 SUMMARIZED = (Layer.SIDE_BRANCH_CITATION, Layer.TOOL_RESULT, Layer.OLDER_ANCESTOR)
-# Layers omitted when summaries are not enough, in the order they give way.
+# Layers omitted when summaries are not enough, in the order they give way: retrieved
+# fragments were chosen for this question, so they outlast the older conversation.
 OMITTABLE = (
-    Layer.ATTACHMENT,
     Layer.SIDE_BRANCH_CITATION,
     Layer.TOOL_RESULT,
     Layer.OLDER_ANCESTOR,
+    Layer.ATTACHMENT,
     Layer.LONG_TERM_MEMORY,
 )
 
@@ -127,6 +129,10 @@ class Item:
     rank: int = 0
     authorization_id: str = ""  # a cross-person citation's grant
 
+    def __post_init__(self) -> None:
+        if not self.full_code_points and self.text:  # as first built: its verbatim length
+            object.__setattr__(self, "full_code_points", len(self.text))
+
     @property
     def code_points(self) -> int:
         return len(self.text)
@@ -142,6 +148,7 @@ class Assembled:
     used: int
     used_tokens: int
     digest: str
+    stored: str = ""  # the items as recorded (JSON), when freshly assembled
 
 
 def node_subject(node_id: str) -> str:
@@ -292,7 +299,7 @@ def candidates(
                         rank=depth,
                     )
                 )
-    return [dataclasses.replace(i, full_code_points=len(i.text)) for i in items]
+    return items
 
 
 def assemble(items: list[Item], summaries: Mapping[str, Summary], budget: Budget) -> Assembled:
@@ -361,11 +368,13 @@ def assemble(items: list[Item], summaries: Mapping[str, Summary], budget: Budget
     for layer in OMITTABLE:
         done = done or compress(layer, omit)
     ordered = sorted(items, key=lambda i: (READING_ORDER.index(i.layer), i.rank))
+    stored = json.dumps([item_to_json(i) for i in ordered], sort_keys=True, ensure_ascii=False)
     return Assembled(
         items=tuple(ordered),
         used=sum(i.code_points for i in ordered),
         used_tokens=sum(i.tokens for i in ordered),
-        digest=digest(ordered),
+        digest=hashlib.sha256(stored.encode()).hexdigest(),
+        stored=stored,
     )
 
 
@@ -398,8 +407,11 @@ def _expect_mandatory_fits(mandatory: list[Item], budget: Budget) -> None:
     )
 
 
+_ITEM_FIELDS = tuple(f.name for f in dataclasses.fields(Item))
+
+
 def item_to_json(item: Item) -> dict[str, Any]:
-    data = dataclasses.asdict(item)
+    data = {name: getattr(item, name) for name in _ITEM_FIELDS}
     data["layer"] = item.layer.value
     data["inclusion"] = item.inclusion.value
     return data
@@ -413,5 +425,6 @@ def item_from_json(data: Mapping[str, Any]) -> Item:
 
 
 def digest(items: Sequence[Item]) -> str:
+    """The digest `assemble` gives these items (what the recorded digest is checked by)."""
     canonical = json.dumps([item_to_json(i) for i in items], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()

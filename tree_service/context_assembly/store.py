@@ -144,7 +144,7 @@ class ContextStore:
             request.budget.tokens,
             assembled.used,
             assembled.used_tokens,
-            json.dumps([layers.item_to_json(i) for i in assembled.items], ensure_ascii=False),
+            assembled.stored,
             assembled.digest,
         )
         return ContextVersion(
