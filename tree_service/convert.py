@@ -320,6 +320,7 @@ def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
     check.identifier("open.extends_answer_id", message.extends_answer_id, required=False)
     made = generated(check, "open.content", message.content)
     choice = realm_choice(check, message.realm, message.world, "open.")
+    check.identifier("open.context_version_id", message.context_version_id, required=False)
     check.done()
     return NewAnswer(
         message.question_id,
@@ -328,6 +329,7 @@ def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
         choice,
         AnswerState.STREAMING,
         message.extends_answer_id or None,
+        message.context_version_id or None,
     )
 
 

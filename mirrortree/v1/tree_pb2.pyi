@@ -514,20 +514,22 @@ class AddAnswerResponse(_message.Message):
 class StreamAnswerRequest(_message.Message):
     __slots__ = ("open", "chunk", "complete")
     class Open(_message.Message):
-        __slots__ = ("idempotency_key", "question_id", "extends_answer_id", "content", "realm", "world")
+        __slots__ = ("idempotency_key", "question_id", "extends_answer_id", "content", "realm", "world", "context_version_id")
         IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
         QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
         EXTENDS_ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
         CONTENT_FIELD_NUMBER: _ClassVar[int]
         REALM_FIELD_NUMBER: _ClassVar[int]
         WORLD_FIELD_NUMBER: _ClassVar[int]
+        CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
         idempotency_key: str
         question_id: str
         extends_answer_id: str
         content: GeneratedContent
         realm: Realm
         world: str
-        def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., extends_answer_id: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ...) -> None: ...
+        context_version_id: str
+        def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., extends_answer_id: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ..., context_version_id: _Optional[str] = ...) -> None: ...
     class Chunk(_message.Message):
         __slots__ = ("seq", "text")
         SEQ_FIELD_NUMBER: _ClassVar[int]

@@ -344,3 +344,36 @@ async def test_summaries_are_versioned_and_checked(tree_stub, db):
         assert [v.field for v in describe(caught.value).violations] == ["subject"]
     rows = await db.fetchval("SELECT count(*) FROM context_summaries WHERE tree_id = $1", c.tree)
     assert rows == 1
+
+
+async def test_a_streamed_answer_records_its_context_version_too(tree_stub):
+    c = await conversation(tree_stub)
+    context = await tree_stub.AssembleContext(assemble(c.current.id))
+    req = tree_pb2.StreamAnswerRequest
+    messages = [
+        req(
+            open=req.Open(
+                idempotency_key=unique("k"),
+                question_id=c.current.id,
+                context_version_id=context.context_version_id,
+            )
+        ),
+        req(chunk=req.Chunk(seq=1, text="Booking ")),
+        req(complete=req.Complete()),
+    ]
+    opened = ""
+    async for response in tree_stub.StreamAnswer(iter(messages)):
+        if response.HasField("opened"):
+            opened = response.opened.id
+    node = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=opened))).node
+    assert (node.text, node.context_version_id) == ("Booking ", context.context_version_id)
+
+
+async def test_a_context_write_retried_with_its_key_for_another_request_is_refused(tree_stub):
+    c = await conversation(tree_stub)
+    request = assemble(c.current.id)
+    await tree_stub.AssembleContext(request)
+    request.budget = 99
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await tree_stub.AssembleContext(request)
+    assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS

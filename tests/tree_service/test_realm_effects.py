@@ -4,6 +4,7 @@ nothing; commitments stated in branches take only the effect their realm and kin
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import grpc
@@ -264,3 +265,28 @@ async def test_a_cross_realm_citation_keeps_the_citing_nodes_realm(tree_stub):
     )
     assert switched.realm == tree_pb2.REAL
     assert (await answer(tree_stub, switched.id, "ok")).realm == tree_pb2.REAL
+
+
+async def test_no_action_lands_after_a_concurrent_safety_stop(tree_stub, db):
+    tree, _, reply = await branch(tree_stub)
+    allowed = await ruling(tree_stub, reply.id)
+
+    async def try_act() -> str:
+        try:
+            await tree_stub.RecordRealAction(act(reply.id, allowed.id))
+        except grpc.aio.AioRpcError as error:
+            return describe(error).reason
+        return "recorded"
+
+    outcomes = await asyncio.gather(
+        *(try_act() for _ in range(10)),
+        commit(tree_stub, reply.id, tree_pb2.SAFETY_STOP, "stop"),
+        *(try_act() for _ in range(10)),
+    )
+    stop = outcomes[10]
+    assert set(outcomes[:10] + outcomes[11:]) <= {"recorded", "safety_stop_in_effect"}
+    stopped_at = await db.fetchval("SELECT created_at FROM commitments WHERE id = $1", stop.id)
+    latest = await db.fetchval("SELECT max(created_at) FROM effects WHERE tree_id = $1", tree.id)
+    assert latest is None or latest < stopped_at
+    recorded = outcomes[:10].count("recorded") + outcomes[11:].count("recorded")
+    assert await ledger(db, tree.id) == recorded
