@@ -30,6 +30,7 @@ from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tree_service import convert as tree_convert
 from tree_service import domain, graph_input
 from tree_service import errors as tree_errors
+from tree_service.citations import messages as citation_messages
 from tree_service.context_assembly import layers as context_layers
 from tree_service.context_assembly import messages as context_messages
 from tree_service.realms import messages as realm_messages
@@ -366,9 +367,9 @@ MAPS = (
         tuple(context_layers.Inclusion),
     ),
     EnumMap(
-        "tree_service.convert._CITATION_STATUS",
+        "tree_service.citations.messages._CITATION_STATUS",
         tree_pb2.CitationStatus.DESCRIPTOR,
-        tree_convert._CITATION_STATUS,
+        citation_messages._CITATION_STATUS,
         True,
         lambda name: name.lower().removeprefix("citation_"),
         not_mapped=("CITATION_CURRENT",),  # a stored citation without a status is current

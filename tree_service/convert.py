@@ -6,23 +6,23 @@ raising, so a client sees all of its mistakes at once and nothing is written.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.validation import FieldChecker, shown
 from mirrortree.violations import FieldViolation
 from tree_service import canon_projection
+from tree_service.citations import messages as citation_messages
 from tree_service.domain import (
+    MAX_LIST,
     MAX_OWNER,
     MAX_QUESTION,
+    MAX_SHORT,
     MAX_TITLE,
     AnswerState,
     Attachment,
     Canonicalization,
     CanonicalScope,
-    CitationRequest,
     ContinuationKind,
     Generated,
     IssuedBinding,
@@ -47,8 +47,6 @@ from tree_service.errors import InvalidInput
 MAX_IDEMPOTENCY_KEY = 128
 MAX_ANSWER = 1_000_000  # code points, also of all of a streamed answer's chunks together
 MAX_CHUNK = 16_000
-MAX_LIST = 100  # attachments, citations, evidence items, tool-trace entries, parameters
-MAX_SHORT = 2_000  # names, notes, summaries of one tool step, parameter values
 MAX_SUMMARY = 20_000
 MAX_WORLD = 200
 KNOWN_RUNTIMES = ("Model", "OpenCode", "Continue", "DeepSeek Harness")
@@ -186,55 +184,6 @@ def attachments(check: Checker, values: list[tree_pb2.Attachment]) -> tuple[Atta
 ATTACHMENT_FACTS = ("size_bytes", "width", "height", "page_count", "duration_ms", "text_length")
 
 
-def citation_anchor(check: Checker, field: str, anchor: tree_pb2.CitationAnchor) -> dict[str, Any]:
-    """An anchor as stored: the attachment and one kind with its coordinates (checked against
-    the attachment by the store)."""
-    check.identifier(f"{field}.attachment_id", anchor.attachment_id)
-    kind = anchor.WhichOneof("kind")
-    if kind is None:
-        check.fail(f"{field}.kind", "is required: image_region, pdf_area, fragment or media_span")
-        return {}
-    coordinates = getattr(anchor, kind)
-    return {
-        "attachment_id": anchor.attachment_id,
-        kind: {f.name: getattr(coordinates, f.name) for f in coordinates.DESCRIPTOR.fields},
-    }
-
-
-def citations(check: Checker, values: list[tree_pb2.Citation]) -> tuple[CitationRequest, ...]:
-    if len(values) > MAX_LIST:
-        check.fail("citations", f"holds more than {MAX_LIST} entries")
-    for i, item in enumerate(values):
-        check.identifier(f"citations[{i}].node_id", item.node_id)
-        if item.start < 0 or item.end < 0 or (item.end and item.end < item.start):
-            check.fail(f"citations[{i}].end", "needs 0 <= start <= end (end 0 = to the end)")
-        check.text(f"citations[{i}].note", item.note, MAX_SHORT, required=False)
-        for output in ("snapshot", "redacted", "status", "source_description"):
-            if getattr(item, output):
-                check.fail(f"citations[{i}].{output}", "is set by the server; leave it empty")
-        check.identifier(f"citations[{i}].authorization_id", item.authorization_id, required=False)
-        if item.HasField("anchor"):
-            if item.start or item.end:
-                check.fail(f"citations[{i}].start", "must be 0 with an anchor (it cites a region)")
-            check.text(
-                f"citations[{i}].anchor.excerpt", item.anchor.excerpt, MAX_QUESTION, required=False
-            )
-    return tuple(
-        CitationRequest(
-            c.node_id,
-            c.start,
-            c.end,
-            c.note,
-            citation_anchor(check, f"citations[{i}].anchor", c.anchor)
-            if c.HasField("anchor")
-            else None,
-            c.anchor.excerpt,
-            c.authorization_id,
-        )
-        for i, c in enumerate(values)
-    )
-
-
 # ---- requests → domain ------------------------------------------------------------------
 
 
@@ -266,7 +215,7 @@ def new_question(request: tree_pb2.AskQuestionRequest) -> NewQuestion:
     choice = realm_choice(check, request.realm, request.world)
     run = conditions(check, "conditions", request.conditions)
     attached = attachments(check, list(request.attachments))
-    cited = citations(check, list(request.citations))
+    cited = citation_messages.citations(check, list(request.citations))
     check.done()
     return NewQuestion(
         request.tree_id,
@@ -288,7 +237,7 @@ def question_edit(request: tree_pb2.EditQuestionRequest) -> QuestionEdit:
     check.text("text", request.text, MAX_QUESTION)
     run = conditions(check, "conditions", request.conditions)
     attached = attachments(check, list(request.attachments))
-    cited = citations(check, list(request.citations))
+    cited = citation_messages.citations(check, list(request.citations))
     check.done()
     return QuestionEdit(
         request.question_id, request.expected_revision, request.text, run, attached, cited
@@ -505,7 +454,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
             parameters=node.conditions.get("parameters", {}),
         ),
         attachments=[tree_pb2.Attachment(**a) for a in node.attachments],
-        citations=[citation_to_proto(c) for c in node.citations],
+        citations=[citation_messages.citation_to_proto(c) for c in node.citations],
         version_of=node.version_of or "",
         version=node.version if node.kind is NodeKind.QUESTION else 0,
         adopted_answer_id=node.adopted_answer_id or "",
@@ -582,28 +531,3 @@ def binding_to_proto(binding: IssuedBinding) -> tree_pb2.CreateBindingResponse:
         runtime=binding.runtime,
         project_id=binding.project_id or "",
     )
-
-
-_CITATION_STATUS = {
-    "revoked": tree_pb2.CITATION_REVOKED,
-    "superseded": tree_pb2.CITATION_SUPERSEDED,
-}
-
-
-def citation_to_proto(citation: dict[str, Any]) -> tree_pb2.Citation:
-    """A stored citation (or tombstone); `status` absent means as cited."""
-    anchor = citation.get("anchor")
-    message = tree_pb2.Citation(
-        node_id=citation["node_id"],
-        start=citation.get("start", 0),
-        end=citation.get("end", 0),
-        note=citation.get("note", ""),
-        snapshot=citation.get("snapshot", ""),
-        authorization_id=citation.get("authorization_id", ""),
-        redacted=citation.get("redacted", False),
-        status=_CITATION_STATUS.get(citation.get("status", ""), tree_pb2.CITATION_CURRENT),
-        source_description=citation.get("source_description", ""),
-    )
-    if anchor is not None:
-        message.anchor.CopyFrom(tree_pb2.CitationAnchor(**anchor))
-    return message

@@ -11,6 +11,8 @@ from mirrortree.object_types import OBJECT_TYPE_RANKS
 from mirrortree.scopes import ScopeValue
 
 MAX_TITLE = 500
+MAX_LIST = 100  # attachments, citations, evidence items, tool-trace entries, parameters
+MAX_SHORT = 2_000  # names, notes, summaries of one tool step, parameter values
 MAX_OWNER = 200
 MAX_QUESTION = 100_000
 MAX_GRAPH_TEXT = 100_000

@@ -70,7 +70,7 @@ def action_request(request: tree_pb2.RecordRealActionRequest) -> ActionRequest:
         check.fail("parameters_json", f"is longer than {MAX_PARAMETERS} characters")
     else:
         try:
-            value = gating._parse_context_state(parameters)
+            value = gating.parse_storable_json(parameters)
         except ValueError as exc:
             check.fail("parameters_json", f"is not storable JSON: {str(exc)[:200]}")
         else:
