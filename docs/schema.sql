@@ -360,11 +360,12 @@ CREATE TABLE public.effects (
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     node_id uuid,
     ruling_id uuid,
+    main_line_version_id uuid,
     tool text DEFAULT ''::text NOT NULL,
     action text DEFAULT ''::text NOT NULL,
     parameters jsonb DEFAULT '{}'::jsonb NOT NULL,
     recorded_by text DEFAULT ''::text NOT NULL,
-    CONSTRAINT effects_real_world_action_is_ruled CHECK (((kind <> 'real_world_action'::text) OR ((node_id IS NOT NULL) AND (ruling_id IS NOT NULL))))
+    CONSTRAINT effects_real_world_action_is_ruled CHECK (((kind <> 'real_world_action'::text) OR ((node_id IS NOT NULL) AND (ruling_id IS NOT NULL) AND (main_line_version_id IS NOT NULL))))
 );
 
 --
@@ -1092,6 +1093,13 @@ ALTER TABLE ONLY public.context_versions
 
 ALTER TABLE ONLY public.context_versions
     ADD CONSTRAINT context_versions_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: effects effects_main_line_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_main_line_version_id_fkey FOREIGN KEY (main_line_version_id) REFERENCES public.main_line_versions(id);
 
 --
 -- Name: effects effects_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

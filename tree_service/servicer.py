@@ -24,7 +24,12 @@ from tree_service.errors import (
 )
 from tree_service.ingestion.rpc import IngestionRpcs
 from tree_service.realms.rpc import RealmRpcs
-from tree_service.realms.rules import RealmNotReal, RulingRequired, SafetyStopInEffect
+from tree_service.realms.rules import (
+    NotCanonicalized,
+    RealmNotReal,
+    RulingRequired,
+    SafetyStopInEffect,
+)
 
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
@@ -34,6 +39,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     Contention: grpc.StatusCode.ABORTED,
     IdempotencyKeyReused: grpc.StatusCode.ALREADY_EXISTS,
     RealmNotReal: grpc.StatusCode.FAILED_PRECONDITION,
+    NotCanonicalized: grpc.StatusCode.FAILED_PRECONDITION,
     RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
     SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
     ContextOverBudget: grpc.StatusCode.FAILED_PRECONDITION,

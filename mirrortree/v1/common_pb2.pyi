@@ -35,6 +35,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RULING_REQUIRED: _ClassVar[ErrorReason]
     SAFETY_STOP_IN_EFFECT: _ClassVar[ErrorReason]
     CONTEXT_OVER_BUDGET: _ClassVar[ErrorReason]
+    NOT_CANONICALIZED: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -107,6 +108,7 @@ REALM_NOT_REAL: ErrorReason
 RULING_REQUIRED: ErrorReason
 SAFETY_STOP_IN_EFFECT: ErrorReason
 CONTEXT_OVER_BUDGET: ErrorReason
+NOT_CANONICALIZED: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType

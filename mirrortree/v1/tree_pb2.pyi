@@ -1231,7 +1231,7 @@ class RecordArbiterRulingResponse(_message.Message):
     def __init__(self, ruling: _Optional[_Union[ArbiterRuling, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
 
 class Effect(_message.Message):
-    __slots__ = ("id", "tree_id", "node_id", "kind", "ruling_id", "tool", "action", "parameters_json", "recorded_by", "created_at")
+    __slots__ = ("id", "tree_id", "node_id", "kind", "ruling_id", "tool", "action", "parameters_json", "recorded_by", "created_at", "main_line_version_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1242,6 +1242,7 @@ class Effect(_message.Message):
     PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
     RECORDED_BY_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    MAIN_LINE_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     node_id: str
@@ -1252,7 +1253,8 @@ class Effect(_message.Message):
     parameters_json: str
     recorded_by: str
     created_at: str
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[str] = ..., ruling_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., parameters_json: _Optional[str] = ..., recorded_by: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+    main_line_version_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[str] = ..., ruling_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., parameters_json: _Optional[str] = ..., recorded_by: _Optional[str] = ..., created_at: _Optional[str] = ..., main_line_version_id: _Optional[str] = ...) -> None: ...
 
 class RecordRealActionRequest(_message.Message):
     __slots__ = ("idempotency_key", "node_id", "ruling_id", "tool", "action", "parameters_json", "recorded_by")

@@ -450,10 +450,11 @@ class TreeServiceServicer:
 
     def RecordRealAction(self, request, context):
         """T17: a real-world tool action, written to the tree's effects ledger. Only from a node of
-        the real realm, with an allowing ruling on record for that node and action, and while no
-        safety stop is in effect in the tree. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
-        FAILED_PRECONDITION (`realm_not_real`, `ruling_required`, `safety_stop_in_effect`; nothing
-        is written), ALREADY_EXISTS.
+        the real realm that a real-experience main-line version holds, with an allowing ruling on
+        record for that node and action, and while no safety stop is in effect in the tree. Codes:
+        OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (`realm_not_real`,
+        `not_canonicalized`, `ruling_required`, `safety_stop_in_effect`; nothing is written),
+        ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -81,18 +81,24 @@ def test_the_effect_of_a_commitment_follows_its_kind_and_realm(kind, realm, fiel
     assert (effect.state, effect.scope) == (state, scope)
 
 
-def test_an_action_is_refused_for_realm_ruling_and_stop_in_that_order():
+def test_an_action_is_refused_for_realm_main_line_ruling_and_stop_in_that_order():
     real = node("q")
     ruling = rules.Ruling("r", "t", real.id, "a", "send", True, "ok", NOW)
-    rules.expect_action_allowed(real, ruling, "send", 0, "r")
+
+    def check(at: Node, version: str | None, given: rules.Ruling | None, action: str, stops: int):
+        rules.expect_action_allowed(at, version, given, action, stops=stops, ruling_id="r")
+
+    check(real, "v", ruling, "send", 0)
     with pytest.raises(rules.RealmNotReal):
-        rules.expect_action_allowed(node("q", realm=Realm.REHEARSAL), ruling, "send", 1, "r")
+        check(node("q", realm=Realm.REHEARSAL), None, None, "send", 1)
+    with pytest.raises(rules.NotCanonicalized):
+        check(real, None, ruling, "send", 1)
     with pytest.raises(rules.RulingRequired):
-        rules.expect_action_allowed(real, None, "send", 1, "r")
+        check(real, "v", None, "send", 1)
     with pytest.raises(rules.RulingRequired):
-        rules.expect_action_allowed(real, ruling, "delete", 0, "r")
+        check(real, "v", ruling, "delete", 0)
     with pytest.raises(rules.SafetyStopInEffect):
-        rules.expect_action_allowed(real, ruling, "send", 1, "r")
+        check(real, "v", ruling, "send", 1)
 
 
 def path_of(depth: int) -> list[Node]:

@@ -1,6 +1,7 @@
-"""Realms and what leaves the conversation (T17, T18, T24): a real-world action only from the
-real realm with an arbiter ruling on record, written to the effects ledger; refusals write
-nothing; commitments stated in branches take only the effect their realm and kind allow."""
+"""Realms and what leaves the conversation (T17, T18, T24): a real-world action only from a
+canonicalized node of the real realm with an arbiter ruling on record, written to the effects
+ledger; refusals write nothing; commitments stated in branches take only the effect their realm
+and kind allow."""
 
 from __future__ import annotations
 
@@ -61,13 +62,21 @@ async def branch(stub, realm: int = tree_pb2.REAL, world: str = ""):
     return tree, question, reply
 
 
+async def confirmed_branch(stub):
+    """A real branch the user canonicalized, so that its answer may act."""
+    tree, question, reply = await branch(stub)
+    await canonicalize(stub, tree.id, leaf=reply.id)
+    return tree, question, reply
+
+
 async def test_a_ruled_action_from_the_real_realm_is_written_to_the_ledger(tree_stub, db):
-    tree, _, reply = await branch(tree_stub)
+    tree, _, reply = await confirmed_branch(tree_stub)
     allowed = await ruling(tree_stub, reply.id)
     request = act(reply.id, allowed.id)
     done = await tree_stub.RecordRealAction(request)
     assert done.effect.kind == "real_world_action"
     assert done.effect.ruling_id == allowed.id and done.effect.node_id == reply.id
+    assert done.effect.main_line_version_id
     assert done.consistency.lsn
     again = await tree_stub.RecordRealAction(request)  # a retry never acts twice
     assert again.effect == done.effect
@@ -87,8 +96,22 @@ async def test_an_action_from_a_world_or_rehearsal_is_refused_and_writes_nothing
     assert await ledger(db, tree.id) == 0
 
 
+async def test_an_un_canonicalized_action_is_refused_and_writes_nothing(tree_stub, db):
+    tree, _, reply = await branch(tree_stub)
+    allowed = await ruling(tree_stub, reply.id)
+    code, reason, _ = await refusal(tree_stub.RecordRealAction, act(reply.id, allowed.id))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "not_canonicalized")
+    # A rehearsal canonicalized is still no real main line.
+    rehearsal_tree, _, rehearsed = await branch(tree_stub, tree_pb2.REHEARSAL)
+    await canonicalize(tree_stub, rehearsal_tree.id, leaf=rehearsed.id)
+    ruled = await ruling(tree_stub, rehearsed.id)
+    code, reason, _ = await refusal(tree_stub.RecordRealAction, act(rehearsed.id, ruled.id))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "realm_not_real")
+    assert await ledger(db, tree.id) == await ledger(db, rehearsal_tree.id) == 0
+
+
 async def test_an_action_without_an_allowing_ruling_for_it_is_refused(tree_stub, db):
-    tree, question, reply = await branch(tree_stub)
+    tree, question, reply = await confirmed_branch(tree_stub)
     elsewhere = await ruling(tree_stub, question.id)  # a ruling on another node
     denied = await ruling(tree_stub, reply.id, allowed=False)
     other_action = await ruling(tree_stub, reply.id, action="delete the account")
@@ -100,7 +123,7 @@ async def test_an_action_without_an_allowing_ruling_for_it_is_refused(tree_stub,
 
 
 async def test_bad_action_input_names_the_field_and_writes_nothing(tree_stub, db):
-    tree, _, reply = await branch(tree_stub)
+    tree, _, reply = await confirmed_branch(tree_stub)
     allowed = await ruling(tree_stub, reply.id)
     cases = [
         (act(reply.id, allowed.id, parameters_json="[1]"), ["parameters_json"]),
@@ -135,7 +158,7 @@ async def commit(stub, node_id: str, kind: Any, statement: str = "s") -> Any:
 
 
 async def test_a_safety_stop_in_a_rehearsal_branch_holds_every_real_action_at_once(tree_stub, db):
-    tree, _, reply = await branch(tree_stub)
+    tree, _, reply = await confirmed_branch(tree_stub)
     allowed = await ruling(tree_stub, reply.id)
     rehearsal = await ask(
         tree_stub, tree.id, "Play it through", parent_id=reply.id, realm=tree_pb2.REHEARSAL
@@ -268,7 +291,7 @@ async def test_a_cross_realm_citation_keeps_the_citing_nodes_realm(tree_stub):
 
 
 async def test_no_action_lands_after_a_concurrent_safety_stop(tree_stub, db):
-    tree, _, reply = await branch(tree_stub)
+    tree, _, reply = await confirmed_branch(tree_stub)
     allowed = await ruling(tree_stub, reply.id)
 
     async def try_act() -> str:

@@ -15,16 +15,20 @@ CREATE TABLE arbiter_rulings (
 CREATE INDEX arbiter_rulings_node ON arbiter_rulings (node_id);
 
 -- The effects ledger gets what a real-world action records; a real-world action always names
--- its node and the ruling that allowed it.
+-- its node, the real-experience main-line version holding that node, and the ruling that
+-- allowed it.
 ALTER TABLE effects
     ADD COLUMN node_id     uuid  REFERENCES nodes (id),
     ADD COLUMN ruling_id   uuid  REFERENCES arbiter_rulings (id),
+    ADD COLUMN main_line_version_id uuid REFERENCES main_line_versions (id),
     ADD COLUMN tool        text  NOT NULL DEFAULT '',
     ADD COLUMN action      text  NOT NULL DEFAULT '',
     ADD COLUMN parameters  jsonb NOT NULL DEFAULT '{}',
     ADD COLUMN recorded_by text  NOT NULL DEFAULT '',
     ADD CONSTRAINT effects_real_world_action_is_ruled
-        CHECK (kind <> 'real_world_action' OR (node_id IS NOT NULL AND ruling_id IS NOT NULL));
+        CHECK (kind <> 'real_world_action'
+               OR (node_id IS NOT NULL AND ruling_id IS NOT NULL
+                   AND main_line_version_id IS NOT NULL));
 CREATE INDEX effects_tree_order ON effects (tree_id, created_at, id);
 
 -- Commitments and facts stated at a node. Their effect state is derived when read (from the

@@ -162,6 +162,7 @@ def effect_to_proto(effect: Effect) -> tree_pb2.Effect:
         parameters_json=effect.parameters_json,
         recorded_by=effect.recorded_by,
         created_at=format_utc(effect.created_at),
+        main_line_version_id=effect.main_line_version_id,
     )
 
 

@@ -22,14 +22,21 @@ WHERE tree_id = $1 AND kind = 'safety_stop' AND withdrawn_at IS NULL
 
 EFFECT_COLUMNS = """
 id::text, tree_id::text, node_id::text, kind, ruling_id::text, tool, action,
-parameters::text AS parameters, recorded_by, created_at
+parameters::text AS parameters, recorded_by, created_at, main_line_version_id::text
+"""
+
+# The first real-experience main-line version of tree $1 holding node $2.
+CANONICALIZED_IN = """
+SELECT id::text FROM main_line_versions
+WHERE tree_id = $1 AND scope = 'real_experience' AND $2 = any(node_ids)
+ORDER BY version LIMIT 1
 """
 
 INSERT_EFFECT = (
     """
 INSERT INTO effects (id, tree_id, node_id, kind, ruling_id, tool, action, parameters,
-                     recorded_by)
-VALUES ($1, $2, $3, 'real_world_action', $4, $5, $6, $7, $8)
+                     recorded_by, main_line_version_id)
+VALUES ($1, $2, $3, 'real_world_action', $4, $5, $6, $7, $8, $9)
 RETURNING """
     + EFFECT_COLUMNS
 )

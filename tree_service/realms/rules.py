@@ -1,8 +1,9 @@
 """The rules of realms and effects (T17, T18, T24), free of grpc and asyncpg.
 
 言可入幻，行必归真: words may enter illusion, actions must return to truth. A real-world action
-is recorded only from a node of the real realm, with an allowing arbiter ruling for that node
-and action, and while no safety stop holds the tree. A commitment or fact stated at a node
+is recorded only from a node of the real realm that a real-experience main line holds (nothing
+un-canonicalized acts), with an allowing arbiter ruling for that node and action, and while no
+safety stop holds the tree. A commitment or fact stated at a node
 takes the effect its kind and realm allow, and no more.
 """
 
@@ -26,6 +27,13 @@ class RulingRequired(PreconditionFailed):
     """A real-world action without an allowing arbiter ruling on record; nothing was written."""
 
     reason = "ruling_required"
+
+
+class NotCanonicalized(PreconditionFailed):
+    """A real-world action from a node no real-experience main line holds; nothing was
+    written."""
+
+    reason = "not_canonicalized"
 
 
 class SafetyStopInEffect(PreconditionFailed):
@@ -96,6 +104,7 @@ class Effect:
     parameters_json: str
     recorded_by: str
     created_at: datetime
+    main_line_version_id: str
 
 
 @dataclass(frozen=True)
@@ -126,15 +135,28 @@ class Effectiveness:
 
 
 def expect_action_allowed(
-    node: Node, ruling: Ruling | None, action: str, live_stops: int, ruling_id: str
+    node: Node,
+    canonicalized_in: str | None,
+    ruling: Ruling | None,
+    action: str,
+    *,
+    stops: int,
+    ruling_id: str,
 ) -> None:
-    """Refuse a real-world action that the realm, the ruling or a safety stop forbids."""
+    """Refuse a real-world action that the realm, the main line, the ruling or a safety stop
+    forbids."""
     if node.realm is not Realm.REAL:
         where = f"world {node.world!r}" if node.realm is Realm.WORLD else "a rehearsal"
         raise RealmNotReal(
             f"node {node.id!r} belongs to {where}: words may enter illusion, actions must return "
             "to truth; ask for the action again from a node of the real realm",
             {"field": "node_id", "realm": node.realm.value},
+        )
+    if canonicalized_in is None:
+        raise NotCanonicalized(
+            f"node {node.id!r} is not on a confirmed real-experience main line: nothing "
+            "un-canonicalized acts in the real world; canonicalize its path first",
+            {"field": "node_id"},
         )
     if ruling is None or ruling.node_id != node.id:
         raise RulingRequired(
@@ -152,11 +174,11 @@ def expect_action_allowed(
             f"ruling {ruling.id!r} is on the action {ruling.action!r}, not {action!r}",
             {"field": "action"},
         )
-    if live_stops:
+    if stops:
         raise SafetyStopInEffect(
-            f"{live_stops} safety stop(s) stated in this tree hold every real-world action; "
+            f"{stops} safety stop(s) stated in this tree hold every real-world action; "
             "withdraw the stop before acting",
-            {"safety_stops": str(live_stops)},
+            {"safety_stops": str(stops)},
         )
 
 

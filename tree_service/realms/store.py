@@ -82,7 +82,10 @@ class RealmStore:
         row = await conn.fetchrow(queries.SELECT_RULING, ruling_uuid)
         ruling = ruling_from_row(row) if row is not None else None
         stops = await conn.fetchval(queries.LIVE_SAFETY_STOPS, tree_uuid)
-        rules.expect_action_allowed(node, ruling, wanted.action, stops, wanted.ruling_id)
+        version = await conn.fetchval(queries.CANONICALIZED_IN, tree_uuid, uuid.UUID(node.id))
+        rules.expect_action_allowed(
+            node, version, ruling, wanted.action, stops=stops, ruling_id=wanted.ruling_id
+        )
         created = await conn.fetchrow(
             queries.INSERT_EFFECT,
             uuid.uuid4(),
@@ -93,6 +96,7 @@ class RealmStore:
             wanted.action,
             wanted.parameters_json,
             wanted.recorded_by,
+            uuid.UUID(version),
         )
         return effect_from_row(created)
 
