@@ -8,7 +8,7 @@
 #   mirrortree_reader  graph_service reads as it: SELECT only, sessions read-only
 #                      (password MIRRORTREE_PG_READER_PASSWORD)
 # $POSTGRES_USER stays the schema owner, which tree_service migrates as. Migration
-# 0023 grants the two roles their rights; replicas inherit the roles by cloning.
+# 0022 grants the two roles their rights; replicas inherit the roles by cloning.
 #
 # The body runs in a subshell so that its shell options cannot leak into the
 # image's entrypoint if this file is sourced (as happens when it is not executable).

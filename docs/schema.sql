@@ -92,6 +92,19 @@ CREATE FUNCTION public.range_days(from_at timestamp with time zone, until_at tim
     RETURN (public.days_between(from_at, until_at) || '-2147483648'::integer);
 
 --
+-- Name: refuse_context_version_rewrite(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.refuse_context_version_rewrite() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'context versions are immutable (version %)', OLD.id
+        USING ERRCODE = 'integrity_constraint_violation';
+END;
+$$;
+
+--
 -- Name: refuse_main_line_rewrite(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -117,6 +130,32 @@ CREATE TABLE public.app_settings (
     heartbeat_enabled boolean DEFAULT false NOT NULL,
     revision bigint DEFAULT 1 NOT NULL,
     CONSTRAINT app_settings_singleton_check CHECK (singleton)
+);
+
+--
+-- Name: arbiter_rulings; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.arbiter_rulings (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    arbiter text NOT NULL,
+    action text NOT NULL,
+    allowed boolean NOT NULL,
+    reason text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
+-- Name: authorized_citations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.authorized_citations (
+    authorization_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    "position" integer NOT NULL,
+    CONSTRAINT authorized_citations_position_check CHECK (("position" >= 0))
 );
 
 --
@@ -166,6 +205,43 @@ CREATE TABLE public.capabilities (
     enabled boolean NOT NULL,
     assignments text[] NOT NULL,
     revision bigint DEFAULT 1 NOT NULL
+);
+
+--
+-- Name: citation_authorizations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.citation_authorizations (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    grantor text NOT NULL,
+    grantee text NOT NULL,
+    redactions text[] DEFAULT '{}'::text[] NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    revoked_at timestamp with time zone,
+    revoked_by text,
+    CONSTRAINT citation_authorizations_check CHECK (((revoked_at IS NULL) = (revoked_by IS NULL)))
+);
+
+--
+-- Name: commitments; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.commitments (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    kind text NOT NULL,
+    statement text NOT NULL,
+    realm text NOT NULL,
+    world text,
+    stated_by text NOT NULL,
+    confirmed_by text,
+    confirmed_at timestamp with time zone,
+    withdrawn_by text,
+    withdrawn_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT commitments_kind_check CHECK ((kind = ANY (ARRAY['safety_stop'::text, 'authorization'::text, 'relationship'::text, 'experience'::text, 'stated_fact'::text])))
 );
 
 --
@@ -240,6 +316,40 @@ CREATE TABLE public.context_members (
 );
 
 --
+-- Name: context_summaries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.context_summaries (
+    subject text NOT NULL,
+    version bigint NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    text text NOT NULL,
+    token_estimate bigint DEFAULT 0 NOT NULL,
+    written_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT context_summaries_token_estimate_check CHECK ((token_estimate >= 0)),
+    CONSTRAINT context_summaries_version_check CHECK ((version >= 1))
+);
+
+--
+-- Name: context_versions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.context_versions (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    budget bigint NOT NULL,
+    token_budget bigint DEFAULT 0 NOT NULL,
+    used bigint NOT NULL,
+    used_tokens bigint NOT NULL,
+    items jsonb NOT NULL,
+    digest text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: effects; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -247,7 +357,15 @@ CREATE TABLE public.effects (
     id uuid NOT NULL,
     tree_id uuid NOT NULL,
     kind text NOT NULL,
-    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    node_id uuid,
+    ruling_id uuid,
+    main_line_version_id uuid,
+    tool text DEFAULT ''::text NOT NULL,
+    action text DEFAULT ''::text NOT NULL,
+    parameters jsonb DEFAULT '{}'::jsonb NOT NULL,
+    recorded_by text DEFAULT ''::text NOT NULL,
+    CONSTRAINT effects_real_world_action_is_ruled CHECK (((kind <> 'real_world_action'::text) OR ((node_id IS NOT NULL) AND (ruling_id IS NOT NULL) AND (main_line_version_id IS NOT NULL))))
 );
 
 --
@@ -380,6 +498,7 @@ CREATE TABLE public.nodes (
     evidence jsonb DEFAULT '[]'::jsonb NOT NULL,
     tool_trace jsonb DEFAULT '[]'::jsonb NOT NULL,
     stream_lease_until timestamp with time zone,
+    context_version_id uuid,
     CONSTRAINT nodes_answer_state_check CHECK ((answer_state = ANY (ARRAY['streaming'::text, 'sealed'::text, 'frozen'::text]))),
     CONSTRAINT nodes_answer_state_only_on_answers CHECK (((kind = 'answer'::text) = (answer_state IS NOT NULL))),
     CONSTRAINT nodes_continuation_kind_check CHECK ((continuation_kind = ANY (ARRAY['elaboration'::text, 'verification'::text, 'tool_work'::text, 'deeper_reasoning'::text]))),
@@ -504,6 +623,20 @@ ALTER TABLE ONLY public.app_settings
     ADD CONSTRAINT app_settings_pkey PRIMARY KEY (singleton);
 
 --
+-- Name: arbiter_rulings arbiter_rulings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.arbiter_rulings
+    ADD CONSTRAINT arbiter_rulings_pkey PRIMARY KEY (id);
+
+--
+-- Name: authorized_citations authorized_citations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.authorized_citations
+    ADD CONSTRAINT authorized_citations_pkey PRIMARY KEY (authorization_id, node_id, "position");
+
+--
 -- Name: bindings bindings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -539,6 +672,20 @@ ALTER TABLE ONLY public.capabilities
     ADD CONSTRAINT capabilities_pkey PRIMARY KEY (id);
 
 --
+-- Name: citation_authorizations citation_authorizations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.citation_authorizations
+    ADD CONSTRAINT citation_authorizations_pkey PRIMARY KEY (id);
+
+--
+-- Name: commitments commitments_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.commitments
+    ADD CONSTRAINT commitments_pkey PRIMARY KEY (id);
+
+--
 -- Name: context_counts context_counts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -558,6 +705,20 @@ ALTER TABLE ONLY public.context_hub_threshold
 
 ALTER TABLE ONLY public.context_hubs
     ADD CONSTRAINT context_hubs_pkey PRIMARY KEY (scope_key, object_type, object_id);
+
+--
+-- Name: context_summaries context_summaries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_summaries
+    ADD CONSTRAINT context_summaries_pkey PRIMARY KEY (subject, version);
+
+--
+-- Name: context_versions context_versions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_versions
+    ADD CONSTRAINT context_versions_pkey PRIMARY KEY (id);
 
 --
 -- Name: effects effects_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -672,10 +833,28 @@ ALTER TABLE ONLY public.trees
     ADD CONSTRAINT trees_pkey PRIMARY KEY (id);
 
 --
+-- Name: arbiter_rulings_node; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX arbiter_rulings_node ON public.arbiter_rulings USING btree (node_id);
+
+--
 -- Name: canon_candidates_version; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX canon_candidates_version ON public.canon_candidates USING btree (version_id);
+
+--
+-- Name: commitments_live_stops; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX commitments_live_stops ON public.commitments USING btree (tree_id) WHERE ((kind = 'safety_stop'::text) AND (withdrawn_at IS NULL));
+
+--
+-- Name: commitments_tree_order; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX commitments_tree_order ON public.commitments USING btree (tree_id, created_at, id);
 
 --
 -- Name: context_citations_order; Type: INDEX; Schema: public; Owner: -
@@ -694,6 +873,12 @@ CREATE INDEX context_members_decisions ON public.context_members USING btree (sc
 --
 
 CREATE UNIQUE INDEX context_members_evidence_order ON public.context_members USING btree (scope_key, anchor_type, anchor_id, object_type, ((event_time_start IS NULL)), COALESCE(event_time_start, '0001-01-02 00:00:00+00'::timestamp with time zone), type_rank, object_id COLLATE "C", result_id COLLATE "C") INCLUDE (kind, event_time_start, event_time_end, event_time_precision, review_generated_at, recorded_at, cited_ids);
+
+--
+-- Name: effects_tree_order; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX effects_tree_order ON public.effects USING btree (tree_id, created_at, id);
 
 --
 -- Name: graph_links_changes; Type: INDEX; Schema: public; Owner: -
@@ -804,10 +989,44 @@ CREATE INDEX review_results_scope_revision ON public.review_results USING btree 
 CREATE INDEX source_revisions_node ON public.source_revisions USING btree (node_id);
 
 --
+-- Name: context_versions context_versions_immutable; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER context_versions_immutable BEFORE DELETE OR UPDATE ON public.context_versions FOR EACH ROW EXECUTE FUNCTION public.refuse_context_version_rewrite();
+
+--
 -- Name: main_line_versions main_line_versions_immutable; Type: TRIGGER; Schema: public; Owner: -
 --
 
 CREATE TRIGGER main_line_versions_immutable BEFORE DELETE OR UPDATE ON public.main_line_versions FOR EACH ROW EXECUTE FUNCTION public.refuse_main_line_rewrite();
+
+--
+-- Name: arbiter_rulings arbiter_rulings_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.arbiter_rulings
+    ADD CONSTRAINT arbiter_rulings_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: arbiter_rulings arbiter_rulings_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.arbiter_rulings
+    ADD CONSTRAINT arbiter_rulings_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: authorized_citations authorized_citations_authorization_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.authorized_citations
+    ADD CONSTRAINT authorized_citations_authorization_id_fkey FOREIGN KEY (authorization_id) REFERENCES public.citation_authorizations(id);
+
+--
+-- Name: authorized_citations authorized_citations_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.authorized_citations
+    ADD CONSTRAINT authorized_citations_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
 
 --
 -- Name: bindings bindings_session_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -829,6 +1048,76 @@ ALTER TABLE ONLY public.bud_chunks
 
 ALTER TABLE ONLY public.canon_candidates
     ADD CONSTRAINT canon_candidates_version_id_fkey FOREIGN KEY (version_id) REFERENCES public.main_line_versions(id);
+
+--
+-- Name: citation_authorizations citation_authorizations_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.citation_authorizations
+    ADD CONSTRAINT citation_authorizations_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: commitments commitments_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.commitments
+    ADD CONSTRAINT commitments_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: commitments commitments_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.commitments
+    ADD CONSTRAINT commitments_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: context_summaries context_summaries_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_summaries
+    ADD CONSTRAINT context_summaries_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: context_summaries context_summaries_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_summaries
+    ADD CONSTRAINT context_summaries_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: context_versions context_versions_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_versions
+    ADD CONSTRAINT context_versions_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: context_versions context_versions_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.context_versions
+    ADD CONSTRAINT context_versions_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: effects effects_main_line_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_main_line_version_id_fkey FOREIGN KEY (main_line_version_id) REFERENCES public.main_line_versions(id);
+
+--
+-- Name: effects effects_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: effects effects_ruling_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_ruling_id_fkey FOREIGN KEY (ruling_id) REFERENCES public.arbiter_rulings(id);
 
 --
 -- Name: effects effects_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -878,6 +1167,13 @@ ALTER TABLE ONLY public.main_lines
 
 ALTER TABLE ONLY public.nodes
     ADD CONSTRAINT nodes_adopted_answer_id_fkey FOREIGN KEY (adopted_answer_id) REFERENCES public.nodes(id);
+
+--
+-- Name: nodes nodes_context_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.nodes
+    ADD CONSTRAINT nodes_context_version_id_fkey FOREIGN KEY (context_version_id) REFERENCES public.context_versions(id);
 
 --
 -- Name: nodes nodes_extends_answer_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -529,12 +529,12 @@ def test_services_connect_as_their_least_privilege_roles(compose):
     assert dsn_users(graph["MIRRORTREE_GRAPH_GATE_DSN"]) == {"mirrortree_reader"}
 
 
-def test_primary_init_script_creates_the_roles_migration_0023_grants_to(compose):
+def test_primary_init_script_creates_the_roles_migration_0022_grants_to(compose):
     primary = services(compose)["primary"]
     path = mounted_host_file(primary, "/docker-entrypoint-initdb.d/20-roles.sh")
     assert_valid_shell_script(path)
     script = path.read_text(encoding="utf-8")
-    migration = (ROOT / "tree_service/migrations/0023_service_roles.sql").read_text("utf-8")
+    migration = (ROOT / "tree_service/migrations/0022_service_roles.sql").read_text("utf-8")
     for role in ("mirrortree_writer", "mirrortree_reader"):
         assert f"CREATE ROLE {role} LOGIN PASSWORD" in script
         assert f"TO {role}" in migration

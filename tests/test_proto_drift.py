@@ -30,6 +30,11 @@ from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tree_service import convert as tree_convert
 from tree_service import domain, graph_input
 from tree_service import errors as tree_errors
+from tree_service.citations import messages as citation_messages
+from tree_service.context_assembly import layers as context_layers
+from tree_service.context_assembly import messages as context_messages
+from tree_service.realms import messages as realm_messages
+from tree_service.realms import rules as realm_rules
 
 
 def lower(name: str) -> str:
@@ -339,6 +344,54 @@ MAPS = (
         vocabulary.PRECISION_VALUES,
         True,
         lower,
+    ),
+    # tree_service/realms, context_assembly, citations
+    EnumMap(
+        "tree_service.realms.messages.KIND_FROM_PROTO",
+        tree_pb2.CommitmentKind.DESCRIPTOR,
+        realm_messages.KIND_FROM_PROTO,
+        False,
+        member_of(realm_rules.CommitmentKind),
+        tuple(realm_rules.CommitmentKind),
+    ),
+    EnumMap(
+        "tree_service.realms.messages.STATE_TO_PROTO",
+        tree_pb2.CommitmentState.DESCRIPTOR,
+        realm_messages.STATE_TO_PROTO,
+        True,
+        member_of(realm_rules.CommitmentState),
+        tuple(realm_rules.CommitmentState),
+    ),
+    EnumMap(
+        "tree_service.context_assembly.messages.LAYER_TO_PROTO",
+        tree_pb2.ContextLayer.DESCRIPTOR,
+        context_messages.LAYER_TO_PROTO,
+        True,
+        member_of(context_layers.Layer),
+        tuple(context_layers.Layer),
+    ),
+    EnumMap(
+        "tree_service.context_assembly.messages.INCLUSION_TO_PROTO",
+        tree_pb2.ContextInclusion.DESCRIPTOR,
+        context_messages.INCLUSION_TO_PROTO,
+        True,
+        member_of(
+            context_layers.Inclusion,
+            {
+                "INCLUDED_VERBATIM": context_layers.Inclusion.VERBATIM,
+                "INCLUDED_AS_SUMMARY": context_layers.Inclusion.SUMMARY,
+                "INCLUDED_AS_FRAGMENT": context_layers.Inclusion.FRAGMENT,
+            },
+        ),
+        tuple(context_layers.Inclusion),
+    ),
+    EnumMap(
+        "tree_service.citations.messages._CITATION_STATUS",
+        tree_pb2.CitationStatus.DESCRIPTOR,
+        citation_messages._CITATION_STATUS,
+        True,
+        lambda name: name.lower().removeprefix("citation_"),
+        not_mapped=("CITATION_CURRENT",),  # a stored citation without a status is current
     ),
 )
 

@@ -1,7 +1,10 @@
 """W3: a user-confirmed canonicalization, projected into the story graph deterministically.
 
-Each main-line version becomes one review result of the tree's project (Global when the tree
-has none) holding:
+Each main-line version becomes one review result of its *canon scope* (`canon_scope`): a
+real-experience version goes to the tree's project (Global when the tree has none); a world's
+canon and a rehearsal record go to a scope of their own, named by a reserved project id
+(`canon:world-canon:…`, `canon:rehearsal-record:…`), so a read of the project never takes them
+for real decisions and a read that names that scope sees them labelled with it. The result holds:
 
 - a confirmed `decision` event whose evidence is a source reference to every node of the
   version (the node text at the revision that was confirmed);
@@ -18,8 +21,10 @@ versions are immutable: a review may refer to these objects, never rewrite them)
 from __future__ import annotations
 
 import hashlib
+import json
+from urllib.parse import quote
 
-from mirrortree.scopes import ScopeValue
+from mirrortree.scopes import MAX_PROJECT_ID, ScopeValue
 from mirrortree.validation import MAX_ID
 from tree_service.domain import (
     CanonicalScope,
@@ -40,6 +45,50 @@ SCOPE_LABELS = {
 }
 SUMMARY_CHARS = 400
 PREFIX = "mainline-"
+# Project ids starting with this name canon scopes; trees, reviews and preferences may not use it.
+CANON_SCOPE_PREFIX = "canon:"
+# A rehearsal record is a record that the rehearsal happened, never a decision.
+EVENT_KINDS = {
+    CanonicalScope.REAL_EXPERIENCE: "decision",
+    CanonicalScope.WORLD_CANON: "decision",
+    CanonicalScope.REHEARSAL: "milestone",
+}
+
+
+def canon_scope_project(scope: CanonicalScope, world: str, project_id: str | None) -> str | None:
+    """The project id of the story-graph scope a main line of `scope` is projected into: None
+    for real experience (the tree's own project, or Global), else a reserved id naming the
+    canon scope, the tree's project and the world, each percent-encoded so that no two
+    (project, world) pairs share one; too long, a SHA-256 of the pair stands for them."""
+    if scope is CanonicalScope.REAL_EXPERIENCE:
+        return None
+    label = SCOPE_LABELS[scope]
+    project = quote(project_id, safe="") if project_id else "(global)"
+    named = f"{CANON_SCOPE_PREFIX}{label}:{project}"
+    if scope is CanonicalScope.WORLD_CANON:
+        named = f"{named}:{quote(world, safe='')}"
+    if len(named) <= MAX_PROJECT_ID:
+        return named
+    pair = json.dumps([project_id, world], ensure_ascii=False).encode()
+    return f"{CANON_SCOPE_PREFIX}{label}@sha256:{hashlib.sha256(pair).hexdigest()}"
+
+
+def canon_scope(scope: CanonicalScope, world: str, project_id: str | None) -> ScopeValue:
+    """The story-graph scope a main-line version of `scope` is projected into."""
+    own = canon_scope_project(scope, world, project_id)
+    if own is not None:
+        return ScopeValue.of_projects([own])
+    return ScopeValue.of_projects([project_id]) if project_id else ScopeValue.global_scope()
+
+
+RESERVED_PROJECT_ADVICE = (
+    f"project ids starting with {CANON_SCOPE_PREFIX!r} are reserved for the canon scopes of "
+    "world canon and rehearsal records"
+)
+
+
+def is_reserved_project(project_id: str) -> bool:
+    return project_id.startswith(CANON_SCOPE_PREFIX)
 
 
 def last_entry(snapshot: tuple[Node, ...]) -> str:
@@ -126,7 +175,7 @@ def projection(
             f"{tree_title!r} as version {version.version} of its {label} main line{world}. "
             f"Last node: {shown}"
         ),
-        kind="decision",
+        kind=EVENT_KINDS[version.scope],
         confirmation_state="confirmed",
         event_time=at,
         details={
@@ -135,6 +184,8 @@ def projection(
             "main_line_version_id": version.id,
             "tree_id": version.tree_id,
             "canonical_scope": version.scope.value,
+            "canon_scope_label": label,
+            "project_id": project_id or "",
             "world": version.world,
             "version": version.version,
             "node_ids": list(version.node_ids),
@@ -185,7 +236,7 @@ def projection(
     nodes_at = [n.created_at for n in version.snapshot]
     return ReviewResult(
         result_id=result_id(version.id),
-        scope=ScopeValue.of_projects([project_id]) if project_id else ScopeValue.global_scope(),
+        scope=canon_scope(version.scope, version.world, project_id),
         phase=PHASE,
         covered_from=min(nodes_at) if nodes_at else None,
         covered_to=max(nodes_at) if nodes_at else None,

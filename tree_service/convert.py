@@ -11,15 +11,18 @@ from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
 from mirrortree.validation import FieldChecker, shown
 from mirrortree.violations import FieldViolation
+from tree_service import canon_projection
+from tree_service.citations import messages as citation_messages
 from tree_service.domain import (
+    MAX_LIST,
     MAX_OWNER,
     MAX_QUESTION,
+    MAX_SHORT,
     MAX_TITLE,
     AnswerState,
     Attachment,
     Canonicalization,
     CanonicalScope,
-    CitationRequest,
     ContinuationKind,
     Generated,
     IssuedBinding,
@@ -44,8 +47,6 @@ from tree_service.errors import InvalidInput
 MAX_IDEMPOTENCY_KEY = 128
 MAX_ANSWER = 1_000_000  # code points, also of all of a streamed answer's chunks together
 MAX_CHUNK = 16_000
-MAX_LIST = 100  # attachments, citations, evidence items, tool-trace entries, parameters
-MAX_SHORT = 2_000  # names, notes, summaries of one tool step, parameter values
 MAX_SUMMARY = 20_000
 MAX_WORLD = 200
 KNOWN_RUNTIMES = ("Model", "OpenCode", "Continue", "DeepSeek Harness")
@@ -171,22 +172,16 @@ def attachments(check: Checker, values: list[tree_pb2.Attachment]) -> tuple[Atta
         check.identifier(f"attachments[{i}].id", item.id)
         check.text(f"attachments[{i}].name", item.name, MAX_SHORT)
         check.text(f"attachments[{i}].media_type", item.media_type, 200)
-        if item.size_bytes < 0:
-            check.fail(f"attachments[{i}].size_bytes", "must not be negative")
-    return tuple(Attachment(a.id, a.name, a.media_type, a.size_bytes) for a in values)
+        for fact in ATTACHMENT_FACTS:
+            if getattr(item, fact) < 0:
+                check.fail(f"attachments[{i}].{fact}", "must not be negative")
+    return tuple(
+        Attachment(a.id, a.name, a.media_type, *(getattr(a, f) for f in ATTACHMENT_FACTS))
+        for a in values
+    )
 
 
-def citations(check: Checker, values: list[tree_pb2.Citation]) -> tuple[CitationRequest, ...]:
-    if len(values) > MAX_LIST:
-        check.fail("citations", f"holds more than {MAX_LIST} entries")
-    for i, item in enumerate(values):
-        check.identifier(f"citations[{i}].node_id", item.node_id)
-        if item.start < 0 or item.end < 0 or (item.end and item.end < item.start):
-            check.fail(f"citations[{i}].end", "needs 0 <= start <= end (end 0 = to the end)")
-        check.text(f"citations[{i}].note", item.note, MAX_SHORT, required=False)
-        if item.snapshot:
-            check.fail(f"citations[{i}].snapshot", "is set by the server; leave it empty")
-    return tuple(CitationRequest(c.node_id, c.start, c.end, c.note) for c in values)
+ATTACHMENT_FACTS = ("size_bytes", "width", "height", "page_count", "duration_ms", "text_length")
 
 
 # ---- requests → domain ------------------------------------------------------------------
@@ -198,6 +193,8 @@ def new_tree(request: tree_pb2.CreateTreeRequest) -> NewTree:
     check.text("title", request.title, MAX_TITLE)
     check.text("owner", request.owner, MAX_OWNER)
     check.identifier("project_id", request.project_id, required=False)
+    if canon_projection.is_reserved_project(request.project_id):
+        check.fail("project_id", canon_projection.RESERVED_PROJECT_ADVICE)
     choice = realm_choice(check, request.default_realm, request.default_world, "default_")
     check.done()
     return NewTree(
@@ -218,7 +215,7 @@ def new_question(request: tree_pb2.AskQuestionRequest) -> NewQuestion:
     choice = realm_choice(check, request.realm, request.world)
     run = conditions(check, "conditions", request.conditions)
     attached = attachments(check, list(request.attachments))
-    cited = citations(check, list(request.citations))
+    cited = citation_messages.citations(check, list(request.citations))
     check.done()
     return NewQuestion(
         request.tree_id,
@@ -240,7 +237,7 @@ def question_edit(request: tree_pb2.EditQuestionRequest) -> QuestionEdit:
     check.text("text", request.text, MAX_QUESTION)
     run = conditions(check, "conditions", request.conditions)
     attached = attachments(check, list(request.attachments))
-    cited = citations(check, list(request.citations))
+    cited = citation_messages.citations(check, list(request.citations))
     check.done()
     return QuestionEdit(
         request.question_id, request.expected_revision, request.text, run, attached, cited
@@ -254,8 +251,15 @@ def new_answer(request: tree_pb2.AddAnswerRequest) -> NewAnswer:
     check.text("text", request.text, MAX_ANSWER)
     made = generated(check, "content", request.content)
     choice = realm_choice(check, request.realm, request.world)
+    check.identifier("context_version_id", request.context_version_id, required=False)
     check.done()
-    return NewAnswer(request.question_id, request.text, made, choice)
+    return NewAnswer(
+        request.question_id,
+        request.text,
+        made,
+        choice,
+        context_version_id=request.context_version_id or None,
+    )
 
 
 def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
@@ -265,6 +269,7 @@ def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
     check.identifier("open.extends_answer_id", message.extends_answer_id, required=False)
     made = generated(check, "open.content", message.content)
     choice = realm_choice(check, message.realm, message.world, "open.")
+    check.identifier("open.context_version_id", message.context_version_id, required=False)
     check.done()
     return NewAnswer(
         message.question_id,
@@ -273,6 +278,7 @@ def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
         choice,
         AnswerState.STREAMING,
         message.extends_answer_id or None,
+        message.context_version_id or None,
     )
 
 
@@ -448,7 +454,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
             parameters=node.conditions.get("parameters", {}),
         ),
         attachments=[tree_pb2.Attachment(**a) for a in node.attachments],
-        citations=[tree_pb2.Citation(**c) for c in node.citations],
+        citations=[citation_messages.citation_to_proto(c) for c in node.citations],
         version_of=node.version_of or "",
         version=node.version if node.kind is NodeKind.QUESTION else 0,
         adopted_answer_id=node.adopted_answer_id or "",
@@ -460,6 +466,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         reasoning_summary=node.reasoning_summary,
         evidence=list(node.evidence),
         tool_trace=[tree_pb2.ToolTraceEntry(**t) for t in node.tool_trace],
+        context_version_id=node.context_version_id or "",
     )
 
 
@@ -482,6 +489,7 @@ def version_to_proto(version: MainLineVersion) -> tree_pb2.MainLineVersion:
         forbidden_effects=list(policy.forbidden_effects),
         manual_extractions=list(policy.manual_extractions),
         replaces_version_id=version.replaces_version_id or "",
+        story_graph_scope=scope_to_proto(version.graph_scope) if version.graph_scope else None,
     )
 
 

@@ -11,6 +11,8 @@ from mirrortree.object_types import OBJECT_TYPE_RANKS
 from mirrortree.scopes import ScopeValue
 
 MAX_TITLE = 500
+MAX_LIST = 100  # attachments, citations, evidence items, tool-trace entries, parameters
+MAX_SHORT = 2_000  # names, notes, summaries of one tool step, parameter values
 MAX_OWNER = 200
 MAX_QUESTION = 100_000
 MAX_GRAPH_TEXT = 100_000
@@ -197,6 +199,11 @@ class Attachment:
     name: str
     media_type: str
     size_bytes: int
+    width: int = 0
+    height: int = 0
+    page_count: int = 0
+    duration_ms: int = 0
+    text_length: int = 0
 
 
 @dataclass(frozen=True)
@@ -205,6 +212,10 @@ class CitationRequest:
     start: int
     end: int  # 0 with start 0: the whole text
     note: str
+    # An attachment region instead of a text range: {"attachment_id": …, <kind>: {…}}.
+    anchor: dict[str, Any] | None = None
+    excerpt: str = ""  # the anchored content as text, when the caller gives it
+    authorization_id: str = ""  # a cross-person grant
 
 
 @dataclass(frozen=True)
@@ -233,6 +244,7 @@ class Node:
     reasoning_summary: str = ""
     evidence: tuple[str, ...] = ()
     tool_trace: tuple[dict[str, Any], ...] = ()
+    context_version_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -281,6 +293,7 @@ class NewAnswer:
     realm: RealmChoice
     state: AnswerState = AnswerState.SEALED
     extends_answer_id: str | None = None
+    context_version_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -323,6 +336,8 @@ class MainLineVersion:
     created_at: datetime
     candidates: tuple[CanonCandidate, ...]
     replaces_version_id: str | None
+    # The story-graph scope the version is projected into (its canon scope), when known.
+    graph_scope: ScopeValue | None = None
 
     @property
     def policy(self) -> CanonPolicy:

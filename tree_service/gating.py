@@ -62,6 +62,10 @@ def _parse_context_state(text: str) -> Any:
     return value
 
 
+# The same check for any caller-supplied JSON stored as jsonb (e.g. a real action's parameters).
+parse_storable_json = _parse_context_state
+
+
 def _session_uuid(check: Checker, value: str) -> uuid.UUID | None:
     check.identifier("session_id", value)
     try:

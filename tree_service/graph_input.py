@@ -533,6 +533,8 @@ def review_result(request: tree_pb2.RecordReviewRequest) -> ReviewResult:
             "of confirmed main-line versions",
         )
     scope = check.scope("scope", request.scope, required=True)
+    if scope is not None and any(map(canon_projection.is_reserved_project, scope.projects)):
+        check.fail("scope.projects", canon_projection.RESERVED_PROJECT_ADVICE)
     check.text("phase", request.phase, 100)
     generated = check.time("review_generated_at", request.review_generated_at, required=True)
     covered_from = check.time("covered.from", getattr(request.covered, "from"))

@@ -14,6 +14,7 @@ from typing import Any
 
 from mirrortree.scopes import ScopeValue
 from mirrortree.violations import FieldViolation
+from tree_service.citations import anchors
 from tree_service.domain import (
     AnswerState,
     CanonicalScope,
@@ -45,6 +46,16 @@ def parse_id(value: str, field: str) -> uuid.UUID:
 
 
 # ---- what builds on what ------------------------------------------------------------------
+
+
+def expect_context_of(question: Node, assembled_for: str, version_id: str) -> None:
+    """An answer records only a context assembled for the question it answers."""
+    if assembled_for != question.id:
+        raise PreconditionFailed(
+            f"context version {version_id!r} was assembled for node {assembled_for!r}, not for "
+            f"the question {question.id!r} this answer answers",
+            {"field": "context_version_id"},
+        )
 
 
 def expect_kind(node: Node, field: str, *kinds: NodeKind) -> None:
@@ -136,38 +147,60 @@ def expect_adoptable(question: Node, answer: Node) -> None:
 
 
 def citation_snapshot(
-    i: int, citation: CitationRequest, cited: Node, same_owner: bool, cited_before: int
+    i: int,
+    citation: CitationRequest,
+    cited: Node,
+    same_owner: bool,
+    cited_before: int,
+    *,
+    redactions: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
-    """The snapshot of one cited range (`cited_before`: code points the earlier citations of
-    the request hold); refused across people, outside the text, or past MAX_CITED in all."""
+    """The snapshot of one cited range or anchor (`cited_before`: code points the earlier
+    citations of the request hold); refused across people without a grant (`redactions`, the
+    grant's terms, None when there is none), outside its target, or past MAX_CITED in all."""
     field = f"citations[{i}].node_id"
     expect_settled(cited, field)
-    if not same_owner:
+    if not same_owner and redactions is None:
         raise PreconditionFailed(
-            f"citations[{i}] cites another person's conversation; cross-person "
-            "citations need an authorization, which is not offered yet",
-            {"field": field},
+            f"citations[{i}] cites another person's conversation; name their grant in "
+            f"citations[{i}].authorization_id (GrantCitationAuthorization)",
+            {"field": f"citations[{i}].authorization_id"},
         )
-    start, end = citation.start, citation.end or len(cited.text)
-    if not 0 <= start <= end <= len(cited.text):
-        raise InvalidInput.one(
-            f"citations[{i}].end",
-            f"range [{start}, {end}) is outside the cited text "
-            f"(length {len(cited.text)} code points)",
-        )
-    if cited_before + end - start > MAX_CITED:
+    owner = "another person's" if not same_owner else "this owner's"
+    if citation.anchor is not None:
+        what = anchors.check_anchor(cited, citation.anchor, f"citations[{i}].anchor")
+        start, end, text = 0, 0, citation.excerpt
+    else:
+        start, end = citation.start, citation.end or len(cited.text)
+        if not 0 <= start <= end <= len(cited.text):
+            raise InvalidInput.one(
+                f"citations[{i}].end",
+                f"range [{start}, {end}) is outside the cited text "
+                f"(length {len(cited.text)} code points)",
+            )
+        what, text = f"code points [{start}, {end})", cited.text[start:end]
+    if cited_before + len(text) > MAX_CITED:
         raise InvalidInput.one(
             f"citations[{i}].end",
             f"the cited ranges together pass {MAX_CITED:,} code points (the length of "
             "the longest answer); cite narrower ranges",
         )
-    return {
+    snapshot: dict[str, Any] = {
         "node_id": cited.id,
         "start": start,
         "end": end,
         "note": citation.note,
-        "snapshot": cited.text[start:end],
+        "snapshot": text if redactions is None else anchors.redact(text, redactions),
+        "source_description": (
+            f"{what} of {cited.kind.value} {cited.id} in {owner} tree {cited.tree_id}"
+        ),
     }
+    if citation.anchor is not None:
+        snapshot["anchor"] = citation.anchor
+    if redactions is not None:
+        snapshot["authorization_id"] = citation.authorization_id
+        snapshot["redacted"] = True
+    return snapshot
 
 
 # ---- canonicalization ---------------------------------------------------------------------

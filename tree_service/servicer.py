@@ -9,6 +9,9 @@ from mirrortree import rpcstatus
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.access.rpc import AccessRpcs
 from tree_service.buds.rpc import BudRpcs
+from tree_service.citations.rpc import CitationRpcs
+from tree_service.context_assembly.layers import ContextOverBudget
+from tree_service.context_assembly.rpc import ContextRpcs
 from tree_service.conversation.rpc import ConversationRpcs
 from tree_service.errors import (
     Contention,
@@ -20,6 +23,13 @@ from tree_service.errors import (
     TreeServiceError,
 )
 from tree_service.ingestion.rpc import IngestionRpcs
+from tree_service.realms.rpc import RealmRpcs
+from tree_service.realms.rules import (
+    NotCanonicalized,
+    RealmNotReal,
+    RulingRequired,
+    SafetyStopInEffect,
+)
 
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
@@ -28,6 +38,11 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     RevisionConflict: grpc.StatusCode.ABORTED,
     Contention: grpc.StatusCode.ABORTED,
     IdempotencyKeyReused: grpc.StatusCode.ALREADY_EXISTS,
+    RealmNotReal: grpc.StatusCode.FAILED_PRECONDITION,
+    NotCanonicalized: grpc.StatusCode.FAILED_PRECONDITION,
+    RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
+    SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
+    ContextOverBudget: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -39,6 +54,9 @@ class TreeServicer(
     BudRpcs,
     IngestionRpcs,
     AccessRpcs,
+    RealmRpcs,
+    ContextRpcs,
+    CitationRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

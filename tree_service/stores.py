@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from mirrortree import neighbourhoods
 from tree_service.access.store import AccessStore
 from tree_service.buds.store import BudStore
+from tree_service.citations.store import CitationStore
+from tree_service.context_assembly.store import ContextStore
 from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.ingestion.store import IngestionStore
+from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
 
 
@@ -21,6 +24,9 @@ class Stores:
     buds: BudStore
     ingestion: IngestionStore
     access: AccessStore
+    realms: RealmStore
+    contexts: ContextStore
+    citations: CitationStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -33,4 +39,7 @@ class Stores:
             buds=BudStore(core, conversation),
             ingestion=ingestion,
             access=AccessStore(),
+            realms=RealmStore(core),
+            contexts=ContextStore(core),
+            citations=CitationStore(core),
         )

@@ -1,6 +1,6 @@
 """The services' least-privilege login roles on the local cluster, and DSNs that use them.
 
-Migration 0023 grants the rows (and nothing else) to `mirrortree_writer`, which tree_service
+Migration 0022 grants the rows (and nothing else) to `mirrortree_writer`, which tree_service
 serves as, and SELECT to `mirrortree_reader`, which graph_service reads as; the owner role
 (cfg.user) only runs migrations. Here both become login roles; loopback trust authenticates
 them locally, as it does the owner.

@@ -33,6 +33,11 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INTERNAL_REASON: _ClassVar[ErrorReason]
     OUTCOME_UNKNOWN: _ClassVar[ErrorReason]
     DATABASE_UNAVAILABLE: _ClassVar[ErrorReason]
+    REALM_NOT_REAL: _ClassVar[ErrorReason]
+    RULING_REQUIRED: _ClassVar[ErrorReason]
+    SAFETY_STOP_IN_EFFECT: _ClassVar[ErrorReason]
+    CONTEXT_OVER_BUDGET: _ClassVar[ErrorReason]
+    NOT_CANONICALIZED: _ClassVar[ErrorReason]
     PERMISSION_DENIED_REASON: _ClassVar[ErrorReason]
     CONFIRMATION_REQUIRED: _ClassVar[ErrorReason]
     RATE_LIMITED: _ClassVar[ErrorReason]
@@ -114,6 +119,11 @@ CONTENTION: ErrorReason
 INTERNAL_REASON: ErrorReason
 OUTCOME_UNKNOWN: ErrorReason
 DATABASE_UNAVAILABLE: ErrorReason
+REALM_NOT_REAL: ErrorReason
+RULING_REQUIRED: ErrorReason
+SAFETY_STOP_IN_EFFECT: ErrorReason
+CONTEXT_OVER_BUDGET: ErrorReason
+NOT_CANONICALIZED: ErrorReason
 PERMISSION_DENIED_REASON: ErrorReason
 CONFIRMATION_REQUIRED: ErrorReason
 RATE_LIMITED: ErrorReason

@@ -37,6 +37,13 @@ class AnswerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEALED: _ClassVar[AnswerState]
     FROZEN: _ClassVar[AnswerState]
 
+class CitationStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CITATION_STATUS_UNSPECIFIED: _ClassVar[CitationStatus]
+    CITATION_CURRENT: _ClassVar[CitationStatus]
+    CITATION_SUPERSEDED: _ClassVar[CitationStatus]
+    CITATION_REVOKED: _ClassVar[CitationStatus]
+
 class CanonicalScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CANONICAL_SCOPE_UNSPECIFIED: _ClassVar[CanonicalScope]
@@ -59,6 +66,45 @@ class RelationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTRASTS: _ClassVar[RelationKind]
     REPLACES: _ClassVar[RelationKind]
     CONTRADICTS: _ClassVar[RelationKind]
+
+class CommitmentKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COMMITMENT_KIND_UNSPECIFIED: _ClassVar[CommitmentKind]
+    SAFETY_STOP: _ClassVar[CommitmentKind]
+    AUTHORIZATION: _ClassVar[CommitmentKind]
+    RELATIONSHIP: _ClassVar[CommitmentKind]
+    EXPERIENCE: _ClassVar[CommitmentKind]
+    STATED_FACT: _ClassVar[CommitmentKind]
+
+class CommitmentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    COMMITMENT_STATE_UNSPECIFIED: _ClassVar[CommitmentState]
+    IN_EFFECT: _ClassVar[CommitmentState]
+    AWAITING_CONFIRMATION: _ClassVar[CommitmentState]
+    AWAITING_CANONICALIZATION: _ClassVar[CommitmentState]
+    NEVER_IN_EFFECT: _ClassVar[CommitmentState]
+    WITHDRAWN: _ClassVar[CommitmentState]
+
+class ContextLayer(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTEXT_LAYER_UNSPECIFIED: _ClassVar[ContextLayer]
+    HARD_BOUNDARY: _ClassVar[ContextLayer]
+    CURRENT_NODE: _ClassVar[ContextLayer]
+    PARENT_CHAIN: _ClassVar[ContextLayer]
+    EXPLICIT_ANCHOR: _ClassVar[ContextLayer]
+    LONG_TERM_MEMORY: _ClassVar[ContextLayer]
+    OLDER_ANCESTOR: _ClassVar[ContextLayer]
+    TOOL_RESULT: _ClassVar[ContextLayer]
+    SIDE_BRANCH_CITATION: _ClassVar[ContextLayer]
+    ATTACHMENT: _ClassVar[ContextLayer]
+
+class ContextInclusion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTEXT_INCLUSION_UNSPECIFIED: _ClassVar[ContextInclusion]
+    INCLUDED_VERBATIM: _ClassVar[ContextInclusion]
+    INCLUDED_AS_SUMMARY: _ClassVar[ContextInclusion]
+    INCLUDED_AS_FRAGMENT: _ClassVar[ContextInclusion]
+    OMITTED: _ClassVar[ContextInclusion]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -76,6 +122,10 @@ ANSWER_STATE_UNSPECIFIED: AnswerState
 STREAMING: AnswerState
 SEALED: AnswerState
 FROZEN: AnswerState
+CITATION_STATUS_UNSPECIFIED: CitationStatus
+CITATION_CURRENT: CitationStatus
+CITATION_SUPERSEDED: CitationStatus
+CITATION_REVOKED: CitationStatus
 CANONICAL_SCOPE_UNSPECIFIED: CanonicalScope
 REAL_EXPERIENCE: CanonicalScope
 WORLD_CANON: CanonicalScope
@@ -90,6 +140,33 @@ REVISED: RelationKind
 CONTRASTS: RelationKind
 REPLACES: RelationKind
 CONTRADICTS: RelationKind
+COMMITMENT_KIND_UNSPECIFIED: CommitmentKind
+SAFETY_STOP: CommitmentKind
+AUTHORIZATION: CommitmentKind
+RELATIONSHIP: CommitmentKind
+EXPERIENCE: CommitmentKind
+STATED_FACT: CommitmentKind
+COMMITMENT_STATE_UNSPECIFIED: CommitmentState
+IN_EFFECT: CommitmentState
+AWAITING_CONFIRMATION: CommitmentState
+AWAITING_CANONICALIZATION: CommitmentState
+NEVER_IN_EFFECT: CommitmentState
+WITHDRAWN: CommitmentState
+CONTEXT_LAYER_UNSPECIFIED: ContextLayer
+HARD_BOUNDARY: ContextLayer
+CURRENT_NODE: ContextLayer
+PARENT_CHAIN: ContextLayer
+EXPLICIT_ANCHOR: ContextLayer
+LONG_TERM_MEMORY: ContextLayer
+OLDER_ANCESTOR: ContextLayer
+TOOL_RESULT: ContextLayer
+SIDE_BRANCH_CITATION: ContextLayer
+ATTACHMENT: ContextLayer
+CONTEXT_INCLUSION_UNSPECIFIED: ContextInclusion
+INCLUDED_VERBATIM: ContextInclusion
+INCLUDED_AS_SUMMARY: ContextInclusion
+INCLUDED_AS_FRAGMENT: ContextInclusion
+OMITTED: ContextInclusion
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -129,30 +206,108 @@ class RunConditions(_message.Message):
     def __init__(self, model_strategy: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Attachment(_message.Message):
-    __slots__ = ("id", "name", "media_type", "size_bytes")
+    __slots__ = ("id", "name", "media_type", "size_bytes", "width", "height", "page_count", "duration_ms", "text_length")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
     SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    TEXT_LENGTH_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     media_type: str
     size_bytes: int
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ...) -> None: ...
+    width: int
+    height: int
+    page_count: int
+    duration_ms: int
+    text_length: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., media_type: _Optional[str] = ..., size_bytes: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., page_count: _Optional[int] = ..., duration_ms: _Optional[int] = ..., text_length: _Optional[int] = ...) -> None: ...
 
 class Citation(_message.Message):
-    __slots__ = ("node_id", "start", "end", "note", "snapshot")
+    __slots__ = ("node_id", "start", "end", "note", "snapshot", "anchor", "authorization_id", "redacted", "status", "source_description")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    ANCHOR_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REDACTED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     node_id: str
     start: int
     end: int
     note: str
     snapshot: str
-    def __init__(self, node_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., note: _Optional[str] = ..., snapshot: _Optional[str] = ...) -> None: ...
+    anchor: CitationAnchor
+    authorization_id: str
+    redacted: bool
+    status: CitationStatus
+    source_description: str
+    def __init__(self, node_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., note: _Optional[str] = ..., snapshot: _Optional[str] = ..., anchor: _Optional[_Union[CitationAnchor, _Mapping]] = ..., authorization_id: _Optional[str] = ..., redacted: _Optional[bool] = ..., status: _Optional[_Union[CitationStatus, str]] = ..., source_description: _Optional[str] = ...) -> None: ...
+
+class CitationAnchor(_message.Message):
+    __slots__ = ("attachment_id", "image_region", "pdf_area", "fragment", "media_span", "excerpt")
+    ATTACHMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_REGION_FIELD_NUMBER: _ClassVar[int]
+    PDF_AREA_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_SPAN_FIELD_NUMBER: _ClassVar[int]
+    EXCERPT_FIELD_NUMBER: _ClassVar[int]
+    attachment_id: str
+    image_region: ImageRegion
+    pdf_area: PdfPageArea
+    fragment: FragmentRange
+    media_span: MediaSpan
+    excerpt: str
+    def __init__(self, attachment_id: _Optional[str] = ..., image_region: _Optional[_Union[ImageRegion, _Mapping]] = ..., pdf_area: _Optional[_Union[PdfPageArea, _Mapping]] = ..., fragment: _Optional[_Union[FragmentRange, _Mapping]] = ..., media_span: _Optional[_Union[MediaSpan, _Mapping]] = ..., excerpt: _Optional[str] = ...) -> None: ...
+
+class ImageRegion(_message.Message):
+    __slots__ = ("x", "y", "width", "height")
+    X_FIELD_NUMBER: _ClassVar[int]
+    Y_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    x: int
+    y: int
+    width: int
+    height: int
+    def __init__(self, x: _Optional[int] = ..., y: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ...) -> None: ...
+
+class PdfPageArea(_message.Message):
+    __slots__ = ("page", "x", "y", "width", "height")
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    X_FIELD_NUMBER: _ClassVar[int]
+    Y_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    page: int
+    x: float
+    y: float
+    width: float
+    height: float
+    def __init__(self, page: _Optional[int] = ..., x: _Optional[float] = ..., y: _Optional[float] = ..., width: _Optional[float] = ..., height: _Optional[float] = ...) -> None: ...
+
+class FragmentRange(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: int
+    end: int
+    def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ...) -> None: ...
+
+class MediaSpan(_message.Message):
+    __slots__ = ("start_ms", "end_ms")
+    START_MS_FIELD_NUMBER: _ClassVar[int]
+    END_MS_FIELD_NUMBER: _ClassVar[int]
+    start_ms: int
+    end_ms: int
+    def __init__(self, start_ms: _Optional[int] = ..., end_ms: _Optional[int] = ...) -> None: ...
 
 class ToolTraceEntry(_message.Message):
     __slots__ = ("tool", "input_summary", "output_summary")
@@ -165,7 +320,7 @@ class ToolTraceEntry(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace")
+    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -190,6 +345,7 @@ class Node(_message.Message):
     REASONING_SUMMARY_FIELD_NUMBER: _ClassVar[int]
     EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     TOOL_TRACE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     parent_id: str
@@ -214,7 +370,8 @@ class Node(_message.Message):
     reasoning_summary: str
     evidence: _containers.RepeatedScalarFieldContainer[str]
     tool_trace: _containers.RepeatedCompositeFieldContainer[ToolTraceEntry]
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ...) -> None: ...
+    context_version_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ...) -> None: ...
 
 class CreateTreeRequest(_message.Message):
     __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm", "default_world")
@@ -327,20 +484,22 @@ class GeneratedContent(_message.Message):
     def __init__(self, conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., chain_of_thought: _Optional[str] = ...) -> None: ...
 
 class AddAnswerRequest(_message.Message):
-    __slots__ = ("idempotency_key", "question_id", "text", "content", "realm", "world")
+    __slots__ = ("idempotency_key", "question_id", "text", "content", "realm", "world", "context_version_id")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     REALM_FIELD_NUMBER: _ClassVar[int]
     WORLD_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     question_id: str
     text: str
     content: GeneratedContent
     realm: Realm
     world: str
-    def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., text: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ...) -> None: ...
+    context_version_id: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., text: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ..., context_version_id: _Optional[str] = ...) -> None: ...
 
 class AddAnswerResponse(_message.Message):
     __slots__ = ("node", "tree_revision", "consistency")
@@ -355,20 +514,22 @@ class AddAnswerResponse(_message.Message):
 class StreamAnswerRequest(_message.Message):
     __slots__ = ("open", "chunk", "complete")
     class Open(_message.Message):
-        __slots__ = ("idempotency_key", "question_id", "extends_answer_id", "content", "realm", "world")
+        __slots__ = ("idempotency_key", "question_id", "extends_answer_id", "content", "realm", "world", "context_version_id")
         IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
         QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
         EXTENDS_ANSWER_ID_FIELD_NUMBER: _ClassVar[int]
         CONTENT_FIELD_NUMBER: _ClassVar[int]
         REALM_FIELD_NUMBER: _ClassVar[int]
         WORLD_FIELD_NUMBER: _ClassVar[int]
+        CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
         idempotency_key: str
         question_id: str
         extends_answer_id: str
         content: GeneratedContent
         realm: Realm
         world: str
-        def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., extends_answer_id: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ...) -> None: ...
+        context_version_id: str
+        def __init__(self, idempotency_key: _Optional[str] = ..., question_id: _Optional[str] = ..., extends_answer_id: _Optional[str] = ..., content: _Optional[_Union[GeneratedContent, _Mapping]] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ..., context_version_id: _Optional[str] = ...) -> None: ...
     class Chunk(_message.Message):
         __slots__ = ("seq", "text")
         SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -467,7 +628,7 @@ class CanonCandidate(_message.Message):
     def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
 
 class MainLineVersion(_message.Message):
-    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted")
+    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted", "story_graph_scope")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -482,6 +643,7 @@ class MainLineVersion(_message.Message):
     MANUAL_EXTRACTIONS_FIELD_NUMBER: _ClassVar[int]
     REPLACES_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_OMITTED_FIELD_NUMBER: _ClassVar[int]
+    STORY_GRAPH_SCOPE_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     scope: CanonicalScope
@@ -496,7 +658,8 @@ class MainLineVersion(_message.Message):
     manual_extractions: _containers.RepeatedScalarFieldContainer[str]
     replaces_version_id: str
     snapshot_omitted: bool
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ...) -> None: ...
+    story_graph_scope: _common_pb2.Scope
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ..., story_graph_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ...) -> None: ...
 
 class UserConfirmation(_message.Message):
     __slots__ = ("confirmed", "user_id", "invitation_id")
@@ -1026,3 +1189,428 @@ class CreateBindingResponse(_message.Message):
     project_id: str
     consistency: _common_pb2.ConsistencyToken
     def __init__(self, binding_id: _Optional[str] = ..., token: _Optional[str] = ..., session_id: _Optional[str] = ..., runtime: _Optional[str] = ..., project_id: _Optional[str] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ArbiterRuling(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "arbiter", "action", "allowed", "reason", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ARBITER_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    arbiter: str
+    action: str
+    allowed: bool
+    reason: str
+    created_at: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., arbiter: _Optional[str] = ..., action: _Optional[str] = ..., allowed: _Optional[bool] = ..., reason: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class RecordArbiterRulingRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "arbiter", "action", "allowed", "reason")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ARBITER_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    arbiter: str
+    action: str
+    allowed: bool
+    reason: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., arbiter: _Optional[str] = ..., action: _Optional[str] = ..., allowed: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class RecordArbiterRulingResponse(_message.Message):
+    __slots__ = ("ruling", "consistency")
+    RULING_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    ruling: ArbiterRuling
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, ruling: _Optional[_Union[ArbiterRuling, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class Effect(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "kind", "ruling_id", "tool", "action", "parameters_json", "recorded_by", "created_at", "main_line_version_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    RULING_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    MAIN_LINE_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    kind: str
+    ruling_id: str
+    tool: str
+    action: str
+    parameters_json: str
+    recorded_by: str
+    created_at: str
+    main_line_version_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[str] = ..., ruling_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., parameters_json: _Optional[str] = ..., recorded_by: _Optional[str] = ..., created_at: _Optional[str] = ..., main_line_version_id: _Optional[str] = ...) -> None: ...
+
+class RecordRealActionRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "ruling_id", "tool", "action", "parameters_json", "recorded_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    RULING_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    ruling_id: str
+    tool: str
+    action: str
+    parameters_json: str
+    recorded_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., ruling_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., parameters_json: _Optional[str] = ..., recorded_by: _Optional[str] = ...) -> None: ...
+
+class RecordRealActionResponse(_message.Message):
+    __slots__ = ("effect", "consistency")
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    effect: Effect
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, effect: _Optional[_Union[Effect, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListEffectsRequest(_message.Message):
+    __slots__ = ("tree_id", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListEffectsResponse(_message.Message):
+    __slots__ = ("effects", "next_page_token")
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    effects: _containers.RepeatedCompositeFieldContainer[Effect]
+    next_page_token: str
+    def __init__(self, effects: _Optional[_Iterable[_Union[Effect, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class Commitment(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "kind", "statement", "realm", "world", "stated_by", "created_at", "state", "effective_scope", "state_reason", "confirmed_by", "main_line_version_id", "withdrawn_by")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATEMENT_FIELD_NUMBER: _ClassVar[int]
+    REALM_FIELD_NUMBER: _ClassVar[int]
+    WORLD_FIELD_NUMBER: _ClassVar[int]
+    STATED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    STATE_REASON_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_BY_FIELD_NUMBER: _ClassVar[int]
+    MAIN_LINE_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_BY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    kind: CommitmentKind
+    statement: str
+    realm: Realm
+    world: str
+    stated_by: str
+    created_at: str
+    state: CommitmentState
+    effective_scope: str
+    state_reason: str
+    confirmed_by: str
+    main_line_version_id: str
+    withdrawn_by: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[_Union[CommitmentKind, str]] = ..., statement: _Optional[str] = ..., realm: _Optional[_Union[Realm, str]] = ..., world: _Optional[str] = ..., stated_by: _Optional[str] = ..., created_at: _Optional[str] = ..., state: _Optional[_Union[CommitmentState, str]] = ..., effective_scope: _Optional[str] = ..., state_reason: _Optional[str] = ..., confirmed_by: _Optional[str] = ..., main_line_version_id: _Optional[str] = ..., withdrawn_by: _Optional[str] = ...) -> None: ...
+
+class RecordCommitmentRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "kind", "statement", "stated_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATEMENT_FIELD_NUMBER: _ClassVar[int]
+    STATED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    kind: CommitmentKind
+    statement: str
+    stated_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., kind: _Optional[_Union[CommitmentKind, str]] = ..., statement: _Optional[str] = ..., stated_by: _Optional[str] = ...) -> None: ...
+
+class ConfirmCommitmentRequest(_message.Message):
+    __slots__ = ("idempotency_key", "commitment_id", "confirmation")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    commitment_id: str
+    confirmation: UserConfirmation
+    def __init__(self, idempotency_key: _Optional[str] = ..., commitment_id: _Optional[str] = ..., confirmation: _Optional[_Union[UserConfirmation, _Mapping]] = ...) -> None: ...
+
+class WithdrawCommitmentRequest(_message.Message):
+    __slots__ = ("idempotency_key", "commitment_id", "withdrawn_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    commitment_id: str
+    withdrawn_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., commitment_id: _Optional[str] = ..., withdrawn_by: _Optional[str] = ...) -> None: ...
+
+class CommitmentResponse(_message.Message):
+    __slots__ = ("commitment", "consistency")
+    COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    commitment: Commitment
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, commitment: _Optional[_Union[Commitment, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListCommitmentsRequest(_message.Message):
+    __slots__ = ("tree_id", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListCommitmentsResponse(_message.Message):
+    __slots__ = ("commitments", "next_page_token")
+    COMMITMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    commitments: _containers.RepeatedCompositeFieldContainer[Commitment]
+    next_page_token: str
+    def __init__(self, commitments: _Optional[_Iterable[_Union[Commitment, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ContextSummary(_message.Message):
+    __slots__ = ("subject", "version", "text", "token_estimate", "written_by", "created_at")
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    version: int
+    text: str
+    token_estimate: int
+    written_by: str
+    created_at: str
+    def __init__(self, subject: _Optional[str] = ..., version: _Optional[int] = ..., text: _Optional[str] = ..., token_estimate: _Optional[int] = ..., written_by: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class RecordContextSummaryRequest(_message.Message):
+    __slots__ = ("idempotency_key", "subject", "text", "expected_version", "written_by", "token_estimate")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_BY_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ESTIMATE_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    subject: str
+    text: str
+    expected_version: int
+    written_by: str
+    token_estimate: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., subject: _Optional[str] = ..., text: _Optional[str] = ..., expected_version: _Optional[int] = ..., written_by: _Optional[str] = ..., token_estimate: _Optional[int] = ...) -> None: ...
+
+class RecordContextSummaryResponse(_message.Message):
+    __slots__ = ("summary", "consistency")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    summary: ContextSummary
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, summary: _Optional[_Union[ContextSummary, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class AttachmentFragment(_message.Message):
+    __slots__ = ("node_id", "attachment_id", "start", "end", "text")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    attachment_id: str
+    start: int
+    end: int
+    text: str
+    def __init__(self, node_id: _Optional[str] = ..., attachment_id: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+
+class AssembleContextRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "budget", "token_budget", "boundaries", "token_estimates", "fragments", "parent_chain")
+    class TokenEstimatesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    BOUNDARIES_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_ESTIMATES_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENTS_FIELD_NUMBER: _ClassVar[int]
+    PARENT_CHAIN_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    budget: int
+    token_budget: int
+    boundaries: _containers.RepeatedScalarFieldContainer[str]
+    token_estimates: _containers.ScalarMap[str, int]
+    fragments: _containers.RepeatedCompositeFieldContainer[AttachmentFragment]
+    parent_chain: int
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., budget: _Optional[int] = ..., token_budget: _Optional[int] = ..., boundaries: _Optional[_Iterable[str]] = ..., token_estimates: _Optional[_Mapping[str, int]] = ..., fragments: _Optional[_Iterable[_Union[AttachmentFragment, _Mapping]]] = ..., parent_chain: _Optional[int] = ...) -> None: ...
+
+class AssembledItem(_message.Message):
+    __slots__ = ("subject", "layer", "inclusion", "text", "summary_version", "fragment_start", "fragment_end", "omitted_reason", "code_points", "tokens", "mandatory", "node_id", "full_code_points")
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    LAYER_FIELD_NUMBER: _ClassVar[int]
+    INCLUSION_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_VERSION_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_START_FIELD_NUMBER: _ClassVar[int]
+    FRAGMENT_END_FIELD_NUMBER: _ClassVar[int]
+    OMITTED_REASON_FIELD_NUMBER: _ClassVar[int]
+    CODE_POINTS_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MANDATORY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    FULL_CODE_POINTS_FIELD_NUMBER: _ClassVar[int]
+    subject: str
+    layer: ContextLayer
+    inclusion: ContextInclusion
+    text: str
+    summary_version: int
+    fragment_start: int
+    fragment_end: int
+    omitted_reason: str
+    code_points: int
+    tokens: int
+    mandatory: bool
+    node_id: str
+    full_code_points: int
+    def __init__(self, subject: _Optional[str] = ..., layer: _Optional[_Union[ContextLayer, str]] = ..., inclusion: _Optional[_Union[ContextInclusion, str]] = ..., text: _Optional[str] = ..., summary_version: _Optional[int] = ..., fragment_start: _Optional[int] = ..., fragment_end: _Optional[int] = ..., omitted_reason: _Optional[str] = ..., code_points: _Optional[int] = ..., tokens: _Optional[int] = ..., mandatory: _Optional[bool] = ..., node_id: _Optional[str] = ..., full_code_points: _Optional[int] = ...) -> None: ...
+
+class AssembleContextResponse(_message.Message):
+    __slots__ = ("context_version_id", "node_id", "items", "budget", "used", "token_budget", "used_tokens", "digest", "created_at", "consistency")
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    USED_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    context_version_id: str
+    node_id: str
+    items: _containers.RepeatedCompositeFieldContainer[AssembledItem]
+    budget: int
+    used: int
+    token_budget: int
+    used_tokens: int
+    digest: str
+    created_at: str
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, context_version_id: _Optional[str] = ..., node_id: _Optional[str] = ..., items: _Optional[_Iterable[_Union[AssembledItem, _Mapping]]] = ..., budget: _Optional[int] = ..., used: _Optional[int] = ..., token_budget: _Optional[int] = ..., used_tokens: _Optional[int] = ..., digest: _Optional[str] = ..., created_at: _Optional[str] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GetContextVersionRequest(_message.Message):
+    __slots__ = ("context_version_id",)
+    CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    context_version_id: str
+    def __init__(self, context_version_id: _Optional[str] = ...) -> None: ...
+
+class CitationAuthorization(_message.Message):
+    __slots__ = ("id", "tree_id", "grantor", "grantee", "redactions", "created_at", "revoked_at", "revoked_by")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    GRANTOR_FIELD_NUMBER: _ClassVar[int]
+    GRANTEE_FIELD_NUMBER: _ClassVar[int]
+    REDACTIONS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_BY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    grantor: str
+    grantee: str
+    redactions: _containers.RepeatedScalarFieldContainer[str]
+    created_at: str
+    revoked_at: str
+    revoked_by: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., grantor: _Optional[str] = ..., grantee: _Optional[str] = ..., redactions: _Optional[_Iterable[str]] = ..., created_at: _Optional[str] = ..., revoked_at: _Optional[str] = ..., revoked_by: _Optional[str] = ...) -> None: ...
+
+class GrantCitationAuthorizationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "tree_id", "grantor", "grantee", "redactions")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    GRANTOR_FIELD_NUMBER: _ClassVar[int]
+    GRANTEE_FIELD_NUMBER: _ClassVar[int]
+    REDACTIONS_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    tree_id: str
+    grantor: str
+    grantee: str
+    redactions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., grantor: _Optional[str] = ..., grantee: _Optional[str] = ..., redactions: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RevokeCitationAuthorizationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "authorization_id", "revoked_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    authorization_id: str
+    revoked_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., authorization_id: _Optional[str] = ..., revoked_by: _Optional[str] = ...) -> None: ...
+
+class CitationAuthorizationResponse(_message.Message):
+    __slots__ = ("authorization", "tombstoned_citations", "consistency")
+    AUTHORIZATION_FIELD_NUMBER: _ClassVar[int]
+    TOMBSTONED_CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    authorization: CitationAuthorization
+    tombstoned_citations: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, authorization: _Optional[_Union[CitationAuthorization, _Mapping]] = ..., tombstoned_citations: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListCitationsRequest(_message.Message):
+    __slots__ = ("node_id",)
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    def __init__(self, node_id: _Optional[str] = ...) -> None: ...
+
+class CitationRead(_message.Message):
+    __slots__ = ("citation", "position", "superseded_by")
+    CITATION_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_BY_FIELD_NUMBER: _ClassVar[int]
+    citation: Citation
+    position: int
+    superseded_by: str
+    def __init__(self, citation: _Optional[_Union[Citation, _Mapping]] = ..., position: _Optional[int] = ..., superseded_by: _Optional[str] = ...) -> None: ...
+
+class ListCitationsResponse(_message.Message):
+    __slots__ = ("citations",)
+    CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    citations: _containers.RepeatedCompositeFieldContainer[CitationRead]
+    def __init__(self, citations: _Optional[_Iterable[_Union[CitationRead, _Mapping]]] = ...) -> None: ...

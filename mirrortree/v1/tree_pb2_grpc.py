@@ -154,6 +154,71 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingResponse.FromString,
                 _registered_method=True)
+        self.RecordArbiterRuling = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordArbiterRuling',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingResponse.FromString,
+                _registered_method=True)
+        self.RecordRealAction = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordRealAction',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionResponse.FromString,
+                _registered_method=True)
+        self.ListEffects = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListEffects',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsResponse.FromString,
+                _registered_method=True)
+        self.RecordCommitment = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordCommitment',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordCommitmentRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+                _registered_method=True)
+        self.ConfirmCommitment = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ConfirmCommitment',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ConfirmCommitmentRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+                _registered_method=True)
+        self.WithdrawCommitment = channel.unary_unary(
+                '/mirrortree.v1.TreeService/WithdrawCommitment',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.WithdrawCommitmentRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+                _registered_method=True)
+        self.ListCommitments = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCommitments',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.FromString,
+                _registered_method=True)
+        self.RecordContextSummary = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RecordContextSummary',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryResponse.FromString,
+                _registered_method=True)
+        self.AssembleContext = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AssembleContext',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+                _registered_method=True)
+        self.GetContextVersion = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetContextVersion',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+                _registered_method=True)
+        self.GrantCitationAuthorization = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GrantCitationAuthorization',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GrantCitationAuthorizationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+                _registered_method=True)
+        self.RevokeCitationAuthorization = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RevokeCitationAuthorization',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.RevokeCitationAuthorizationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+                _registered_method=True)
+        self.ListCitations = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCitations',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -375,6 +440,120 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordArbiterRuling(self, request, context):
+        """T17: an arbiter's ruling (司命) on a real-world action proposed at a node: allowed or not,
+        and why. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordRealAction(self, request, context):
+        """T17: a real-world tool action, written to the tree's effects ledger. Only from a node of
+        the real realm that a real-experience main-line version holds, with an allowing ruling on
+        record for that node and action, and while no safety stop is in effect in the tree. Codes:
+        OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (`realm_not_real`,
+        `not_canonicalized`, `ruling_required`, `safety_stop_in_effect`; nothing is written),
+        ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListEffects(self, request, context):
+        """T17: a tree's effects ledger, oldest first, paged. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordCommitment(self, request, context):
+        """T18, T24: a commitment or fact stated at a node, recorded with the effect its realm and
+        kind allow (see CommitmentState). Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ConfirmCommitment(self, request, context):
+        """T18: a user's own explicit confirmation of a real authorization. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not a real-realm authorization, or
+        withdrawn), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WithdrawCommitment(self, request, context):
+        """T18: withdraws a commitment (lifts a safety stop). Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
+        FAILED_PRECONDITION (already withdrawn), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCommitments(self, request, context):
+        """T18: a tree's commitments with their effect state as of now, oldest first, paged.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordContextSummary(self, request, context):
+        """T11: a caller-written summary of a context subject (a node, a tool result or a citation),
+        as its next version; the service never writes one itself. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND, ABORTED (expected_version is not the latest), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AssembleContext(self, request, context):
+        """T11: the context of a node (its ancestor path, the approved long-term memory of its
+        project, its explicit citations; never a sibling branch), fitted to a budget by layered
+        compression and recorded as an immutable context version. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND, FAILED_PRECONDITION (`context_over_budget`: the mandatory part alone does not
+        fit; the message names each mandatory item and its size), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetContextVersion(self, request, context):
+        """T11: a recorded context version, item for item as it was assembled.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GrantCitationAuthorization(self, request, context):
+        """T12: the owner of a tree lets another person cite it, naming terms to redact from what
+        they cite. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (the grantor does
+        not own the tree), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeCitationAuthorization(self, request, context):
+        """T12: revokes a grant: every citation made under it becomes a tombstone (its snapshot is
+        erased, its source description kept) and no new citation may use it. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not the grantor), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCitations(self, request, context):
+        """T12: a node's citations as they read now: current, superseded (with the successor) or
+        revoked (a tombstone). Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -497,6 +676,71 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.CreateBinding,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.CreateBindingResponse.SerializeToString,
+            ),
+            'RecordArbiterRuling': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordArbiterRuling,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingResponse.SerializeToString,
+            ),
+            'RecordRealAction': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordRealAction,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordRealActionResponse.SerializeToString,
+            ),
+            'ListEffects': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEffects,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListEffectsResponse.SerializeToString,
+            ),
+            'RecordCommitment': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordCommitment,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordCommitmentRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.SerializeToString,
+            ),
+            'ConfirmCommitment': grpc.unary_unary_rpc_method_handler(
+                    servicer.ConfirmCommitment,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ConfirmCommitmentRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.SerializeToString,
+            ),
+            'WithdrawCommitment': grpc.unary_unary_rpc_method_handler(
+                    servicer.WithdrawCommitment,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.WithdrawCommitmentRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.SerializeToString,
+            ),
+            'ListCommitments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCommitments,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.SerializeToString,
+            ),
+            'RecordContextSummary': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordContextSummary,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryResponse.SerializeToString,
+            ),
+            'AssembleContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.AssembleContext,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.SerializeToString,
+            ),
+            'GetContextVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetContextVersion,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.SerializeToString,
+            ),
+            'GrantCitationAuthorization': grpc.unary_unary_rpc_method_handler(
+                    servicer.GrantCitationAuthorization,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GrantCitationAuthorizationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.SerializeToString,
+            ),
+            'RevokeCitationAuthorization': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeCitationAuthorization,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.RevokeCitationAuthorizationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.SerializeToString,
+            ),
+            'ListCitations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCitations,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1147,6 +1391,357 @@ class TreeService:
             '/mirrortree.v1.TreeService/CreateBinding',
             mirrortree_dot_v1_dot_tree__pb2.CreateBindingRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.CreateBindingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordArbiterRuling(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordArbiterRuling',
+            mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.RecordArbiterRulingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordRealAction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordRealAction',
+            mirrortree_dot_v1_dot_tree__pb2.RecordRealActionRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.RecordRealActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEffects(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListEffects',
+            mirrortree_dot_v1_dot_tree__pb2.ListEffectsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListEffectsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordCommitment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordCommitment',
+            mirrortree_dot_v1_dot_tree__pb2.RecordCommitmentRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ConfirmCommitment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ConfirmCommitment',
+            mirrortree_dot_v1_dot_tree__pb2.ConfirmCommitmentRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WithdrawCommitment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/WithdrawCommitment',
+            mirrortree_dot_v1_dot_tree__pb2.WithdrawCommitmentRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CommitmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCommitments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCommitments',
+            mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCommitmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordContextSummary(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RecordContextSummary',
+            mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.RecordContextSummaryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AssembleContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AssembleContext',
+            mirrortree_dot_v1_dot_tree__pb2.AssembleContextRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetContextVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetContextVersion',
+            mirrortree_dot_v1_dot_tree__pb2.GetContextVersionRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.AssembleContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GrantCitationAuthorization(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GrantCitationAuthorization',
+            mirrortree_dot_v1_dot_tree__pb2.GrantCitationAuthorizationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeCitationAuthorization(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RevokeCitationAuthorization',
+            mirrortree_dot_v1_dot_tree__pb2.RevokeCitationAuthorizationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CitationAuthorizationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCitations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCitations',
+            mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -246,10 +246,14 @@ async def test_a_world_main_line_entity_id_stays_within_the_id_limit(
         )
     )
     options = graph_pb2.ReadOptions(min_consistency=second.consistency)
+    # World canon lives in the world's own canon scope, the same for every version.
+    canon = second.version.story_graph_scope
+    assert canon == first.version.story_graph_scope
+    assert canon.projects.project_ids[0].startswith("canon:world-canon")
     # Both versions describe one entity, readable by the id Search returns.
     entity = await graph_stub.GetContext(
         graph_pb2.GetContextRequest(
-            object_ref=ref(common_pb2.ENTITY, line), scope=scope_of(project), options=options
+            object_ref=ref(common_pb2.ENTITY, line), scope=canon, options=options
         )
     )
     snapshots = next(c for c in entity.collections if c.name == "snapshots").items
@@ -258,7 +262,7 @@ async def test_a_world_main_line_entity_id_stays_within_the_id_limit(
         f"mainline-{second.version.id}"
     )
     hits = await graph_stub.Search(
-        graph_pb2.SearchRequest(query="main line", scope=scope_of(project), options=options)
+        graph_pb2.SearchRequest(query="main line", scope=canon, options=options)
     )
     assert {h.ref.id for h in hits.hits if h.ref.type == common_pb2.ENTITY} == {line}
     assert all(len(h.ref.id) <= 200 for h in hits.hits)

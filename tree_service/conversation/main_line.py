@@ -10,8 +10,8 @@ import uuid
 
 import asyncpg
 
-from mirrortree.scopes import ScopeValue
 from tree_service import canon_projection, rules
+from tree_service.citations.grants import without_revoked
 from tree_service.conversation import queries
 from tree_service.conversation.rows import (
     ListedVersion,
@@ -100,6 +100,7 @@ class MainLineStore:
             created_at=created_at,
             candidates=tuple(candidates),
             replaces_version_id=str(previous) if previous else None,
+            graph_scope=canon_projection.canon_scope(scope, world, tree["project_id"]),
         )
         await self._project(conn, created, tree)
         return created
@@ -151,13 +152,12 @@ class MainLineStore:
         self, conn: asyncpg.Connection, version: MainLineVersion, tree: asyncpg.Record
     ) -> None:
         """W3, in the canonicalization's own transaction: the version appears in the story
-        graph as a confirmed decision, replacing the previous version's decision when that
-        one is in the same scope (a tree that changed project, or a version older than the
-        projection, gets a coverage gap instead of an unevidenced link)."""
+        graph of its canon scope (the project only for real experience) as a confirmed record,
+        replacing the previous version's record when that one is in the same scope (a tree
+        that changed project, or a version older than the projection, gets a coverage gap
+        instead of an unevidenced link)."""
         project_id = tree["project_id"]
-        scope_key = (
-            ScopeValue.of_projects([project_id]) if project_id else ScopeValue.global_scope()
-        ).key
+        scope_key = canon_projection.canon_scope(version.scope, version.world, project_id).key
         previous_in_scope = None
         gaps: tuple[str, ...] = ()
         if version.replaces_version_id:
@@ -195,7 +195,8 @@ class MainLineStore:
         except ValueError:
             raise foreign from None
         async with self._pool.acquire() as conn:
-            if await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
+            tree = await conn.fetchrow(queries.SELECT_TREE, tree_uuid)
+            if tree is None:
                 raise NotFound("tree", tree_id)
             if after is not None and not await conn.fetchval(
                 queries.MAIN_LINE_VERSION_OF_TREE, after, tree_uuid
@@ -209,16 +210,17 @@ class MainLineStore:
                 after,
                 limit,
             )
-        return [listed_version(r) for r in rows]
+        return [listed_version(r, tree["project_id"]) for r in rows]
 
     async def with_snapshots(self, versions: list[MainLineVersion]) -> list[MainLineVersion]:
         """The versions, in their order, with their snapshots read."""
         rows = await self._pool.fetch(queries.MAIN_LINE_SNAPSHOTS, [v.id for v in versions])
         snapshots = {r["id"]: json.loads(r["snapshot"]) for r in rows}
-        return [
-            dataclasses.replace(v, snapshot=tuple(node_from_json(n) for n in snapshots[v.id]))
-            for v in versions
-        ]
+        read = []
+        for v in versions:
+            nodes = await without_revoked(self._pool, [node_from_json(n) for n in snapshots[v.id]])
+            read.append(dataclasses.replace(v, snapshot=tuple(nodes)))
+        return read
 
     async def snapshot(self, version_id: str, offset: int, limit: int) -> tuple[list[Node], int]:
         """One page of a version's snapshot from zero-based `offset`, and its length."""
@@ -230,4 +232,8 @@ class MainLineStore:
                 if length is None:
                     raise NotFound("main-line version", version_id)
                 return [], length
-        return [node_from_json(json.loads(r["node"])) for r in rows], rows[0]["snapshot_length"]
+        # A snapshot is immutable; a citation whose grant was revoked since reads as a tombstone.
+        nodes = await without_revoked(
+            self._pool, [node_from_json(json.loads(r["node"])) for r in rows]
+        )
+        return nodes, rows[0]["snapshot_length"]

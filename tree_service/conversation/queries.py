@@ -33,7 +33,7 @@ CASE WHEN n.answer_state = 'streaming'
 n.revision, n.ordinal, n.created_at, n.conditions, n.attachments, n.citations,
 n.version_of::text, n.version, n.adopted_answer_id::text, n.answer_state, n.stop_reason,
 n.acked_chunks, n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
-n.evidence, n.tool_trace
+n.evidence, n.tool_trace, n.context_version_id::text
 """
 
 SELECT_NODE = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = $1"
@@ -45,9 +45,9 @@ INSERT_NODE = (
 INSERT INTO nodes AS n (
     id, tree_id, parent_id, kind, realm, world, text, ordinal, conditions, attachments,
     citations, lineage_id, version_of, version, answer_state, extends_answer_id,
-    continuation_kind, reasoning_summary, evidence, tool_trace)
+    continuation_kind, reasoning_summary, evidence, tool_trace, context_version_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-        $20)
+        $20, $21)
 RETURNING """
     + NODE_COLUMNS
 )

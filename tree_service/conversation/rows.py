@@ -10,6 +10,7 @@ from typing import Any
 
 import asyncpg
 
+from tree_service import canon_projection
 from tree_service.domain import (
     AnswerState,
     CanonCandidate,
@@ -66,6 +67,7 @@ def node_from_row(row: asyncpg.Record) -> Node:
         reasoning_summary=row["reasoning_summary"],
         evidence=tuple(json.loads(row["evidence"])),
         tool_trace=tuple(json.loads(row["tool_trace"])),
+        context_version_id=row["context_version_id"],
     )
 
 
@@ -98,11 +100,12 @@ class ListedVersion:
     snapshot_stored_bytes: int
 
 
-def listed_version(row: asyncpg.Record) -> ListedVersion:
+def listed_version(row: asyncpg.Record, project_id: str | None) -> ListedVersion:
+    scope = CanonicalScope(row["scope"])
     version = MainLineVersion(
         id=row["id"],
         tree_id=row["tree_id"],
-        scope=CanonicalScope(row["scope"]),
+        scope=scope,
         world=row["world"],
         version=row["version"],
         node_ids=tuple(row["node_ids"]),
@@ -111,6 +114,7 @@ def listed_version(row: asyncpg.Record) -> ListedVersion:
         created_at=row["created_at"],
         candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
         replaces_version_id=row["replaces_version_id"],
+        graph_scope=canon_projection.canon_scope(scope, row["world"], project_id),
     )
     return ListedVersion(version, row["snapshot_stored_bytes"])
 

@@ -11,6 +11,9 @@ from typing import Any
 import asyncpg
 
 from tree_service import rules
+from tree_service.citations import anchors
+from tree_service.citations.grants import grant_for_citation, link_authorized
+from tree_service.context_assembly.versions import node_of_version
 from tree_service.conversation import queries
 from tree_service.conversation.rows import generated_json, node_from_row, tree_from_row
 from tree_service.domain import (
@@ -30,7 +33,7 @@ from tree_service.domain import (
     RealmChoice,
     Tree,
 )
-from tree_service.errors import NotFound, RevisionConflict
+from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
 from tree_service.store import TreeStore
 
@@ -85,6 +88,7 @@ class ConversationStore:
         extends_answer_id: str | None = None,
         continuation_kind: ContinuationKind | None = None,
         generated: Generated | None = None,
+        context_version_id: str | None = None,
     ) -> tuple[Node, int]:
         """Insert one node under `parent` (already validated); returns it and the tree revision.
 
@@ -125,6 +129,7 @@ class ConversationStore:
             summary,
             evidence,
             tool_trace,
+            uuid.UUID(context_version_id) if context_version_id else None,
         )
         node = node_from_row(row)
         if answer_state is not AnswerState.STREAMING:
@@ -149,8 +154,24 @@ class ConversationStore:
                 cited_tree = await conn.fetchrow(queries.SELECT_TREE, uuid.UUID(cited.tree_id))
                 owners[cited.tree_id] = cited_tree["owner"]
             same_owner = owners[cited.tree_id] == tree["owner"]
-            snapshot = rules.citation_snapshot(i, citation, cited, same_owner, cited_length)
-            cited_length += snapshot["end"] - snapshot["start"]
+            redactions = None
+            if citation.authorization_id:
+                field = f"citations[{i}].authorization_id"
+                if same_owner:
+                    raise InvalidInput.one(field, "is only for citing another person's tree")
+                grant = await grant_for_citation(conn, citation.authorization_id, field)
+                redactions = anchors.expect_grant(
+                    grant,
+                    citation.authorization_id,
+                    cited_tree=cited.tree_id,
+                    cited_owner=owners[cited.tree_id],
+                    citing_owner=tree["owner"],
+                    field=field,
+                ).redactions
+            snapshot = rules.citation_snapshot(
+                i, citation, cited, same_owner, cited_length, redactions=redactions
+            )
+            cited_length += len(snapshot["snapshot"])
             snapshots.append(snapshot)
         return tuple(snapshots)
 
@@ -170,7 +191,7 @@ class ConversationStore:
             rules.expect_same_tree(parent, question.tree_id, "parent_id")
             rules.expect_settled(parent, "parent_id")
         citations = await self._citations(conn, question.citations, question.tree_id)
-        return await self._append(
+        appended = await self._append(
             conn,
             tree_id=question.tree_id,
             parent=parent,
@@ -181,6 +202,8 @@ class ConversationStore:
             attachments=question.attachments,
             citations=citations,
         )
+        await link_authorized(conn, appended[0].id, citations)
+        return appended
 
     async def edit_question(self, conn: asyncpg.Connection, edit: QuestionEdit) -> tuple[Node, int]:
         """A new version beside the edited question; the old version stays as it was."""
@@ -192,7 +215,7 @@ class ConversationStore:
         lineage_id: uuid.UUID = await conn.fetchval(queries.LOCK_LINEAGE, uuid.UUID(old.id))
         version = await conn.fetchval(queries.NEXT_LINEAGE_VERSION, lineage_id)
         citations = await self._citations(conn, edit.citations, old.tree_id)
-        return await self._append(
+        appended = await self._append(
             conn,
             tree_id=old.tree_id,
             parent=parent,
@@ -204,6 +227,8 @@ class ConversationStore:
             citations=citations,
             lineage=(lineage_id, old.id, version),
         )
+        await link_authorized(conn, appended[0].id, citations)
+        return appended
 
     async def add_answer(self, conn: asyncpg.Connection, answer: NewAnswer) -> tuple[Node, int]:
         """A candidate answer (complete, or a bud opened for streaming) under a question."""
@@ -213,6 +238,12 @@ class ConversationStore:
         if answer.extends_answer_id is not None:
             extended = await self.load(conn, answer.extends_answer_id, "extends_answer_id")
             realm = rules.extension_realm(question, extended, realm)
+        if answer.context_version_id is not None:
+            field = "context_version_id"
+            assembled_for = await node_of_version(conn, answer.context_version_id, field)
+            if assembled_for is None:
+                raise NotFound("context version", answer.context_version_id)
+            rules.expect_context_of(question, assembled_for, answer.context_version_id)
         return await self._append(
             conn,
             tree_id=question.tree_id,
@@ -223,6 +254,7 @@ class ConversationStore:
             answer_state=answer.state,
             extends_answer_id=answer.extends_answer_id,
             generated=answer.generated,
+            context_version_id=answer.context_version_id,
         )
 
     async def add_continuation(

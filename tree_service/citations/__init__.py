@@ -1,0 +1,1 @@
+"""T12: citation anchors, cross-person authorizations and the reads of citations."""

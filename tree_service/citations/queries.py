@@ -1,0 +1,49 @@
+"""SQL of citation grants, their revocation and the reads of a node's citations."""
+
+GRANT_COLUMNS = """
+id::text, tree_id::text, grantor, grantee, redactions, created_at, revoked_at, revoked_by
+"""
+
+INSERT_GRANT = (
+    """
+INSERT INTO citation_authorizations (id, tree_id, grantor, grantee, redactions)
+VALUES ($1, $2, $3, $4, $5)
+RETURNING """
+    + GRANT_COLUMNS
+)
+
+LOCK_GRANT = "SELECT " + GRANT_COLUMNS + " FROM citation_authorizations WHERE id = $1 FOR UPDATE"
+
+REVOKE_GRANT = (
+    """
+UPDATE citation_authorizations SET revoked_at = clock_timestamp(), revoked_by = $2
+WHERE id = $1
+RETURNING """
+    + GRANT_COLUMNS
+)
+
+# The nodes holding citations made under grant $1, locked for their rewrite.
+GRANTED_NODES = """
+SELECT n.id, n.citations::text AS citations
+FROM nodes n
+WHERE n.id IN (SELECT node_id FROM authorized_citations WHERE authorization_id = $1)
+ORDER BY n.id
+FOR NO KEY UPDATE
+"""
+
+REWRITE_CITATIONS = "UPDATE nodes SET citations = $2::jsonb WHERE id = $1"
+
+TREE_OWNER = "SELECT owner FROM trees WHERE id = $1"
+
+# The newest version of each question lineage among the cited nodes $1, when it is not the
+# cited node itself.
+SUCCESSORS = """
+SELECT c.id::text AS cited, newest.id::text AS successor
+FROM nodes c
+JOIN LATERAL (
+    SELECT v.id FROM nodes v
+    WHERE v.lineage_id = c.lineage_id AND v.kind = 'question'
+    ORDER BY v.version DESC LIMIT 1
+) newest ON newest.id <> c.id
+WHERE c.id = any($1::uuid[]) AND c.kind = 'question'
+"""

@@ -1,0 +1,1 @@
+"""Realms and what leaves the conversation: arbiter rulings, real-world actions, commitments."""

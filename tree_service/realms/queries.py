@@ -1,0 +1,85 @@
+"""SQL of realms and effects: arbiter rulings, the effects ledger and commitments."""
+
+# Real-world actions and safety stops of one tree serialize on the tree row (NO KEY UPDATE, so
+# node appends' foreign-key checks are not blocked), so a stop and an action never cross.
+LOCK_TREE = "SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE"
+
+INSERT_RULING = """
+INSERT INTO arbiter_rulings (id, tree_id, node_id, arbiter, action, allowed, reason)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+RETURNING id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at
+"""
+
+SELECT_RULING = """
+SELECT id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at
+FROM arbiter_rulings WHERE id = $1
+"""
+
+LIVE_SAFETY_STOPS = """
+SELECT count(*) FROM commitments
+WHERE tree_id = $1 AND kind = 'safety_stop' AND withdrawn_at IS NULL
+"""
+
+EFFECT_COLUMNS = """
+id::text, tree_id::text, node_id::text, kind, ruling_id::text, tool, action,
+parameters::text AS parameters, recorded_by, created_at, main_line_version_id::text
+"""
+
+# The first real-experience main-line version of tree $1 holding node $2.
+CANONICALIZED_IN = """
+SELECT id::text FROM main_line_versions
+WHERE tree_id = $1 AND scope = 'real_experience' AND $2 = any(node_ids)
+ORDER BY version LIMIT 1
+"""
+
+INSERT_EFFECT = (
+    """
+INSERT INTO effects (id, tree_id, node_id, kind, ruling_id, tool, action, parameters,
+                     recorded_by, main_line_version_id)
+VALUES ($1, $2, $3, 'real_world_action', $4, $5, $6, $7, $8, $9)
+RETURNING """
+    + EFFECT_COLUMNS
+)
+
+# A page of a tree's ledger after position $2 (the ordinal of the last row of the previous
+# page), at most $3.
+LIST_EFFECTS = (
+    "SELECT * FROM (SELECT row_number() OVER (ORDER BY created_at, id) AS position, "
+    + EFFECT_COLUMNS
+    + " FROM effects WHERE tree_id = $1) e WHERE e.position > $2 ORDER BY e.position LIMIT $3"
+)
+
+COMMITMENT_COLUMNS = """
+c.id::text, c.tree_id::text, c.node_id::text, c.kind, c.statement, c.realm, c.world,
+c.stated_by, c.created_at, c.confirmed_by, c.withdrawn_by,
+coalesce((SELECT json_agg(json_build_array(v.id::text, v.scope, v.world)
+                          ORDER BY v.created_at, v.id)
+          FROM main_line_versions v
+          WHERE v.tree_id = c.tree_id AND c.node_id = any(v.node_ids)), '[]') AS versions
+"""
+
+INSERT_COMMITMENT = """
+INSERT INTO commitments (id, tree_id, node_id, kind, statement, realm, world, stated_by)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+"""
+
+SELECT_COMMITMENT = "SELECT " + COMMITMENT_COLUMNS + " FROM commitments c WHERE c.id = $1"
+
+LOCK_COMMITMENT = "SELECT id FROM commitments WHERE id = $1 FOR UPDATE"
+
+CONFIRM_COMMITMENT = """
+UPDATE commitments SET confirmed_by = $2, confirmed_at = clock_timestamp() WHERE id = $1
+"""
+
+WITHDRAW_COMMITMENT = """
+UPDATE commitments SET withdrawn_by = $2, withdrawn_at = clock_timestamp() WHERE id = $1
+"""
+
+LIST_COMMITMENTS = (
+    "SELECT * FROM (SELECT row_number() OVER (ORDER BY c.created_at, c.id) AS position, "
+    + COMMITMENT_COLUMNS
+    + " FROM commitments c WHERE c.tree_id = $1) x WHERE x.position > $2"
+    + " ORDER BY x.position LIMIT $3"
+)
+
+TREE_EXISTS = "SELECT 1 FROM trees WHERE id = $1"

@@ -1,0 +1,174 @@
+"""Arbiter rulings, real-world actions (the effects ledger) and commitments on the primary."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import asyncpg
+
+from tree_service import rules as tree_rules
+from tree_service.conversation.store import ConversationStore
+from tree_service.domain import Realm
+from tree_service.errors import NotFound
+from tree_service.realms import queries, rules
+from tree_service.realms.rules import (
+    ActionRequest,
+    CommitmentKind,
+    Effect,
+    Ruling,
+    RulingRequest,
+    StoredCommitment,
+)
+from tree_service.store import TreeStore
+
+
+def ruling_from_row(row: asyncpg.Record) -> Ruling:
+    return Ruling(**dict(row))
+
+
+def effect_from_row(row: asyncpg.Record) -> Effect:
+    values = dict(row)
+    values.pop("position", None)
+    values["parameters_json"] = values.pop("parameters")
+    return Effect(**values)
+
+
+def commitment_from_row(row: asyncpg.Record) -> StoredCommitment:
+    return StoredCommitment(
+        id=row["id"],
+        tree_id=row["tree_id"],
+        node_id=row["node_id"],
+        kind=CommitmentKind(row["kind"]),
+        statement=row["statement"],
+        realm=Realm(row["realm"]),
+        world=row["world"],
+        stated_by=row["stated_by"],
+        created_at=row["created_at"],
+        confirmed_by=row["confirmed_by"],
+        withdrawn_by=row["withdrawn_by"],
+        canonicalized_in=tuple((v[0], v[1], v[2]) for v in json.loads(row["versions"])),
+    )
+
+
+class RealmStore:
+    """Rulings, real-world actions and commitments of trees."""
+
+    def __init__(self, core: TreeStore) -> None:
+        self._pool = core.pool
+
+    @staticmethod
+    async def record_ruling(conn: asyncpg.Connection, wanted: RulingRequest) -> Ruling:
+        node = await ConversationStore.load(conn, wanted.node_id, "node_id")
+        row = await conn.fetchrow(
+            queries.INSERT_RULING,
+            uuid.uuid4(),
+            uuid.UUID(node.tree_id),
+            uuid.UUID(node.id),
+            wanted.arbiter,
+            wanted.action,
+            wanted.allowed,
+            wanted.reason,
+        )
+        return ruling_from_row(row)
+
+    @staticmethod
+    async def record_action(conn: asyncpg.Connection, wanted: ActionRequest) -> Effect:
+        """Write one real-world action to the ledger, or refuse it and write nothing."""
+        node = await ConversationStore.load(conn, wanted.node_id, "node_id")
+        ruling_uuid = tree_rules.parse_id(wanted.ruling_id, "ruling_id")
+        tree_uuid = uuid.UUID(node.tree_id)
+        await conn.execute(queries.LOCK_TREE, tree_uuid)
+        row = await conn.fetchrow(queries.SELECT_RULING, ruling_uuid)
+        ruling = ruling_from_row(row) if row is not None else None
+        stops = await conn.fetchval(queries.LIVE_SAFETY_STOPS, tree_uuid)
+        version = await conn.fetchval(queries.CANONICALIZED_IN, tree_uuid, uuid.UUID(node.id))
+        rules.expect_action_allowed(
+            node, version, ruling, wanted.action, stops=stops, ruling_id=wanted.ruling_id
+        )
+        created = await conn.fetchrow(
+            queries.INSERT_EFFECT,
+            uuid.uuid4(),
+            tree_uuid,
+            uuid.UUID(node.id),
+            ruling_uuid,
+            wanted.tool,
+            wanted.action,
+            wanted.parameters_json,
+            wanted.recorded_by,
+            uuid.UUID(version),
+        )
+        return effect_from_row(created)
+
+    async def list_effects(self, tree_id: str, after: int, limit: int) -> list[Effect]:
+        tree_uuid = tree_rules.parse_id(tree_id, "tree_id")
+        async with self._pool.acquire() as conn:
+            if await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
+                raise NotFound("tree", tree_id)
+            rows = await conn.fetch(queries.LIST_EFFECTS, tree_uuid, after, limit)
+        return [effect_from_row(r) for r in rows]
+
+    @staticmethod
+    async def record_commitment(
+        conn: asyncpg.Connection, node_id: str, kind: CommitmentKind, statement: str, by: str
+    ) -> StoredCommitment:
+        node = await ConversationStore.load(conn, node_id, "node_id")
+        tree_uuid = uuid.UUID(node.tree_id)
+        if kind is CommitmentKind.SAFETY_STOP:
+            # Serializes with real-world actions: one that began before the stop commits
+            # first; every later one sees it.
+            await conn.execute(queries.LOCK_TREE, tree_uuid)
+        commitment_id = uuid.uuid4()
+        await conn.execute(
+            queries.INSERT_COMMITMENT,
+            commitment_id,
+            tree_uuid,
+            uuid.UUID(node.id),
+            kind.value,
+            statement,
+            node.realm.value,
+            node.world,
+            by,
+        )
+        return commitment_from_row(await conn.fetchrow(queries.SELECT_COMMITMENT, commitment_id))
+
+    @staticmethod
+    async def _locked(conn: asyncpg.Connection, commitment_id: str) -> StoredCommitment:
+        commitment_uuid = tree_rules.parse_id(commitment_id, "commitment_id")
+        row = await conn.fetchrow(queries.SELECT_COMMITMENT, commitment_uuid)
+        if row is None:
+            raise NotFound("commitment", commitment_id)
+        if row["kind"] == CommitmentKind.SAFETY_STOP.value:
+            await conn.execute(queries.LOCK_TREE, uuid.UUID(row["tree_id"]))
+        await conn.execute(queries.LOCK_COMMITMENT, commitment_uuid)
+        row = await conn.fetchrow(queries.SELECT_COMMITMENT, commitment_uuid)
+        return commitment_from_row(row)
+
+    async def confirm(
+        self, conn: asyncpg.Connection, commitment_id: str, user: str
+    ) -> StoredCommitment:
+        commitment = await self._locked(conn, commitment_id)
+        rules.expect_confirmable(commitment)
+        if commitment.confirmed_by is None:  # a second confirmation changes nothing
+            await conn.execute(queries.CONFIRM_COMMITMENT, uuid.UUID(commitment.id), user)
+        row = await conn.fetchrow(queries.SELECT_COMMITMENT, uuid.UUID(commitment.id))
+        return commitment_from_row(row)
+
+    async def withdraw(
+        self, conn: asyncpg.Connection, commitment_id: str, user: str
+    ) -> StoredCommitment:
+        commitment = await self._locked(conn, commitment_id)
+        rules.expect_withdrawable(commitment)
+        await conn.execute(queries.WITHDRAW_COMMITMENT, uuid.UUID(commitment.id), user)
+        row = await conn.fetchrow(queries.SELECT_COMMITMENT, uuid.UUID(commitment.id))
+        return commitment_from_row(row)
+
+    async def list_commitments(
+        self, tree_id: str, after: int, limit: int
+    ) -> list[StoredCommitment]:
+        tree_uuid = tree_rules.parse_id(tree_id, "tree_id")
+        async with self._pool.acquire() as conn:
+            if await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
+                raise NotFound("tree", tree_id)
+            rows = await conn.fetch(queries.LIST_COMMITMENTS, tree_uuid, after, limit)
+        return [commitment_from_row(r) for r in rows]
