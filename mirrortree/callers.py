@@ -42,8 +42,23 @@ CONFIRMATION_HEADER = "x-mirrortree-confirmation"
 MAX_GRANT_LIFETIME_S = 300
 MAX_CREDENTIAL_CHARS = 2048
 OPERATOR_ONLY = frozenset({"SetAppEnabled", "SetCapability"})
-# Method → the grant action it needs.
-CONFIRMED = {"Canonicalize": "canonicalize"}
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """What a method's user-confirmation grant must name: its action and the request's user."""
+
+    action: str
+    user_of: Callable[[Any], str]
+
+
+# Method → the grant it needs: the acts that only the user may perform.
+CONFIRMED = {
+    "Canonicalize": Confirmed("canonicalize", lambda r: r.confirmation.user_id),
+    "ConfirmCommitment": Confirmed("confirm_commitment", lambda r: r.confirmation.user_id),
+    "GrantCitationAuthorization": Confirmed("grant_citation", lambda r: r.grantor),
+    "RevokeCitationAuthorization": Confirmed("revoke_citation", lambda r: r.revoked_by),
+}
 # Methods every caller may use: health checks and reflection are not TreeService's.
 _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 
@@ -57,6 +72,12 @@ class Caller:
 
 # The owners of the trees a request refers to (tree_service.ownership.TreeOwners).
 OwnersOf = Callable[[Any], Awaitable[set[str]]]
+# The tree a confirmed request acts on, "" when its ids match nothing (TreeOwners.tree_of).
+TreeOf = Callable[[Any], Awaitable[str]]
+
+
+async def _named_tree(request: Any) -> str:
+    return str(getattr(request, "tree_id", ""))
 
 
 def parse_callers(text: str) -> dict[str, Caller]:
@@ -130,10 +151,12 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         callers: Mapping[str, Caller],
         confirmation_secret: bytes,
         owners_of: OwnersOf | None = None,
+        tree_of: TreeOf = _named_tree,
     ) -> None:
         self._callers = dict(callers)
         self._secret = confirmation_secret
         self._owners_of = owners_of
+        self._tree_of = tree_of
 
     async def intercept_service(
         self,
@@ -163,11 +186,11 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             )
         if caller.owners and self._owners_of is not None:
             handler = _owned(handler, caller, self._owners_of)
-        action = CONFIRMED.get(method)
-        if action is None or handler.unary_unary is None:
+        confirmed = CONFIRMED.get(method)
+        if confirmed is None or handler.unary_unary is None:
             return handler
         grant = str(metadata.get(CONFIRMATION_HEADER) or "")
-        return _confirmed(handler, self._secret, action, grant)
+        return _confirmed(handler, self._secret, confirmed, grant, self._tree_of)
 
 
 def _refusal(
@@ -264,20 +287,27 @@ def _owned(handler: grpc.RpcMethodHandler, caller: Caller, owners_of: OwnersOf) 
 
 
 def _confirmed(
-    handler: grpc.RpcMethodHandler, secret: bytes, action: str, grant: str
+    handler: grpc.RpcMethodHandler,
+    secret: bytes,
+    confirmed: Confirmed,
+    grant: str,
+    tree_of: TreeOf,
 ) -> grpc.RpcMethodHandler:
     behavior = handler.unary_unary
 
     async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        user_id = request.confirmation.user_id
-        problem = grant_problem(secret, grant, action, request.tree_id, user_id)
-        if problem is not None:
-            await rpcstatus.abort(
-                context,
-                grpc.StatusCode.PERMISSION_DENIED,
-                "confirmation_required",
-                f"{problem}; only the user's own confirmation may {action}",
-            )
+        tree_id = await tree_of(request)
+        # Ids that match no tree reach the RPC, which refuses them (NOT_FOUND): nothing to act on.
+        if tree_id:
+            user_id = confirmed.user_of(request)
+            problem = grant_problem(secret, grant, confirmed.action, tree_id, user_id)
+            if problem is not None:
+                await rpcstatus.abort(
+                    context,
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "confirmation_required",
+                    f"{problem}; only the user's own confirmation may {confirmed.action}",
+                )
         return await behavior(request, context)
 
     return grpc.unary_unary_rpc_method_handler(

@@ -108,7 +108,10 @@ def service_interceptors(settings: Settings, store: TreeStore) -> list[grpc.aio.
         log.warning("no callers configured: TreeService accepts every caller (development)")
         return limit
     owners = TreeOwners(store.pool)
-    return [CallerInterceptor(settings.callers, settings.confirmation_secret, owners), *limit]
+    guard = CallerInterceptor(
+        settings.callers, settings.confirmation_secret, owners, tree_of=owners.tree_of
+    )
+    return [guard, *limit]
 
 
 async def catch_up_hubs(store: IngestionStore) -> int:

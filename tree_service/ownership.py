@@ -23,6 +23,20 @@ SELECT t.owner FROM nodes n JOIN trees t ON t.id = n.tree_id WHERE n.id = any($1
 UNION
 SELECT t.owner FROM main_line_versions v JOIN trees t ON t.id = v.tree_id
 WHERE v.id = any($1::uuid[])
+UNION
+SELECT t.owner FROM trees t WHERE t.id IN (
+    SELECT tree_id FROM arbiter_rulings WHERE id = any($1::uuid[])
+    UNION ALL SELECT tree_id FROM commitments WHERE id = any($1::uuid[])
+    UNION ALL SELECT tree_id FROM context_versions WHERE id = any($1::uuid[])
+    UNION ALL SELECT tree_id FROM citation_authorizations WHERE id = any($1::uuid[])
+)
+"""
+
+# The tree of a commitment or a citation authorization, for requests that name no tree.
+TREE_OF = """
+SELECT tree_id FROM commitments WHERE id = $1
+UNION ALL SELECT tree_id FROM citation_authorizations WHERE id = $1
+LIMIT 1
 """
 
 
@@ -60,3 +74,18 @@ class TreeOwners:
             rows = await self._pool.fetch(OWNERS_OF, list(found))
             owners.update(row["owner"] for row in rows)
         return owners
+
+    async def tree_of(self, request: Any) -> str:
+        """The tree a request acts on: its tree_id, or the tree of the record it names."""
+        named = str(getattr(request, "tree_id", ""))
+        if named:
+            return named
+        for field in ("commitment_id", "authorization_id"):
+            try:
+                record = uuid.UUID(str(getattr(request, field, "")))
+            except ValueError:
+                continue
+            tree_id = await self._pool.fetchval(TREE_OF, record)
+            if tree_id is not None:
+                return str(tree_id)
+        return ""

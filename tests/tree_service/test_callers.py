@@ -318,3 +318,111 @@ async def test_a_host_app_limited_to_owners_reaches_only_their_trees(guarded):
     assert describe(caught.value).reason == "permission_denied"
     nodes = await guarded.ListNodes(tree_pb2.ListNodesRequest(tree_id=theirs.id), metadata=desk)
     assert len(nodes.nodes) == 1  # nothing was added by the refused calls
+
+
+def with_grant(token: str, action: str, tree_id: str, user: str) -> tuple[tuple[str, str], ...]:
+    grant = callers.issue_grant(SECRET, action, tree_id, user)
+    return (*bearer(token), (callers.CONFIRMATION_HEADER, grant))
+
+
+async def test_only_the_users_grant_confirms_an_authorization(guarded):
+    tree_id, leaf = await answered_tree(guarded)
+    stated = await guarded.RecordCommitment(
+        tree_pb2.RecordCommitmentRequest(
+            idempotency_key=unique("k"),
+            node_id=leaf,
+            kind=tree_pb2.AUTHORIZATION,
+            statement="you may pay 10 EUR",
+            stated_by="user-1",
+        ),
+        metadata=bearer(HOST),
+    )
+    commitment_id = stated.commitment.id
+
+    def confirm() -> tree_pb2.ConfirmCommitmentRequest:
+        return tree_pb2.ConfirmCommitmentRequest(
+            idempotency_key=unique("k"), commitment_id=commitment_id, confirmation=confirmation()
+        )
+
+    for meta in (
+        bearer(HOST),  # the request's own "confirmed: true" is not enough
+        with_grant(HOST, "canonicalize", tree_id, "user-1"),
+        with_grant(HOST, "confirm_commitment", tree_id, "user-2"),
+    ):
+        await refused(
+            guarded.ConfirmCommitment(confirm(), metadata=meta),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "confirmation_required",
+        )
+    listed = await guarded.ListCommitments(
+        tree_pb2.ListCommitmentsRequest(tree_id=tree_id), metadata=bearer(HOST)
+    )
+    assert [c.state for c in listed.commitments] == [tree_pb2.AWAITING_CONFIRMATION]
+    meta = with_grant(HOST, "confirm_commitment", tree_id, "user-1")
+    done = await guarded.ConfirmCommitment(confirm(), metadata=meta)
+    assert done.commitment.state == tree_pb2.IN_EFFECT
+
+
+async def test_only_the_owners_grant_lets_others_cite_a_tree_or_revokes_it(guarded):
+    tree_id, _ = await answered_tree(guarded)  # alice's
+
+    def share() -> tree_pb2.GrantCitationAuthorizationRequest:
+        return tree_pb2.GrantCitationAuthorizationRequest(
+            idempotency_key=unique("k"), tree_id=tree_id, grantor="alice", grantee="bob"
+        )
+
+    for meta in (bearer(HOST), with_grant(HOST, "grant_citation", tree_id, "mallory")):
+        await refused(
+            guarded.GrantCitationAuthorization(share(), metadata=meta),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "confirmation_required",
+        )
+    shared = await guarded.GrantCitationAuthorization(
+        share(), metadata=with_grant(HOST, "grant_citation", tree_id, "alice")
+    )
+    revoke = tree_pb2.RevokeCitationAuthorizationRequest(
+        idempotency_key=unique("k"), authorization_id=shared.authorization.id, revoked_by="alice"
+    )
+    await refused(
+        guarded.RevokeCitationAuthorization(revoke, metadata=bearer(HOST)),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "confirmation_required",
+    )
+    await guarded.RevokeCitationAuthorization(
+        revoke, metadata=with_grant(HOST, "revoke_citation", tree_id, "alice")
+    )
+
+
+async def test_a_host_app_limited_to_owners_cannot_reach_their_records_by_id(guarded):
+    desk, shop = bearer(HOST), bearer(SHOP)
+    theirs = (
+        await guarded.CreateTree(
+            tree_pb2.CreateTreeRequest(idempotency_key=unique("k"), title="t", owner="bob"),
+            metadata=desk,
+        )
+    ).tree
+    question = await ask(_Authed(guarded, desk), theirs.id, "Bob's question")
+    stop = await guarded.RecordCommitment(
+        tree_pb2.RecordCommitmentRequest(
+            idempotency_key=unique("k"),
+            node_id=question.id,
+            kind=tree_pb2.SAFETY_STOP,
+            statement="stop",
+            stated_by="bob",
+        ),
+        metadata=desk,
+    )
+    await refused(
+        guarded.WithdrawCommitment(
+            tree_pb2.WithdrawCommitmentRequest(
+                idempotency_key=unique("k"), commitment_id=stop.commitment.id, withdrawn_by="x"
+            ),
+            metadata=shop,
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "permission_denied",
+    )
+    listed = await guarded.ListCommitments(
+        tree_pb2.ListCommitmentsRequest(tree_id=theirs.id), metadata=desk
+    )
+    assert [c.state for c in listed.commitments] == [tree_pb2.IN_EFFECT]
