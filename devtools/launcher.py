@@ -452,8 +452,10 @@ def run(cluster: pgcluster.ClusterConfig, ports: ServicePorts) -> int:
             try:
                 banner = launch(stack, ports)
                 started = True
+                # Taken before the banner: a server lost right after it is then still reported.
+                up = stack.postgres_up()
                 say(banner)
-                return watch(stack)
+                return watch(stack, up)
             finally:
                 stopping = True
                 if stack.processes or stack.owns_postgres:
@@ -470,15 +472,16 @@ def run(cluster: pgcluster.ClusterConfig, ports: ServicePorts) -> int:
         return 1
 
 
-def watch(stack: Stack) -> int:
+def watch(stack: Stack, running: tuple[str, ...]) -> int:
     """Wait for a stop signal (Interrupted); return 1 when a service or the primary is gone.
+    `running`: the PostgreSQL servers up when the stack was announced.
 
     A replica that stops is only reported (and its return too): graph_service reads from the
     others meanwhile, or answers UNAVAILABLE until one is back, so a replica can be restarted
     under a running stack.
     """
     checked = 0.0
-    up = set(stack.postgres_up())
+    up = set(running)
     while True:
         dead = stack.died()
         if dead:
