@@ -70,6 +70,7 @@ class FieldDoc:
     required: tuple[str, ...] = ()  # of a message field's fields
     not_offered: tuple[str, ...] = ()  # enum values (tool names) this field does not accept
     shape: Mapping[str, Any] | None = None  # the whole schema of a message offered its own way
+    withheld: tuple[str, ...] = ()  # of a message field's fields: those no caller may set
 
 
 def doc(
@@ -78,10 +79,11 @@ def doc(
     required: tuple[str, ...] = (),
     not_offered: tuple[str, ...] = (),
     shape: Mapping[str, Any] | None = None,
+    withheld: tuple[str, ...] = (),
     **keywords: Any,
 ) -> FieldDoc:
     """A FieldDoc with its JSON Schema keywords given by name (minLength=1, default=10, …)."""
-    return FieldDoc(keywords, fields, required, not_offered, shape)
+    return FieldDoc(keywords, fields, required, not_offered, shape, withheld)
 
 
 def tool_enum_name(enum: str, proto_name: str) -> str:
@@ -181,7 +183,7 @@ def _value_schema(descriptor: FieldDescriptor, fdoc: FieldDoc) -> dict[str, Any]
             _check_shape(message, fdoc.shape)
             return dict(fdoc.shape)
         assert fdoc.fields is not None
-        return message_schema(message, fdoc.fields, required=fdoc.required)
+        return message_schema(message, fdoc.fields, required=fdoc.required, withheld=fdoc.withheld)
     if descriptor.type not in _SCALAR_TYPES:
         raise SchemaDrift(f"{name} has a proto type the tools do not offer ({descriptor.type})")
     largest = _INTEGER_MAXIMUM.get(descriptor.type)

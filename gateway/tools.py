@@ -35,10 +35,10 @@ DEFAULT_CONTENT_PAGE = 4_000
 MAX_CONTENT_PAGE = 8_000
 MAX_CURSOR_CHARS = 2048
 MAX_OFFSET = 2**53  # the largest integer every JSON reader holds exactly
+LSN_PATTERN = "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"  # mirrortree.lsn's text form
 
-# Request fields no tool offers: the gateway authenticates by its binding, never by naming a
-# session, and sets no read-your-writes token (it makes no writes of its own).
-WITHHELD = ("options",)
+# Request fields no tool offers (none at the top level; see OPTIONS for a nested one).
+WITHHELD: tuple[str, ...] = ()
 
 # Preferences are background that get_context reads, never searched as graph objects.
 NOT_SEARCHED = ("preference",)
@@ -97,6 +97,23 @@ TIME_BASIS = doc(
 
 PAGE_SIZE = doc(minimum=1, maximum=MAX_PAGE, default=DEFAULT_PAGE)
 
+# The caller's own read-your-writes token passes through; the session is never named by a
+# caller, since the gateway authenticates by its binding.
+OPTIONS = doc(
+    description=(
+        "Only to read your own recent writes: min_consistency.lsn is the consistency token a "
+        "Mirrortree write returned; the read waits briefly until it is visible, or answers "
+        "consistency_timeout. Omit it otherwise."
+    ),
+    fields={
+        "min_consistency": doc(
+            fields={"lsn": doc(pattern=LSN_PATTERN, maxLength=17, description="e.g. 0/16B3748")},
+            required=("lsn",),
+        )
+    },
+    withheld=("session_id",),
+)
+
 SEARCH_FIELDS: dict[str, FieldDoc] = {
     "query": doc(
         minLength=1,
@@ -116,6 +133,7 @@ SEARCH_FIELDS: dict[str, FieldDoc] = {
         maxLength=MAX_CURSOR_CHARS,
         description="page.next_cursor of the previous page; keeps its scope and filters.",
     ),
+    "options": OPTIONS,
 }
 
 GET_CONTEXT_FIELDS: dict[str, FieldDoc] = {
@@ -153,6 +171,7 @@ GET_CONTEXT_FIELDS: dict[str, FieldDoc] = {
             "start are its JSON document."
         ),
     ),
+    "options": OPTIONS,
     "result_id": doc(
         minLength=1,
         maxLength=MAX_ID,
@@ -174,6 +193,7 @@ READ_SOURCE_FIELDS: dict[str, FieldDoc] = {
     "offset": doc(minimum=0, maximum=MAX_OFFSET, description="Zero-based code point."),
     "page_size": doc(minimum=1, maximum=MAX_CONTENT_PAGE, default=DEFAULT_CONTENT_PAGE),
     "cursor": doc(maxLength=MAX_CURSOR_CHARS),
+    "options": OPTIONS,
 }
 
 SEARCH_INPUT = request_schema(

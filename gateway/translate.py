@@ -213,6 +213,14 @@ def _enum(enum: Any, name: str) -> Any:
     return enum.Value(proto_enum_name(enum.DESCRIPTOR.full_name, name))
 
 
+def _options(value: dict[str, Any] | None) -> graph_pb2.ReadOptions:
+    """The caller's read-your-writes token, if it gave one (never a session: see tools.OPTIONS)."""
+    token = (value or {}).get("min_consistency")
+    if not token:
+        return graph_pb2.ReadOptions()
+    return graph_pb2.ReadOptions(min_consistency=common_pb2.ConsistencyToken(lsn=token["lsn"]))
+
+
 def search_request(arguments: dict[str, Any]) -> graph_pb2.SearchRequest:
     return graph_pb2.SearchRequest(
         query=arguments["query"],
@@ -222,6 +230,7 @@ def search_request(arguments: dict[str, Any]) -> graph_pb2.SearchRequest:
         time_basis=_enum(common_pb2.TimeBasis, arguments.get("time_basis", "event_time")),
         page_size=arguments.get("page_size", 0),
         cursor=arguments.get("cursor", ""),
+        options=_options(arguments.get("options")),
     )
 
 
@@ -238,6 +247,7 @@ def get_context_request(arguments: dict[str, Any]) -> graph_pb2.GetContextReques
         page_size=arguments.get("page_size", 0),
         cursor=arguments.get("cursor", ""),
         content_page_size=arguments.get("content_page_size", 0),
+        options=_options(arguments.get("options")),
         result_id=arguments.get("result_id", ""),
     )
 
@@ -252,6 +262,7 @@ def read_source_request(arguments: dict[str, Any]) -> graph_pb2.ReadSourceReques
         offset=arguments.get("offset", 0),
         page_size=arguments.get("page_size", 0),
         cursor=arguments.get("cursor", ""),
+        options=_options(arguments.get("options")),
     )
 
 

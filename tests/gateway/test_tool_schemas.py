@@ -48,6 +48,7 @@ EVERY_ARGUMENT: dict[str, dict[str, Any]] = {
         "time_basis": "recorded_at",
         "page_size": 5,
         "cursor": "c1",
+        "options": {"min_consistency": {"lsn": "0/16B3748"}},
     },
     tools.GET_CONTEXT: {
         "object_ref": {"type": "preference", "id": "p-1"},
@@ -58,6 +59,7 @@ EVERY_ARGUMENT: dict[str, dict[str, Any]] = {
         "page_size": 7,
         "cursor": "c2",
         "content_page_size": 100,
+        "options": {"min_consistency": {"lsn": "1A/0"}},
         "result_id": "r-1",
     },
     tools.READ_SOURCE: {
@@ -68,6 +70,7 @@ EVERY_ARGUMENT: dict[str, dict[str, Any]] = {
         "offset": 12,
         "page_size": 9,
         "cursor": "c3",
+        "options": {"min_consistency": {"lsn": "0/1"}},
     },
 }
 BUILDERS: dict[str, Callable[[dict[str, Any]], Message]] = {

@@ -109,6 +109,36 @@ async def test_as_of_is_refused_with_a_tool_error_naming_it(graph_service):
     assert "as_of" in error["message"]
 
 
+async def test_a_callers_consistency_token_reaches_the_read(tree_stub, graph_stub, graph_service):
+    token, project = await bound_project(tree_stub, graph_stub, "Listed")
+    written = await tree_stub.RecordReview(
+        tree_pb2.RecordReviewRequest(
+            idempotency_key=unique("k"),
+            result_id=unique("res"),
+            scope=project_scope([project]),
+            phase="daily",
+            review_generated_at="2026-10-03T01:00:00Z",
+            events=[tree_pb2.EventInput(id="d2", kind=tree_pb2.DECISION, title="Fresh plan")],
+        )
+    )
+
+    def search(lsn: str, **more: str) -> dict[str, object]:
+        return {"query": "fresh plan", "options": {"min_consistency": {"lsn": lsn, **more}}}
+
+    async with in_memory(graph_service.port, token) as client:
+        fresh = await client.call_tool("story_graph_search", search(written.consistency.lsn))
+        ahead = await client.call_tool("story_graph_search", search("FFFFFF/0"))
+        too_far = await client.call_tool("story_graph_search", search("FFFFFFFF/FFFFFFFF"))
+        session = await client.call_tool("story_graph_search", search("0/1", session_id="s"))
+    assert not fresh.is_error, fresh.content
+    assert [h["ref"]["id"] for h in fresh.structured_content["hits"]] == ["d2"]
+    assert tool_error(ahead)["code"] == "consistency_timeout"  # the replica never gets there
+    refused = tool_error(too_far)
+    assert refused["code"] == "invalid_argument"
+    assert "min_consistency" in json.dumps(refused)
+    assert tool_error(session)["code"] == "invalid_argument"  # a session is never named
+
+
 async def test_arguments_that_break_the_schema_are_refused_before_any_call(graph_service):
     async with in_memory(graph_service.port, "unused") as client:
         result = await client.call_tool("story_graph_search", {"query": "x", "page_size": 99})
