@@ -11,7 +11,7 @@ from typing import Any, TypeAlias, TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from graph_service import convert
+from graph_service import convert, source_convert
 from graph_service.cursors import CursorCodec, CursorState, fingerprint
 from graph_service.errors import (
     ConsistencyTimeout,
@@ -449,8 +449,8 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
         check = convert.Checker()
         check.identifier("source_reference_id", request.source_reference_id)
         requested = check.scope("scope", request.scope, required=False)
-        kind = convert.read_kind(check, request.read_kind, request.source_version)
-        offset, size = convert.content_page(check, request.offset, request.page_size)
+        kind = source_convert.read_kind(check, request.read_kind, request.source_version)
+        offset, size = source_convert.content_page(check, request.offset, request.page_size)
         if request.cursor and request.offset:
             check.fail("offset", "leave it 0 when continuing with a cursor")
         check.done()
@@ -504,7 +504,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                         [offset + size, digest],
                     )
                 )
-            response = convert.read_source_response(
+            response = source_convert.read_source_response(
                 read,
                 scope,
                 requested_version=request.source_version,

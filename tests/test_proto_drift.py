@@ -25,6 +25,7 @@ from gateway import protoschema, tools, translate
 from graph_service import convert as graph_convert
 from graph_service import cursors as graph_cursors
 from graph_service import errors as graph_errors
+from graph_service import source_convert
 from mirrortree import scopes, validation, vocabulary
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tree_service import convert as tree_convert
@@ -273,17 +274,17 @@ MAPS = (
         lower,
     ),
     EnumMap(
-        "graph_service.convert.READ_KINDS",
+        "graph_service.source_convert.READ_KINDS",
         ReadKind,
-        graph_convert.READ_KINDS,
+        source_convert.READ_KINDS,
         False,
         lambda name: read_kind_name(name) or name.lower(),
         unspecified_means="SNAPSHOT",
     ),
     EnumMap(
-        "graph_service.convert.READ_KIND_TO_PROTO",
+        "graph_service.source_convert.READ_KIND_TO_PROTO",
         ReadKind,
-        graph_convert.READ_KIND_TO_PROTO,
+        source_convert.READ_KIND_TO_PROTO,
         True,
         lambda name: read_kind_name(name) or name.lower(),
     ),
@@ -295,9 +296,9 @@ MAPS = (
         lambda name: name.removeprefix("VALIDITY_").lower(),
     ),
     EnumMap(
-        "graph_service.convert.SOURCE_AVAILABILITY",
+        "graph_service.source_convert.SOURCE_AVAILABILITY",
         graph_pb2.SourceAvailability.DESCRIPTOR,
-        graph_convert.SOURCE_AVAILABILITY,
+        source_convert.SOURCE_AVAILABILITY,
         True,
         lower,
     ),
@@ -424,9 +425,9 @@ INVERSES = (
         graph_convert.TIME_BASIS_TO_PROTO,
     ),
     Inverse(
-        "graph_service.convert.READ_KINDS / READ_KIND_TO_PROTO",
-        graph_convert.READ_KINDS,
-        graph_convert.READ_KIND_TO_PROTO,
+        "graph_service.source_convert.READ_KINDS / READ_KIND_TO_PROTO",
+        source_convert.READ_KINDS,
+        source_convert.READ_KIND_TO_PROTO,
     ),
     Inverse(
         "graph_service.convert.CONTEXT_MODES / CONTEXT_MODE_TO_PROTO",
@@ -509,11 +510,11 @@ def test_the_tools_accept_the_names_graph_service_knows() -> None:
     )
     assert set(search["time_basis"]["enum"]) == set(graph_convert.TIME_BASIS_TO_PROTO)
     assert set(context["mode"]["enum"]) == set(graph_convert.CONTEXT_MODE_TO_PROTO)
-    assert set(read["read_kind"]["enum"]) == set(graph_convert.READ_KIND_TO_PROTO)
+    assert set(read["read_kind"]["enum"]) == set(source_convert.READ_KIND_TO_PROTO)
     # A gRPC caller who leaves the field unset gets what a tool caller who omits it gets.
     unset_basis = graph_convert.TIME_BASES[common_pb2.TIME_BASIS_UNSPECIFIED]
     unset_mode = graph_convert.CONTEXT_MODES[graph_pb2.CONTEXT_MODE_UNSPECIFIED]
-    unset_kind = graph_convert.READ_KINDS[graph_pb2.READ_KIND_UNSPECIFIED]
+    unset_kind = source_convert.READ_KINDS[graph_pb2.READ_KIND_UNSPECIFIED]
     assert search["time_basis"]["default"] == unset_basis
     assert context["mode"]["default"] == unset_mode
     assert read["read_kind"]["default"] == unset_kind
@@ -605,7 +606,7 @@ def test_two_values_mapped_to_one_name_fail() -> None:
 
 
 def test_an_inverse_that_is_not_one_fails() -> None:
-    pair = next(p for p in INVERSES if p.name.startswith("graph_service.convert.READ_KINDS"))
+    pair = next(p for p in INVERSES if p.name.startswith("graph_service.source_convert.READ_KINDS"))
     swapped = {**pair.to_proto, "version": graph_pb2.SNAPSHOT, "snapshot": graph_pb2.VERSION}
     assert len(inverse_problems(Inverse(pair.name, pair.from_proto, swapped))) == 4
     stale = Inverse(pair.name, pair.from_proto, pair.to_proto, one_way=("gone",))
