@@ -1,0 +1,248 @@
+"""`make load` / `python -m load`: run the mix against a deployment, report, verify.
+
+    python -m load [--tree HOST:PORT --graph HOST:PORT --gateway URL] [--seconds S]
+                   [--rate STEPS_PER_S] [--users N] [--mix tree=3,ingest=2,...]
+                   [--report-dir DIR]
+
+Without addresses it starts the local stack as `make run` does (in a temporary data folder on
+free ports) and stops it afterwards. Tokens come from the environment: MIRRORTREE_CALLER_TOKEN
+(TreeService host_app caller), MIRRORTREE_BINDING_TOKEN (reads; minted for the run when unset)
+and MIRRORTREE_CONFIRMATION_SECRET (Canonicalize's grants). Exit status: 0 when nothing was
+lost and the errors stayed within --max-errors, 1 when a write was lost, 3 on too many errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import gevent
+from locust.env import Environment
+
+from devtools import launcher, pgcluster
+from load import report
+from load.bridge import Bridge
+from load.users import KINDS, Shared, configure
+from load.verify import verify
+from load.workload import Targets, Workload
+
+DEFAULT_MIX = "tree=3,ingest=2,grpc_read=3,mcp_read=2"
+MAX_SECONDS = 3600
+MAX_USERS = 200
+MAX_RATE = 2000.0
+PROGRESS_S = 5.0
+
+
+def parse_mix(text: str) -> dict[str, int]:
+    mix: dict[str, int] = {}
+    for part in text.split(","):
+        kind, _, weight = part.strip().partition("=")
+        if kind not in KINDS:
+            raise argparse.ArgumentTypeError(
+                f"unknown user kind {kind!r} in --mix; known: {', '.join(KINDS)}"
+            )
+        try:
+            mix[kind] = int(weight)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"--mix weight of {kind} must be a whole number, not {weight!r}"
+            ) from None
+        if mix[kind] < 0:
+            raise argparse.ArgumentTypeError(f"--mix weight of {kind} must not be negative")
+    if not any(mix.values()):
+        raise argparse.ArgumentTypeError("--mix needs at least one positive weight")
+    return mix
+
+
+def bounded(
+    kind: type[float] | type[int], low: float, high: float, what: str
+) -> Callable[[str], float | int]:
+    def parse(text: str) -> float | int:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, not {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be in {low:g}..{high:g}, not {text}")
+        return value
+
+    return parse
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
+    env = os.environ.get
+    p = argparse.ArgumentParser(prog="python -m load", description="Mixed load, then verify.")
+    p.add_argument("--tree", default=env("MIRRORTREE_LOAD_TREE", ""), help="TreeService host:port")
+    p.add_argument("--graph", default=env("MIRRORTREE_LOAD_GRAPH", ""), help="StoryGraph host:port")
+    p.add_argument("--gateway", default=env("MIRRORTREE_LOAD_GATEWAY", ""), help="MCP endpoint URL")
+    p.add_argument("--project", default="load", help="the project the run writes and reads")
+    p.add_argument("--seconds", type=bounded(float, 1, MAX_SECONDS, "--seconds"), default=60.0)
+    p.add_argument(
+        "--rate",
+        type=bounded(float, 0.1, MAX_RATE, "--rate"),
+        default=10.0,
+        help="steps per second over all users (a step is one to ten calls)",
+    )
+    p.add_argument("--users", type=bounded(int, 1, MAX_USERS, "--users"), default=10)
+    p.add_argument("--mix", type=parse_mix, default=parse_mix(DEFAULT_MIX))
+    p.add_argument("--bud-chunks", type=bounded(int, 1, 100, "--bud-chunks"), default=5)
+    p.add_argument("--max-errors", type=bounded(int, 0, 10**9, "--max-errors"), default=0)
+    p.add_argument("--report-dir", type=Path, help="write load-report.md and .json here")
+    p.add_argument("--allow-remote", action="store_true", help="allow addresses beyond loopback")
+    args = p.parse_args(argv)
+    given = [bool(args.tree), bool(args.graph), bool(args.gateway)]
+    if any(given) and not (args.tree and args.graph):
+        p.error("--tree and --graph go together (and --gateway, unless --mix has mcp_read=0)")
+    if args.tree and args.mix.get("mcp_read", 0) and not args.gateway:
+        p.error("the mix has mcp_read users: give --gateway URL, or set mcp_read=0")
+    if not args.allow_remote:
+        for address in (
+            args.tree,
+            args.graph,
+            urlsplit(args.gateway).netloc if args.gateway else "",
+        ):
+            if address and not loopback(address):
+                p.error(f"{address} is not a loopback address; --allow-remote allows it")
+    return args
+
+
+def loopback(address: str) -> bool:
+    host = address.rsplit(":", 1)[0].strip("[]") if ":" in address else address
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def local_stack() -> Iterator[tuple[str, str, str]]:
+    """The stack of `make run` in a temporary data folder on free ports; stopped afterwards."""
+    data = Path(tempfile.mkdtemp(prefix="mirrortree-load-"))
+    cluster = pgcluster.ClusterConfig(
+        data_dir=data, primary_port=free_port(), replica_port=free_port()
+    )
+    ports = launcher.ServicePorts(tree=free_port(), graph=free_port(), gateway=free_port())
+    stack = launcher.Stack(cluster, data / "logs")
+    try:
+        launcher.launch(stack, ports)
+        yield (
+            f"127.0.0.1:{ports.tree}",
+            f"127.0.0.1:{ports.graph}",
+            f"http://127.0.0.1:{ports.gateway}/mcp",
+        )
+    finally:
+        print("stopping the local stack ...", flush=True)
+        stack.stop()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
+    env = os.environ.get
+    targets = Targets(
+        tree=tree,
+        graph=graph,
+        gateway=gateway,
+        project=args.project,
+        caller_token=env("MIRRORTREE_CALLER_TOKEN", ""),
+        binding_token=env("MIRRORTREE_BINDING_TOKEN", ""),
+        confirmation_secret=env("MIRRORTREE_CONFIRMATION_SECRET", ""),
+    )
+    bridge = Bridge()
+    workload = Workload(targets)
+    try:
+        asyncio.run_coroutine_threadsafe(workload.open(), bridge.loop).result(timeout=120)
+        shared = Shared(bridge, workload, bud_chunks=args.bud_chunks)
+        classes = configure(shared, args.mix, args.rate / args.users)
+        environment = Environment(user_classes=classes)
+        runner = environment.create_local_runner()
+        print(
+            f"load: {args.users} users, {args.rate:g} steps/s, mix {args.mix}, "
+            f"{args.seconds:g} s against {tree}, {graph}, {gateway or 'no gateway'}",
+            flush=True,
+        )
+        started = time.monotonic()
+        runner.start(args.users, spawn_rate=args.users)
+
+        def progress() -> None:
+            while True:
+                gevent.sleep(PROGRESS_S)
+                total = environment.stats.total
+                print(
+                    f"  {time.monotonic() - started:5.0f} s  {total.num_requests} calls  "
+                    f"{total.current_rps:.1f}/s  {sum(shared.errors.values())} errors  "
+                    f"{sum(shared.conflicts.values())} deliberate conflicts",
+                    flush=True,
+                )
+
+        ticker = gevent.spawn(progress)
+        gevent.spawn_later(args.seconds, runner.quit)
+        assert runner.greenlet is not None
+        runner.greenlet.join()
+        ticker.kill()
+        seconds = time.monotonic() - started
+        print("verifying every acknowledged write ...", flush=True)
+        verification = asyncio.run_coroutine_threadsafe(verify(workload), bridge.loop).result(
+            timeout=600
+        )
+        setup = {
+            "users": args.users,
+            "rate": args.rate,
+            "mix": ",".join(f"{k}={v}" for k, v in args.mix.items()),
+            "bud_chunks": args.bud_chunks,
+        }
+        built = report.build(
+            environment.stats,
+            seconds=seconds,
+            errors=shared.errors,
+            conflicts=shared.conflicts,
+            verification=verification,
+            setup=setup,
+        )
+    finally:
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(workload.close(), bridge.loop).result(timeout=30)
+        bridge.close()
+    text = report.markdown(built)
+    print(text, flush=True)
+    if args.report_dir is not None:
+        args.report_dir.mkdir(parents=True, exist_ok=True)
+        (args.report_dir / "load-report.md").write_text(text)
+        (args.report_dir / "load-report.json").write_text(json.dumps(built, indent=2) + "\n")
+    if not verification.ok:
+        print(f"FAILED: {len(verification.lost)} acknowledged writes are lost", file=sys.stderr)
+        return 1
+    if built["failures"] > args.max_errors:
+        print(
+            f"FAILED: {built['failures']} errors (beyond the deliberate conflicts) exceed "
+            f"--max-errors {args.max_errors}",
+            file=sys.stderr,
+        )
+        return 3
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
+    if args.tree:
+        return run(args, args.tree, args.graph, args.gateway)
+    with local_stack() as (tree, graph, gateway):
+        return run(args, tree, graph, gateway)
