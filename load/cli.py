@@ -43,6 +43,7 @@ MAX_SECONDS = 3600
 MAX_USERS = 200
 MAX_RATE = 2000.0
 PROGRESS_S = 5.0
+STOP_TIMEOUT_S = 120.0
 
 
 def parse_mix(text: str) -> dict[str, int]:
@@ -193,8 +194,15 @@ def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
                     flush=True,
                 )
 
+        def finish() -> None:
+            shared.stopping = True
+            deadline = time.monotonic() + STOP_TIMEOUT_S
+            while shared.in_flight and time.monotonic() < deadline:
+                gevent.sleep(0.05)
+            runner.quit()
+
         ticker = gevent.spawn(progress)
-        gevent.spawn_later(args.seconds, runner.quit)
+        gevent.spawn_later(args.seconds, finish)
         assert runner.greenlet is not None
         runner.greenlet.join()
         ticker.kill()

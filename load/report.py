@@ -9,6 +9,7 @@ from typing import Any
 from locust.stats import RequestStats
 
 from load.verify import Verification
+from load.workload import BASELINE
 
 
 def build(
@@ -21,6 +22,8 @@ def build(
     setup: dict[str, Any],
 ) -> dict[str, Any]:
     operations = []
+    base = stats.entries.get((BASELINE, "call"))
+    base_p50 = base.get_response_time_percentile(0.50) if base and base.num_requests else 0
     for (name, kind), entry in sorted(stats.entries.items()):
         operations.append(
             {
@@ -32,6 +35,12 @@ def build(
                 "p50_ms": entry.get_response_time_percentile(0.50),
                 "p95_ms": entry.get_response_time_percentile(0.95),
                 "p99_ms": entry.get_response_time_percentile(0.99),
+                # p50 over the baseline's p50: latency beyond a bare round trip on this host.
+                "p50_x_baseline": (
+                    round(entry.get_response_time_percentile(0.50) / base_p50, 1)
+                    if base_p50
+                    else None
+                ),
             }
         )
     total = stats.total
@@ -62,14 +71,15 @@ def markdown(report: dict[str, Any]) -> str:
         f"{setup['mix']}, {report['seconds']} s: {report['calls']} calls "
         f"({report['calls_per_s']}/s), {report['failures']} failed.",
         "",
-        "| operation | calls | calls/s | p50 ms | p95 ms | p99 ms | failed |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| operation | calls | calls/s | p50 ms | p95 ms | p99 ms | p50 ÷ baseline p50 | failed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for op in report["operations"]:
         name = op["operation"] + (" (deliberate conflict)" if op["kind"] == "conflict" else "")
+        ratio = "–" if op["p50_x_baseline"] is None else f"{op['p50_x_baseline']}×"
         lines.append(
             f"| {name} | {op['calls']} | {op['per_s']} | {op['p50_ms']:.0f} | "
-            f"{op['p95_ms']:.0f} | {op['p99_ms']:.0f} | {op['failures']} |"
+            f"{op['p95_ms']:.0f} | {op['p99_ms']:.0f} | {ratio} | {op['failures']} |"
         )
     lines += ["", "Errors by reason:" if report["errors"] else "Errors by reason: none."]
     lines += [f"- {e['operation']}: {e['reason']} × {e['count']}" for e in report["errors"]]

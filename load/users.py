@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from locust import User, constant_throughput, task
+from locust.exception import StopUser
 
 from load.bridge import Bridge
 from load.workload import Conversation, McpReader, Sample, Workload
@@ -21,11 +23,27 @@ class Shared:
     bud_chunks: int = 5
     errors: Counter[tuple[str, str]] = field(default_factory=Counter)  # (op, reason) -> count
     conflicts: Counter[str] = field(default_factory=Counter)
+    stopping: bool = False  # set when the time is up: no new step starts
+    in_flight: int = 0  # steps running on the loop now
 
 
 class MixUser(User):
     abstract = True
     shared: ClassVar[Shared]
+
+    def step_on_loop(self, step: Coroutine[Any, Any, list[Sample]]) -> None:
+        """Run one step and report it; none starts once the time is up, and the run waits
+        for the ones under way, so every write in the ledger is in the statistics too."""
+        shared = self.shared
+        if shared.stopping:
+            step.close()
+            raise StopUser()
+        shared.in_flight += 1
+        try:
+            samples = shared.bridge.run(step)
+        finally:
+            shared.in_flight -= 1
+        self.report(samples)
 
     def report(self, samples: list[Sample]) -> None:
         for s in samples:
@@ -49,20 +67,19 @@ class TreeWriter(MixUser):
 
     @task
     def step(self) -> None:
-        shared = self.shared
-        self.report(shared.bridge.run(shared.workload.tree_step(self.talk, shared.bud_chunks)))
+        self.step_on_loop(self.shared.workload.tree_step(self.talk, self.shared.bud_chunks))
 
 
 class Ingester(MixUser):
     @task
     def step(self) -> None:
-        self.report(self.shared.bridge.run(self.shared.workload.ingest_step()))
+        self.step_on_loop(self.shared.workload.ingest_step())
 
 
 class GrpcReader(MixUser):
     @task
     def step(self) -> None:
-        self.report(self.shared.bridge.run(self.shared.workload.grpc_read_step()))
+        self.step_on_loop(self.shared.workload.grpc_read_step())
 
 
 class McpUser(MixUser):
@@ -76,7 +93,7 @@ class McpUser(MixUser):
 
     @task
     def step(self) -> None:
-        self.report(self.shared.bridge.run(self.reader.step(self.shared.workload)))
+        self.step_on_loop(self.reader.step(self.shared.workload))
 
 
 KINDS: dict[str, type[MixUser]] = {

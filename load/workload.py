@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import grpc
 import httpx2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -32,6 +33,7 @@ T = TypeVar("T")
 Req = tree_pb2.StreamAnswerRequest
 CALL_TIMEOUT_S = 30.0
 CONFLICT_REASON = "revision_conflict"
+BASELINE = "baseline: gRPC health Check"
 OWNER = "load-user"
 # Words the entities' labels draw on, so searches hit a few of them, not one or all.
 WORDS = ("harbor", "meadow", "copper", "lantern", "orchid", "glacier", "ember", "falcon")
@@ -108,6 +110,7 @@ class Workload:
         self._graph_channel: grpc.aio.Channel | None = None
         self.tree: tree_pb2_grpc.TreeServiceStub
         self.graph: graph_pb2_grpc.StoryGraphStub
+        self.health: health_pb2_grpc.HealthStub
         self.binding_token = targets.binding_token
 
     # ---- set-up ------------------------------------------------------------------------
@@ -131,6 +134,7 @@ class Workload:
         self._graph_channel = grpc.aio.insecure_channel(self.targets.graph)
         self.tree = tree_pb2_grpc.TreeServiceStub(self._tree_channel)
         self.graph = graph_pb2_grpc.StoryGraphStub(self._graph_channel)
+        self.health = health_pb2_grpc.HealthStub(self._graph_channel)
         md = self.tree_metadata()
         settings = await self.tree.GetSettings(
             tree_pb2.GetSettingsRequest(), metadata=md, timeout=CALL_TIMEOUT_S
@@ -438,6 +442,12 @@ class Workload:
         md, t = self.graph_metadata(), CALL_TIMEOUT_S
         options = graph_pb2.ReadOptions(min_consistency=review.consistency if review else None)
         term = review.term if review else random.choice(WORDS)
+        # The raw baseline of the report's ratios: an empty gRPC call to the same server.
+        await self.timed(
+            samples,
+            BASELINE,
+            lambda: self.health.Check(health_pb2.HealthCheckRequest(), timeout=t),
+        )
         await self.timed(
             samples,
             "Search",

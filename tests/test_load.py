@@ -87,6 +87,13 @@ async def test_a_brief_mixed_load_reports_every_operation_and_loses_nothing(
     assert check["checked"]["tree"] >= 1 and check["checked"]["node"] >= 1
     assert check["checked"]["entity"] >= 1 and check["checked"]["source reference"] >= 1
     assert "zero lost" in out
+    # The steps under way when the time was up finished and were counted: what was read back
+    # is exactly what the statistics say was acknowledged.
+    calls = {op["operation"]: op["calls"] for op in report["operations"]}
+    assert check["checked"]["tree"] == calls["CreateTree"]
+    assert check["checked"]["entity"] == calls["RecordReview"]
+    assert check["checked"]["chunk"] == calls.get("StreamAnswer chunk", 0)
+    assert check["checked"]["node"] == calls["AskQuestion"] + calls.get("AddAnswer", 0)
 
 
 async def test_the_verification_names_every_write_it_cannot_read_back(tree_service, graph_service):
