@@ -1,6 +1,6 @@
 """`make load` / `python -m load`: run the mix against a deployment, report, verify.
 
-    python -m load [--tree HOST:PORT --graph HOST:PORT --gateway URL] [--seconds S]
+    python -m load [--tree HOST:PORT --graph HOST:PORT --gateway URL] [--seconds S] [--soak]
                    [--rate STEPS_PER_S] [--users N] [--mix tree=3,ingest=2,...]
                    [--report-dir DIR]
 
@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,13 +33,18 @@ import gevent
 from locust.env import Environment
 
 from devtools import launcher, pgcluster
+from devtools.pgcluster.processes import cluster_info
 from load import report
 from load.bridge import Bridge
+from load.soak import Soak
+from load.soak import markdown as soak_markdown
 from load.users import KINDS, Shared, configure
 from load.verify import verify
 from load.workload import Targets, Workload
 
 DEFAULT_MIX = "tree=3,ingest=2,grpc_read=3,mcp_read=2"
+DEFAULT_SECONDS = 60.0
+SOAK_SECONDS = 600.0
 MAX_SECONDS = 3600
 MAX_USERS = 200
 MAX_RATE = 2000.0
@@ -82,6 +88,19 @@ def bounded(
     return parse
 
 
+def named(option: str, kind: type[int] | type[str]) -> Callable[[str], tuple[str, object]]:
+    def parse(text: str) -> tuple[str, object]:
+        name, sep, value = text.partition("=")
+        if not sep or not name or not value:
+            raise argparse.ArgumentTypeError(f"{option} takes NAME=VALUE, not {text!r}")
+        try:
+            return name, kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{option} {name}: {value!r} is not valid") from None
+
+    return parse
+
+
 def arguments(argv: list[str] | None) -> argparse.Namespace:
     env = os.environ.get
     p = argparse.ArgumentParser(prog="python -m load", description="Mixed load, then verify.")
@@ -89,7 +108,11 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--graph", default=env("MIRRORTREE_LOAD_GRAPH", ""), help="StoryGraph host:port")
     p.add_argument("--gateway", default=env("MIRRORTREE_LOAD_GATEWAY", ""), help="MCP endpoint URL")
     p.add_argument("--project", default="load", help="the project the run writes and reads")
-    p.add_argument("--seconds", type=bounded(float, 1, MAX_SECONDS, "--seconds"), default=60.0)
+    p.add_argument(
+        "--seconds",
+        type=bounded(float, 1, MAX_SECONDS, "--seconds"),
+        help=f"default {DEFAULT_SECONDS:g}, with --soak {SOAK_SECONDS:g}",
+    )
     p.add_argument(
         "--rate",
         type=bounded(float, 0.1, MAX_RATE, "--rate"),
@@ -102,7 +125,31 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-errors", type=bounded(int, 0, 10**9, "--max-errors"), default=0)
     p.add_argument("--report-dir", type=Path, help="write load-report.md and .json here")
     p.add_argument("--allow-remote", action="store_true", help="allow addresses beyond loopback")
+    p.add_argument(
+        "--soak",
+        action="store_true",
+        help="sample the services' memory and PostgreSQL's connections through the run",
+    )
+    p.add_argument("--sample-every", type=bounded(float, 1, 600, "--sample-every"), default=10.0)
+    p.add_argument(
+        "--watch",
+        type=named("--watch", int),
+        action="append",
+        default=[],
+        metavar="NAME=PID",
+        help="a service process whose memory the soak samples (the local stack's: all three)",
+    )
+    p.add_argument(
+        "--pg-dsn",
+        type=named("--pg-dsn", str),
+        action="append",
+        default=[],
+        metavar="NAME=DSN",
+        help="a PostgreSQL server whose connections the soak counts (local stack: all)",
+    )
     args = p.parse_args(argv)
+    if args.seconds is None:
+        args.seconds = SOAK_SECONDS if args.soak else DEFAULT_SECONDS
     given = [bool(args.tree), bool(args.graph), bool(args.gateway)]
     if any(given) and not (args.tree and args.graph):
         p.error("--tree and --graph go together (and --gateway, unless --mix has mcp_read=0)")
@@ -134,8 +181,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class Deployment:
+    tree: str
+    graph: str
+    gateway: str
+    pids: dict[str, int] = field(default_factory=dict)  # what the soak samples
+    dsns: dict[str, str] = field(default_factory=dict)
+
+
 @contextlib.contextmanager
-def local_stack() -> Iterator[tuple[str, str, str]]:
+def local_stack() -> Iterator[Deployment]:
     """The stack of `make run` in a temporary data folder on free ports; stopped afterwards."""
     data = Path(tempfile.mkdtemp(prefix="mirrortree-load-"))
     cluster = pgcluster.ClusterConfig(
@@ -145,10 +201,15 @@ def local_stack() -> Iterator[tuple[str, str, str]]:
     stack = launcher.Stack(cluster, data / "logs")
     try:
         launcher.launch(stack, ports)
-        yield (
+        info = cluster_info(cluster)
+        dsns = {"primary": info.primary_dsn}
+        dsns.update({f"replica{i + 1}": dsn for i, dsn in enumerate(info.replica_dsns)})
+        yield Deployment(
             f"127.0.0.1:{ports.tree}",
             f"127.0.0.1:{ports.graph}",
             f"http://127.0.0.1:{ports.gateway}/mcp",
+            {name: process.pid for name, process in stack.processes},
+            dsns,
         )
     finally:
         print("stopping the local stack ...", flush=True)
@@ -156,8 +217,9 @@ def local_stack() -> Iterator[tuple[str, str, str]]:
         shutil.rmtree(data, ignore_errors=True)
 
 
-def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
+def run(args: argparse.Namespace, where: Deployment) -> int:
     env = os.environ.get
+    tree, graph, gateway = where.tree, where.graph, where.gateway
     targets = Targets(
         tree=tree,
         graph=graph,
@@ -180,6 +242,10 @@ def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
             f"{args.seconds:g} s against {tree}, {graph}, {gateway or 'no gateway'}",
             flush=True,
         )
+        soak, sampling, stop_sampling = None, None, asyncio.Event()
+        if args.soak:
+            soak = Soak(where.pids, where.dsns, args.sample_every)
+            sampling = asyncio.run_coroutine_threadsafe(soak.run(stop_sampling), bridge.loop)
         started = time.monotonic()
         runner.start(args.users, spawn_rate=args.users)
 
@@ -207,6 +273,9 @@ def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
         runner.greenlet.join()
         ticker.kill()
         seconds = time.monotonic() - started
+        if sampling is not None:
+            bridge.loop.call_soon_threadsafe(stop_sampling.set)
+            sampling.result(timeout=120)
         print("verifying every acknowledged write ...", flush=True)
         verification = asyncio.run_coroutine_threadsafe(verify(workload), bridge.loop).result(
             timeout=600
@@ -216,6 +285,7 @@ def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
             "rate": args.rate,
             "mix": ",".join(f"{k}={v}" for k, v in args.mix.items()),
             "bud_chunks": args.bud_chunks,
+            "soak": args.soak,
         }
         built = report.build(
             environment.stats,
@@ -225,11 +295,15 @@ def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
             verification=verification,
             setup=setup,
         )
+        if soak is not None:
+            built["soak"] = soak.summary()
     finally:
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(workload.close(), bridge.loop).result(timeout=30)
         bridge.close()
     text = report.markdown(built)
+    if "soak" in built:
+        text += soak_markdown(built["soak"])
     print(text, flush=True)
     if args.report_dir is not None:
         args.report_dir.mkdir(parents=True, exist_ok=True)
@@ -251,6 +325,7 @@ def run(args: argparse.Namespace, tree: str, graph: str, gateway: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     if args.tree:
-        return run(args, args.tree, args.graph, args.gateway)
-    with local_stack() as (tree, graph, gateway):
-        return run(args, tree, graph, gateway)
+        given = Deployment(args.tree, args.graph, args.gateway, dict(args.watch), dict(args.pg_dsn))
+        return run(args, given)
+    with local_stack() as local:
+        return run(args, local)

@@ -37,8 +37,8 @@ async def run_load(*args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.timeout(240)
-async def test_a_brief_mixed_load_reports_every_operation_and_loses_nothing(
-    tree_service, graph_service, tmp_path
+async def test_a_brief_mixed_soak_reports_every_operation_and_loses_nothing(
+    cluster, tree_service, graph_service, tmp_path
 ):
     async with http_gateway(graph_service.port) as url:
         code, out, err = await run_load(
@@ -60,6 +60,14 @@ async def test_a_brief_mixed_load_reports_every_operation_and_loses_nothing(
             "tree=1,ingest=1,grpc_read=1,mcp_read=1",
             "--report-dir",
             str(tmp_path),
+            "--soak",
+            "--sample-every",
+            "1",
+            # The harness runs the services in this process.
+            "--watch",
+            f"services={os.getpid()}",
+            "--pg-dsn",
+            f"primary={cluster.primary_dsn}",
         )
     assert code == 0, out + err
     report = json.loads((tmp_path / "load-report.json").read_text())
@@ -87,6 +95,13 @@ async def test_a_brief_mixed_load_reports_every_operation_and_loses_nothing(
     assert check["checked"]["tree"] >= 1 and check["checked"]["node"] >= 1
     assert check["checked"]["entity"] >= 1 and check["checked"]["source reference"] >= 1
     assert "zero lost" in out
+    # The soak sampled this process's memory and the primary's connections all along.
+    soak = {row["series"]: row for row in report["soak"]["series"]}
+    assert soak["services RSS MB"]["missing"] == 0 and soak["services RSS MB"]["first"] > 10
+    assert soak["primary connections"]["missing"] == 0
+    assert soak["primary connections"]["max"] >= 1
+    assert len(report["soak"]["times_s"]) >= 5
+    assert "| services RSS MB |" in out
     # The steps under way when the time was up finished and were counted: what was read back
     # is exactly what the statistics say was acknowledged.
     calls = {op["operation"]: op["calls"] for op in report["operations"]}
@@ -145,6 +160,8 @@ async def test_the_verification_names_every_write_it_cannot_read_back(tree_servi
         (["--mix", "tree=0"], "at least one positive weight"),
         (["--seconds", "0"], "--seconds must be in 1..3600"),
         (["--users", "5000"], "--users must be in 1..200"),
+        (["--watch", "tree"], "--watch takes NAME=VALUE, not 'tree'"),
+        (["--watch", "tree=abc"], "--watch tree: 'abc' is not valid"),
         (["--tree", "127.0.0.1:1"], "--tree and --graph go together"),
         (
             ["--tree", "127.0.0.1:1", "--graph", "127.0.0.1:2"],
