@@ -8,7 +8,8 @@ Without addresses it starts the local stack as `make run` does (in a temporary d
 free ports) and stops it afterwards. Tokens come from the environment: MIRRORTREE_CALLER_TOKEN
 (TreeService host_app caller), MIRRORTREE_BINDING_TOKEN (reads; minted for the run when unset)
 and MIRRORTREE_CONFIRMATION_SECRET (Canonicalize's grants). Exit status: 0 when nothing was
-lost and the errors stayed within --max-errors, 1 when a write was lost, 3 on too many errors.
+lost and the errors stayed within --max-errors, 1 when a write was lost, 3 on too many errors,
+4 when the run could not start (a service unreachable, a token refused).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import gevent
+import grpc
 from locust.env import Environment
 
 from devtools import launcher, pgcluster
@@ -40,7 +42,7 @@ from load.soak import Soak
 from load.soak import markdown as soak_markdown
 from load.users import KINDS, Shared, configure
 from load.verify import verify
-from load.workload import Targets, Workload
+from load.workload import Targets, Workload, error_reason
 
 DEFAULT_MIX = "tree=3,ingest=2,grpc_read=3,mcp_read=2"
 DEFAULT_SECONDS = 60.0
@@ -232,7 +234,15 @@ def run(args: argparse.Namespace, where: Deployment) -> int:
     bridge = Bridge()
     workload = Workload(targets)
     try:
-        asyncio.run_coroutine_threadsafe(workload.open(), bridge.loop).result(timeout=120)
+        try:
+            asyncio.run_coroutine_threadsafe(workload.open(), bridge.loop).result(timeout=120)
+        except Exception as exc:
+            print(
+                f"error: cannot start the run against {tree}: {error_reason(exc)} "
+                f"({exc.details() if isinstance(exc, grpc.RpcError) else exc})",
+                file=sys.stderr,
+            )
+            return 4
         shared = Shared(bridge, workload, bud_chunks=args.bud_chunks)
         classes = configure(shared, args.mix, args.rate / args.users)
         environment = Environment(user_classes=classes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from locust import User, constant_throughput, task
 from locust.exception import StopUser
 
 from load.bridge import Bridge
-from load.workload import Conversation, McpReader, Sample, Workload
+from load.workload import Conversation, McpReader, Sample, Workload, error_reason
 
 
 @dataclass
@@ -86,7 +87,14 @@ class McpUser(MixUser):
     def on_start(self) -> None:
         workload = self.shared.workload
         self.reader = McpReader(workload.targets.gateway, workload.binding_token)
-        self.shared.bridge.run(self.reader.open())
+        started = time.perf_counter()
+        try:
+            self.shared.bridge.run(self.reader.open())
+        except Exception as exc:
+            # Counted like any failed call, so a gateway that refuses clients fails the run.
+            ms = (time.perf_counter() - started) * 1000
+            self.report([Sample("mcp connect", ms, error_reason(exc))])
+            raise StopUser() from exc
 
     def on_stop(self) -> None:
         self.shared.bridge.run(self.reader.close())

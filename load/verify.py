@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from devtools.storyfile import latest
-from load.workload import CALL_TIMEOUT_S, Workload, _reason
+from load.workload import CALL_TIMEOUT_S, Workload, error_reason
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 
 CONCURRENCY = 8
@@ -40,7 +40,7 @@ async def verify(workload: Workload) -> Verification:
             try:
                 problem = await read()
             except Exception as exc:
-                problem = _reason(exc)
+                problem = error_reason(exc)
             if problem:
                 result.lost.append(f"{what} {ident}: {problem}")
 

@@ -92,7 +92,9 @@ class Conversation:
     steps: int = 0
 
 
-def _reason(exc: BaseException) -> str:
+def error_reason(exc: BaseException) -> str:
+    """The ErrorReason of a failed call (its status code without one), an MCP tool error's
+    code, or the exception's type."""
     if isinstance(exc, ToolFailed):
         return exc.code
     if isinstance(exc, grpc.RpcError):
@@ -191,7 +193,7 @@ class Workload:
             result = await call()
         except Exception as exc:
             ms = (time.perf_counter() - started) * 1000
-            reason = _reason(exc)
+            reason = error_reason(exc)
             if conflict and reason == CONFLICT_REASON:
                 samples.append(Sample(name, ms, conflict=True))
             else:

@@ -14,7 +14,7 @@ import pytest
 
 from load.verify import verify
 from load.workload import Conversation, Review, Targets, Workload
-from tests.conftest import unique
+from tests.conftest import free_port, unique
 from tests.gateway.harness import http_gateway
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,6 +150,14 @@ async def test_the_verification_names_every_write_it_cannot_read_back(tree_servi
     # What was really written reads back: it is not among the lost.
     assert real.entity_id not in lost and real.source_ref_id not in lost
     assert len(result.lost) == 6, lost
+
+
+async def test_a_deployment_that_cannot_be_reached_is_named_and_nothing_runs():
+    nobody = f"127.0.0.1:{free_port()}"
+    code, out, err = await run_load("--tree", nobody, "--graph", nobody, "--mix", "tree=1")
+    assert code == 4
+    assert f"cannot start the run against {nobody}: UNAVAILABLE" in err
+    assert "Mixed load" not in out
 
 
 @pytest.mark.parametrize(
