@@ -12,7 +12,8 @@ from locust import User, constant_throughput, task
 from locust.exception import StopUser
 
 from load.bridge import Bridge
-from load.workload import Conversation, McpReader, Sample, Workload, error_reason
+from load.mcpreader import McpReader
+from load.workload import Conversation, Sample, Workload, error_reason
 
 
 @dataclass
