@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test test-clients lint typecheck protos check-protos venv clean-data stack-stop bench \
-	schema fuzz
+	schema fuzz load
 
 venv: $(STAMP)
 
@@ -70,3 +70,8 @@ bench: $(STAMP)
 
 clean-data: stack-stop
 	rm -rf "$$($(PY) -c 'from devtools.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"
+
+# A mixed load with a zero-lost verification (docs/load.md); LOAD_ARGS="--seconds 600 ..." to
+# change it. Without --tree/--graph/--gateway it starts the local stack and stops it after.
+load: $(STAMP) check-protos
+	$(PY) -m load $(LOAD_ARGS)

@@ -1,0 +1,187 @@
+"""`make load`'s code path, briefly and at a tiny rate, against the harness's real services:
+its report, its deliberate conflicts counted apart, and its zero-lost verification, which must
+also catch a write that is not there."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from load.verify import verify
+from load.workload import Conversation, Review, Targets, Workload
+from tests.conftest import free_port, unique
+from tests.gateway.harness import http_gateway
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def run_load(*args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "load",
+        *args,
+        cwd=ROOT,
+        env={**os.environ, "MIRRORTREE_CALLER_TOKEN": "", "MIRRORTREE_BINDING_TOKEN": ""},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 180)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.timeout(240)
+async def test_a_brief_mixed_soak_reports_every_operation_and_loses_nothing(
+    cluster, tree_service, graph_service, tmp_path
+):
+    async with http_gateway(graph_service.port) as url:
+        code, out, err = await run_load(
+            "--tree",
+            f"127.0.0.1:{tree_service.port}",
+            "--graph",
+            f"127.0.0.1:{graph_service.port}",
+            "--gateway",
+            url,
+            "--project",
+            unique("load"),
+            "--seconds",
+            "6",
+            "--rate",
+            "4",
+            "--users",
+            "4",
+            "--mix",
+            "tree=1,ingest=1,grpc_read=1,mcp_read=1",
+            "--report-dir",
+            str(tmp_path),
+            "--soak",
+            "--sample-every",
+            "1",
+            # The harness runs the services in this process.
+            "--watch",
+            f"services={os.getpid()}",
+            "--pg-dsn",
+            f"primary={cluster.primary_dsn}",
+        )
+    assert code == 0, out + err
+    report = json.loads((tmp_path / "load-report.json").read_text())
+    assert (tmp_path / "load-report.md").read_text() in out
+    names = {op["operation"] for op in report["operations"]}
+    # Every user kind ran; the chain of a tree step reached at least its adoption.
+    for name in (
+        "CreateTree",
+        "AskQuestion",
+        "AdoptAnswer",
+        "RecordReview",
+        "Search",
+        "mcp story_graph_search",
+    ):
+        assert name in names, (name, names)
+    for op in report["operations"]:
+        assert op["calls"] > 0 and op["p50_ms"] <= op["p95_ms"] <= op["p99_ms"]
+    assert report["failures"] == 0 and report["errors"] == []
+    # The stale adoptions were refused as meant and kept out of the errors.
+    assert report["deliberate_conflicts"]["AdoptAnswer stale"] > 0
+    stale = next(op for op in report["operations"] if op["operation"] == "AdoptAnswer stale")
+    assert stale["kind"] == "conflict" and stale["failures"] == 0
+    check = report["verification"]
+    assert check["ok"] and check["lost"] == []
+    assert check["checked"]["tree"] >= 1 and check["checked"]["node"] >= 1
+    assert check["checked"]["entity"] >= 1 and check["checked"]["source reference"] >= 1
+    assert "zero lost" in out
+    # The soak sampled this process's memory and the primary's connections all along.
+    soak = {row["series"]: row for row in report["soak"]["series"]}
+    assert soak["services RSS MB"]["missing"] == 0 and soak["services RSS MB"]["first"] > 10
+    assert soak["primary connections"]["missing"] == 0
+    assert soak["primary connections"]["max"] >= 1
+    assert len(report["soak"]["times_s"]) >= 5
+    assert "| services RSS MB |" in out
+    # The steps under way when the time was up finished and were counted: what was read back
+    # is exactly what the statistics say was acknowledged.
+    calls = {op["operation"]: op["calls"] for op in report["operations"]}
+    assert check["checked"]["tree"] == calls["CreateTree"]
+    assert check["checked"]["entity"] == calls["RecordReview"]
+    assert check["checked"]["chunk"] == calls.get("StreamAnswer chunk", 0)
+    assert check["checked"]["node"] == calls["AskQuestion"] + calls.get("AddAnswer", 0)
+
+
+async def test_the_verification_names_every_write_it_cannot_read_back(tree_service, graph_service):
+    targets = Targets(
+        tree=f"127.0.0.1:{tree_service.port}",
+        graph=f"127.0.0.1:{graph_service.port}",
+        gateway="",
+        project=unique("load"),
+    )
+    workload = Workload(targets)
+    await workload.open()
+    try:
+        samples = await workload.ingest_step()
+        samples += await workload.tree_step(Conversation(), bud_chunks=2)
+        assert [s.reason for s in samples if not s.conflict] == [None] * (len(samples) - 1)
+        ledger = workload.ledger
+        real = ledger.reviews[0]
+        question = next(iter(ledger.nodes))
+        # A node whose text is not the acknowledged one, a bud and a tree that do not exist, an
+        # entity and a source reference never recorded, and a chunk-less main-line claim.
+        ledger.nodes[question] = "not what was written"
+        ledger.buds["00000000-0000-0000-0000-000000000000"] = "chunk 1 "
+        ledger.trees.add("00000000-0000-0000-0000-000000000001")
+        ledger.versions[workload.session_id] = {"00000000-0000-0000-0000-000000000002"}
+        ledger.reviews.append(
+            Review("load-ent-missing", "load-src-missing", "harbor", "x", real.consistency, 0.0)
+        )
+        result = await verify(workload)
+    finally:
+        await workload.close()
+    assert not result.ok
+    lost = "\n".join(result.lost)
+    assert f"node {question}: text differs" in lost
+    assert "bud 00000000-0000-0000-0000-000000000000" in lost
+    assert "tree 00000000-0000-0000-0000-000000000001" in lost
+    assert "main-line version" in lost and "missing" in lost
+    assert "entity load-ent-missing" in lost
+    assert "source reference load-src-missing" in lost
+    # What was really written reads back: it is not among the lost.
+    assert real.entity_id not in lost and real.source_ref_id not in lost
+    assert len(result.lost) == 6, lost
+
+
+async def test_a_deployment_that_cannot_be_reached_is_named_and_nothing_runs():
+    nobody = f"127.0.0.1:{free_port()}"
+    code, out, err = await run_load("--tree", nobody, "--graph", nobody, "--mix", "tree=1")
+    assert code == 4
+    assert f"cannot start the run against {nobody}: UNAVAILABLE" in err
+    assert "Mixed load" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mix", "tree=1,bogus=2"], "unknown user kind 'bogus'"),
+        (["--mix", "tree=x"], "weight of tree must be a whole number"),
+        (["--mix", "tree=0"], "at least one positive weight"),
+        (["--seconds", "0"], "--seconds must be in 1..3600"),
+        (["--users", "5000"], "--users must be in 1..200"),
+        (["--watch", "tree"], "--watch takes NAME=VALUE, not 'tree'"),
+        (["--watch", "tree=abc"], "--watch tree: 'abc' is not valid"),
+        (["--tree", "127.0.0.1:1"], "--tree and --graph go together"),
+        (
+            ["--tree", "127.0.0.1:1", "--graph", "127.0.0.1:2"],
+            "give --gateway URL, or set mcp_read=0",
+        ),
+        (
+            ["--tree", "192.0.2.1:1", "--graph", "127.0.0.1:2", "--mix", "tree=1"],
+            "192.0.2.1:1 is not a loopback address",
+        ),
+    ],
+)
+async def test_bad_arguments_are_refused_before_anything_runs(args, message):
+    code, _, err = await run_load(*args)
+    assert code == 2
+    assert message in err
