@@ -59,20 +59,23 @@ class McpReader:
         if result.is_error:
             text = getattr(result.content[0], "text", "") if result.content else ""
             try:
-                code = str(json.loads(text).get("code", "tool_error"))
-            except (ValueError, AttributeError):
+                code = str(json.loads(text)["error"]["code"])
+            except (ValueError, KeyError, TypeError):
                 code = "tool_error"
             raise ToolFailed(code)
 
     async def step(self, workload: Workload) -> list[Sample]:
         samples: list[Sample] = []
-        # Settled reviews only: an MCP call has no read-your-writes token to wait for.
-        review = workload.pick(settled_s=2.0)
+        # Each read carries its review's consistency token, as an agent reading its own writes.
+        review = workload.pick()
         term = review.term if review else random.choice(WORDS)
+        options = (
+            {"options": {"min_consistency": {"lsn": review.consistency.lsn}}} if review else {}
+        )
         await workload.timed(
             samples,
             "mcp story_graph_search",
-            lambda: self._tool("story_graph_search", {"query": term}),
+            lambda: self._tool("story_graph_search", {"query": term, **options}),
         )
         if review is None:
             return samples
@@ -81,14 +84,15 @@ class McpReader:
             "mcp story_graph_get_context",
             lambda: self._tool(
                 "story_graph_get_context",
-                {"object_ref": {"type": "entity", "id": review.entity_id}},
+                {"object_ref": {"type": "entity", "id": review.entity_id}, **options},
             ),
         )
         await workload.timed(
             samples,
             "mcp story_graph_read_source",
             lambda: self._tool(
-                "story_graph_read_source", {"source_reference_id": review.source_ref_id}
+                "story_graph_read_source",
+                {"source_reference_id": review.source_ref_id, **options},
             ),
         )
         return samples

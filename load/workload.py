@@ -61,7 +61,6 @@ class Review:
     term: str
     fragment: str
     consistency: common_pb2.ConsistencyToken
-    acked_at: float
 
 
 @dataclass
@@ -421,15 +420,14 @@ class Workload:
         )
         if recorded is not None:
             self.ledger.reviews.append(
-                Review(entity_id, ref_id, term, fragment, recorded.consistency, time.monotonic())
+                Review(entity_id, ref_id, term, fragment, recorded.consistency)
             )
         return samples
 
-    def pick(self, settled_s: float = 0.0) -> Review | None:
-        """A random acknowledged review, at least settled_s old (MCP reads carry no token)."""
-        cutoff = time.monotonic() - settled_s
-        settled = [r for r in self.ledger.reviews[-500:] if r.acked_at <= cutoff]
-        return random.choice(settled) if settled else None
+    def pick(self) -> Review | None:
+        """A random one of the latest acknowledged reviews."""
+        recent = self.ledger.reviews[-500:]
+        return random.choice(recent) if recent else None
 
     async def grpc_read_step(self) -> list[Sample]:
         """Search, GetContext and ReadSource over gRPC, read-your-writes by the write's token."""

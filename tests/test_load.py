@@ -134,7 +134,7 @@ async def test_the_verification_names_every_write_it_cannot_read_back(tree_servi
         ledger.trees.add("00000000-0000-0000-0000-000000000001")
         ledger.versions[workload.session_id] = {"00000000-0000-0000-0000-000000000002"}
         ledger.reviews.append(
-            Review("load-ent-missing", "load-src-missing", "harbor", "x", real.consistency, 0.0)
+            Review("load-ent-missing", "load-src-missing", "harbor", "x", real.consistency)
         )
         result = await verify(workload)
     finally:
