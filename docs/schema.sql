@@ -173,6 +173,38 @@ CREATE TABLE public.bindings (
 );
 
 --
+-- Name: branch_transitions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.branch_transitions (
+    node_id uuid NOT NULL,
+    revision bigint NOT NULL,
+    from_state text NOT NULL,
+    to_state text NOT NULL,
+    changed_by text NOT NULL,
+    reason text DEFAULT ''::text NOT NULL,
+    summary text,
+    open_branch_ids uuid[],
+    candidate_ids uuid[],
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT branch_transitions_check CHECK (((to_state = 'concluded'::text) = (summary IS NOT NULL)))
+);
+
+--
+-- Name: branches; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.branches (
+    node_id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    state text NOT NULL,
+    revision bigint NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT branches_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT branches_state_check CHECK ((state = ANY (ARRAY['active'::text, 'paused'::text, 'concluded'::text, 'archived'::text])))
+);
+
+--
 -- Name: bud_chunks; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -651,6 +683,20 @@ ALTER TABLE ONLY public.bindings
     ADD CONSTRAINT bindings_token_hash_key UNIQUE (token_hash);
 
 --
+-- Name: branch_transitions branch_transitions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branch_transitions
+    ADD CONSTRAINT branch_transitions_pkey PRIMARY KEY (node_id, revision);
+
+--
+-- Name: branches branches_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branches
+    ADD CONSTRAINT branches_pkey PRIMARY KEY (node_id);
+
+--
 -- Name: bud_chunks bud_chunks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -839,6 +885,12 @@ ALTER TABLE ONLY public.trees
 CREATE INDEX arbiter_rulings_node ON public.arbiter_rulings USING btree (node_id);
 
 --
+-- Name: branches_tree; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX branches_tree ON public.branches USING btree (tree_id, state);
+
+--
 -- Name: canon_candidates_version; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -947,6 +999,12 @@ CREATE INDEX graph_objects_summary_body_trgm ON public.graph_objects USING gin (
 CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, title_folded public.gin_trgm_ops) WITH (fastupdate=off);
 
 --
+-- Name: main_line_versions_node_ids; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX main_line_versions_node_ids ON public.main_line_versions USING gin (node_ids);
+
+--
 -- Name: nodes_lineage_version; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1034,6 +1092,27 @@ ALTER TABLE ONLY public.authorized_citations
 
 ALTER TABLE ONLY public.bindings
     ADD CONSTRAINT bindings_session_id_fkey FOREIGN KEY (session_id) REFERENCES public.trees(id);
+
+--
+-- Name: branch_transitions branch_transitions_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branch_transitions
+    ADD CONSTRAINT branch_transitions_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.branches(node_id);
+
+--
+-- Name: branches branches_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branches
+    ADD CONSTRAINT branches_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: branches branches_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branches
+    ADD CONSTRAINT branches_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- Name: bud_chunks bud_chunks_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

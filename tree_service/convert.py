@@ -43,6 +43,8 @@ from tree_service.domain import (
     Tree,
 )
 from tree_service.errors import InvalidInput
+from tree_service.lifecycle.enums import LIFECYCLE_TO_PROTO, STATE_TO_PROTO
+from tree_service.lifecycle.rules import AnswerLifecycle, BranchState
 
 MAX_IDEMPOTENCY_KEY = 128
 MAX_ANSWER = 1_000_000  # code points, also of all of a streamed answer's chunks together
@@ -467,6 +469,11 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         evidence=list(node.evidence),
         tool_trace=[tree_pb2.ToolTraceEntry(**t) for t in node.tool_trace],
         context_version_id=node.context_version_id or "",
+        lifecycle=LIFECYCLE_TO_PROTO.get(AnswerLifecycle(node.lifecycle), 0)  # type: ignore[arg-type]
+        if node.lifecycle
+        else 0,
+        branch_state=STATE_TO_PROTO[BranchState(node.branch_state or "active")],
+        branch_id=node.branch_id or "",
     )
 
 

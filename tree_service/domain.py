@@ -245,6 +245,9 @@ class Node:
     evidence: tuple[str, ...] = ()
     tool_trace: tuple[dict[str, Any], ...] = ()
     context_version_id: str | None = None
+    lifecycle: str | None = None  # answers: an AnswerLifecycle value
+    branch_state: str | None = None  # a BranchState value, on reads that place the node
+    branch_id: str | None = None
 
 
 @dataclass(frozen=True)

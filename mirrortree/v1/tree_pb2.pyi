@@ -105,6 +105,22 @@ class ContextInclusion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INCLUDED_AS_SUMMARY: _ClassVar[ContextInclusion]
     INCLUDED_AS_FRAGMENT: _ClassVar[ContextInclusion]
     OMITTED: _ClassVar[ContextInclusion]
+
+class AnswerLifecycle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ANSWER_LIFECYCLE_UNSPECIFIED: _ClassVar[AnswerLifecycle]
+    CANDIDATE: _ClassVar[AnswerLifecycle]
+    ADOPTED: _ClassVar[AnswerLifecycle]
+    IN_EXPLORATION: _ClassVar[AnswerLifecycle]
+    CANONICALIZED: _ClassVar[AnswerLifecycle]
+
+class BranchState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BRANCH_STATE_UNSPECIFIED: _ClassVar[BranchState]
+    ACTIVE: _ClassVar[BranchState]
+    PAUSED: _ClassVar[BranchState]
+    CONCLUDED: _ClassVar[BranchState]
+    ARCHIVED: _ClassVar[BranchState]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -167,6 +183,16 @@ INCLUDED_VERBATIM: ContextInclusion
 INCLUDED_AS_SUMMARY: ContextInclusion
 INCLUDED_AS_FRAGMENT: ContextInclusion
 OMITTED: ContextInclusion
+ANSWER_LIFECYCLE_UNSPECIFIED: AnswerLifecycle
+CANDIDATE: AnswerLifecycle
+ADOPTED: AnswerLifecycle
+IN_EXPLORATION: AnswerLifecycle
+CANONICALIZED: AnswerLifecycle
+BRANCH_STATE_UNSPECIFIED: BranchState
+ACTIVE: BranchState
+PAUSED: BranchState
+CONCLUDED: BranchState
+ARCHIVED: BranchState
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -320,7 +346,7 @@ class ToolTraceEntry(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id")
+    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id", "lifecycle", "branch_state", "branch_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -346,6 +372,9 @@ class Node(_message.Message):
     EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     TOOL_TRACE_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_STATE_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     parent_id: str
@@ -371,7 +400,10 @@ class Node(_message.Message):
     evidence: _containers.RepeatedScalarFieldContainer[str]
     tool_trace: _containers.RepeatedCompositeFieldContainer[ToolTraceEntry]
     context_version_id: str
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ...) -> None: ...
+    lifecycle: AnswerLifecycle
+    branch_state: BranchState
+    branch_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ..., lifecycle: _Optional[_Union[AnswerLifecycle, str]] = ..., branch_state: _Optional[_Union[BranchState, str]] = ..., branch_id: _Optional[str] = ...) -> None: ...
 
 class CreateTreeRequest(_message.Message):
     __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm", "default_world")
@@ -734,14 +766,18 @@ class GetPathResponse(_message.Message):
     def __init__(self, nodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., path_length: _Optional[int] = ...) -> None: ...
 
 class ListNodesRequest(_message.Message):
-    __slots__ = ("tree_id", "page_size", "page_token")
+    __slots__ = ("tree_id", "page_size", "page_token", "include_archived", "lifecycles")
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLES_FIELD_NUMBER: _ClassVar[int]
     tree_id: str
     page_size: int
     page_token: str
-    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    include_archived: bool
+    lifecycles: _containers.RepeatedScalarFieldContainer[AnswerLifecycle]
+    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_archived: _Optional[bool] = ..., lifecycles: _Optional[_Iterable[_Union[AnswerLifecycle, str]]] = ...) -> None: ...
 
 class ListNodesResponse(_message.Message):
     __slots__ = ("nodes", "next_page_token")
@@ -1614,3 +1650,111 @@ class ListCitationsResponse(_message.Message):
     CITATIONS_FIELD_NUMBER: _ClassVar[int]
     citations: _containers.RepeatedCompositeFieldContainer[CitationRead]
     def __init__(self, citations: _Optional[_Iterable[_Union[CitationRead, _Mapping]]] = ...) -> None: ...
+
+class SetBranchStateRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "state", "expected_revision", "changed_by", "reason", "summary")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    state: BranchState
+    expected_revision: int
+    changed_by: str
+    reason: str
+    summary: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., state: _Optional[_Union[BranchState, str]] = ..., expected_revision: _Optional[int] = ..., changed_by: _Optional[str] = ..., reason: _Optional[str] = ..., summary: _Optional[str] = ...) -> None: ...
+
+class BranchConclusion(_message.Message):
+    __slots__ = ("summary", "open_question_ids", "candidate_answer_ids", "concluded_by", "concluded_at", "revision")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    OPEN_QUESTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_ANSWER_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONCLUDED_BY_FIELD_NUMBER: _ClassVar[int]
+    CONCLUDED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    open_question_ids: _containers.RepeatedScalarFieldContainer[str]
+    candidate_answer_ids: _containers.RepeatedScalarFieldContainer[str]
+    concluded_by: str
+    concluded_at: str
+    revision: int
+    def __init__(self, summary: _Optional[str] = ..., open_question_ids: _Optional[_Iterable[str]] = ..., candidate_answer_ids: _Optional[_Iterable[str]] = ..., concluded_by: _Optional[str] = ..., concluded_at: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class BranchTransition(_message.Message):
+    __slots__ = ("revision", "from_state", "to_state", "changed_by", "reason", "changed_at")
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    FROM_STATE_FIELD_NUMBER: _ClassVar[int]
+    TO_STATE_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_AT_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    from_state: BranchState
+    to_state: BranchState
+    changed_by: str
+    reason: str
+    changed_at: str
+    def __init__(self, revision: _Optional[int] = ..., from_state: _Optional[_Union[BranchState, str]] = ..., to_state: _Optional[_Union[BranchState, str]] = ..., changed_by: _Optional[str] = ..., reason: _Optional[str] = ..., changed_at: _Optional[str] = ...) -> None: ...
+
+class Branch(_message.Message):
+    __slots__ = ("node_id", "tree_id", "state", "revision", "last_conclusion", "transitions")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    LAST_CONCLUSION_FIELD_NUMBER: _ClassVar[int]
+    TRANSITIONS_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    tree_id: str
+    state: BranchState
+    revision: int
+    last_conclusion: BranchConclusion
+    transitions: _containers.RepeatedCompositeFieldContainer[BranchTransition]
+    def __init__(self, node_id: _Optional[str] = ..., tree_id: _Optional[str] = ..., state: _Optional[_Union[BranchState, str]] = ..., revision: _Optional[int] = ..., last_conclusion: _Optional[_Union[BranchConclusion, _Mapping]] = ..., transitions: _Optional[_Iterable[_Union[BranchTransition, _Mapping]]] = ...) -> None: ...
+
+class SetBranchStateResponse(_message.Message):
+    __slots__ = ("branch", "consistency")
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    branch: Branch
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, branch: _Optional[_Union[Branch, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GetBranchRequest(_message.Message):
+    __slots__ = ("node_id",)
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    def __init__(self, node_id: _Optional[str] = ...) -> None: ...
+
+class GetBranchResponse(_message.Message):
+    __slots__ = ("branch",)
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    branch: Branch
+    def __init__(self, branch: _Optional[_Union[Branch, _Mapping]] = ...) -> None: ...
+
+class ListBranchesRequest(_message.Message):
+    __slots__ = ("tree_id", "include_archived", "states", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    include_archived: bool
+    states: _containers.RepeatedScalarFieldContainer[BranchState]
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., include_archived: _Optional[bool] = ..., states: _Optional[_Iterable[_Union[BranchState, str]]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListBranchesResponse(_message.Message):
+    __slots__ = ("branches", "next_page_token")
+    BRANCHES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    branches: _containers.RepeatedCompositeFieldContainer[Branch]
+    next_page_token: str
+    def __init__(self, branches: _Optional[_Iterable[_Union[Branch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -219,6 +219,21 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
                 _registered_method=True)
+        self.SetBranchState = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SetBranchState',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateResponse.FromString,
+                _registered_method=True)
+        self.GetBranch = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetBranch',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchResponse.FromString,
+                _registered_method=True)
+        self.ListBranches = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListBranches',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -554,6 +569,35 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetBranchState(self, request, context):
+        """T13: moves a branch (the subtree under `node_id`) to another state, at the branch's
+        revision (a branch never moved is ACTIVE at revision 1): pause, resume, conclude (with the
+        caller's reviewable summary; the open questions and the candidate answers in the branch
+        are recorded with it), reopen (a concluded branch back to ACTIVE; the conclusion stays on
+        record), archive (only hides: ListNodes leaves its nodes out unless asked) and restore.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ABORTED (`revision_conflict`), FAILED_PRECONDITION
+        (a transition the branch's state does not allow), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBranch(self, request, context):
+        """T13: a branch's state, revision, last conclusion and transitions. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBranches(self, request, context):
+        """T13: the branches of a tree that were ever moved, in the order of their root nodes,
+        archived ones only on request. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -741,6 +785,21 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.ListCitations,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.SerializeToString,
+            ),
+            'SetBranchState': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetBranchState,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateResponse.SerializeToString,
+            ),
+            'GetBranch': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBranch,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchResponse.SerializeToString,
+            ),
+            'ListBranches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBranches,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1742,6 +1801,87 @@ class TreeService:
             '/mirrortree.v1.TreeService/ListCitations',
             mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetBranchState(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SetBranchState',
+            mirrortree_dot_v1_dot_tree__pb2.SetBranchStateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.SetBranchStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBranch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetBranch',
+            mirrortree_dot_v1_dot_tree__pb2.GetBranchRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.GetBranchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBranches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListBranches',
+            mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.FromString,
             options,
             channel_credentials,
             insecure,

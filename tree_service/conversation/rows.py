@@ -68,6 +68,7 @@ def node_from_row(row: asyncpg.Record) -> Node:
         evidence=tuple(json.loads(row["evidence"])),
         tool_trace=tuple(json.loads(row["tool_trace"])),
         context_version_id=row["context_version_id"],
+        lifecycle=row.get("lifecycle"),
     )
 
 
