@@ -225,8 +225,52 @@ CREATE TABLE public.canon_candidates (
     kind text NOT NULL,
     detail text DEFAULT ''::text NOT NULL,
     status text DEFAULT 'pending'::text NOT NULL,
+    revision bigint DEFAULT 1 NOT NULL,
+    reviewed_by text,
+    review_reason text DEFAULT ''::text NOT NULL,
+    reviewed_at timestamp with time zone,
+    CONSTRAINT canon_candidates_reviewed CHECK (((status = 'pending'::text) = (reviewed_by IS NULL))),
     CONSTRAINT canon_candidates_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'accepted'::text, 'rejected'::text])))
 );
+
+--
+-- Name: canon_invitations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.canon_invitations (
+    id uuid NOT NULL,
+    "position" bigint NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    reason text NOT NULL,
+    proposed_by text NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    decided_by text,
+    decision_reason text DEFAULT ''::text NOT NULL,
+    decided_at timestamp with time zone,
+    version_id uuid,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT canon_invitations_check CHECK (((state = 'accepted'::text) = (version_id IS NOT NULL))),
+    CONSTRAINT canon_invitations_check1 CHECK (((state = 'pending'::text) = (decided_by IS NULL))),
+    CONSTRAINT canon_invitations_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'accepted'::text, 'declined'::text])))
+);
+
+--
+-- Name: canon_invitations_position_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.canon_invitations_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: canon_invitations_position_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.canon_invitations_position_seq OWNED BY public.canon_invitations."position";
 
 --
 -- Name: capabilities; Type: TABLE; Schema: public; Owner: -
@@ -648,6 +692,12 @@ CREATE TABLE public.trees (
 );
 
 --
+-- Name: canon_invitations position; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations ALTER COLUMN "position" SET DEFAULT nextval('public.canon_invitations_position_seq'::regclass);
+
+--
 -- Name: app_settings app_settings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -709,6 +759,20 @@ ALTER TABLE ONLY public.bud_chunks
 
 ALTER TABLE ONLY public.canon_candidates
     ADD CONSTRAINT canon_candidates_pkey PRIMARY KEY (id);
+
+--
+-- Name: canon_invitations canon_invitations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_pkey PRIMARY KEY (id);
+
+--
+-- Name: canon_invitations canon_invitations_position_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_position_key UNIQUE ("position");
 
 --
 -- Name: capabilities capabilities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -895,6 +959,18 @@ CREATE INDEX branches_tree ON public.branches USING btree (tree_id, state);
 --
 
 CREATE INDEX canon_candidates_version ON public.canon_candidates USING btree (version_id);
+
+--
+-- Name: canon_invitations_one_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX canon_invitations_one_pending ON public.canon_invitations USING btree (node_id) WHERE (state = 'pending'::text);
+
+--
+-- Name: canon_invitations_tree; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX canon_invitations_tree ON public.canon_invitations USING btree (tree_id, "position");
 
 --
 -- Name: commitments_live_stops; Type: INDEX; Schema: public; Owner: -
@@ -1127,6 +1203,27 @@ ALTER TABLE ONLY public.bud_chunks
 
 ALTER TABLE ONLY public.canon_candidates
     ADD CONSTRAINT canon_candidates_version_id_fkey FOREIGN KEY (version_id) REFERENCES public.main_line_versions(id);
+
+--
+-- Name: canon_invitations canon_invitations_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: canon_invitations canon_invitations_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: canon_invitations canon_invitations_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_version_id_fkey FOREIGN KEY (version_id) REFERENCES public.main_line_versions(id);
 
 --
 -- Name: citation_authorizations citation_authorizations_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -33,6 +33,7 @@ from tree_service import errors as tree_errors
 from tree_service.citations import messages as citation_messages
 from tree_service.context_assembly import layers as context_layers
 from tree_service.context_assembly import messages as context_messages
+from tree_service.lifecycle import canon_messages
 from tree_service.lifecycle import enums as lifecycle_enums
 from tree_service.lifecycle import rules as lifecycle_rules
 from tree_service.realms import messages as realm_messages
@@ -355,6 +356,14 @@ MAPS = (
         True,
         member_of(lifecycle_rules.AnswerLifecycle),
         tuple(lifecycle_rules.AnswerLifecycle),
+    ),
+    EnumMap(
+        "tree_service.lifecycle.canon_messages.INVITATION_STATE_TO_PROTO",
+        tree_pb2.InvitationState.DESCRIPTOR,
+        canon_messages.INVITATION_STATE_TO_PROTO,
+        True,
+        lambda name: lifecycle_rules.InvitationState(name.removeprefix("INVITATION_").lower()),
+        tuple(lifecycle_rules.InvitationState),
     ),
     EnumMap(
         "tree_service.lifecycle.enums.STATE_TO_PROTO",

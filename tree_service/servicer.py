@@ -23,6 +23,7 @@ from tree_service.errors import (
     TreeServiceError,
 )
 from tree_service.ingestion.rpc import IngestionRpcs
+from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
 from tree_service.lifecycle.rpc import LifecycleRpcs
 from tree_service.realms.rpc import RealmRpcs
 from tree_service.realms.rules import (
@@ -59,6 +60,7 @@ class TreeServicer(
     ContextRpcs,
     CitationRpcs,
     LifecycleRpcs,
+    CanonReviewRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

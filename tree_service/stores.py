@@ -12,6 +12,7 @@ from tree_service.context_assembly.store import ContextStore
 from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.ingestion.store import IngestionStore
+from tree_service.lifecycle.canon_store import CanonReviewStore
 from tree_service.lifecycle.store import LifecycleStore
 from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
@@ -29,6 +30,7 @@ class Stores:
     contexts: ContextStore
     citations: CitationStore
     lifecycle: LifecycleStore
+    canon_reviews: CanonReviewStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -45,4 +47,5 @@ class Stores:
             contexts=ContextStore(core),
             citations=CitationStore(core),
             lifecycle=LifecycleStore(core),
+            canon_reviews=CanonReviewStore(core),
         )

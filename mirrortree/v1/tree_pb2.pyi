@@ -121,6 +121,13 @@ class BranchState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PAUSED: _ClassVar[BranchState]
     CONCLUDED: _ClassVar[BranchState]
     ARCHIVED: _ClassVar[BranchState]
+
+class InvitationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    INVITATION_STATE_UNSPECIFIED: _ClassVar[InvitationState]
+    INVITATION_PENDING: _ClassVar[InvitationState]
+    INVITATION_ACCEPTED: _ClassVar[InvitationState]
+    INVITATION_DECLINED: _ClassVar[InvitationState]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -193,6 +200,10 @@ ACTIVE: BranchState
 PAUSED: BranchState
 CONCLUDED: BranchState
 ARCHIVED: BranchState
+INVITATION_STATE_UNSPECIFIED: InvitationState
+INVITATION_PENDING: InvitationState
+INVITATION_ACCEPTED: InvitationState
+INVITATION_DECLINED: InvitationState
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -648,19 +659,29 @@ class AdoptAnswerResponse(_message.Message):
     def __init__(self, question: _Optional[_Union[Node, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
 
 class CanonCandidate(_message.Message):
-    __slots__ = ("id", "kind", "detail", "status")
+    __slots__ = ("id", "kind", "detail", "status", "revision", "reviewed_by", "review_reason", "reviewed_at", "version_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_BY_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_REASON_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: str
     detail: str
     status: str
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+    revision: int
+    reviewed_by: str
+    review_reason: str
+    reviewed_at: str
+    version_id: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ..., revision: _Optional[int] = ..., reviewed_by: _Optional[str] = ..., review_reason: _Optional[str] = ..., reviewed_at: _Optional[str] = ..., version_id: _Optional[str] = ...) -> None: ...
 
 class MainLineVersion(_message.Message):
-    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted", "story_graph_scope")
+    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted", "story_graph_scope", "invitation_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -676,6 +697,7 @@ class MainLineVersion(_message.Message):
     REPLACES_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_OMITTED_FIELD_NUMBER: _ClassVar[int]
     STORY_GRAPH_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    INVITATION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     scope: CanonicalScope
@@ -691,7 +713,8 @@ class MainLineVersion(_message.Message):
     replaces_version_id: str
     snapshot_omitted: bool
     story_graph_scope: _common_pb2.Scope
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ..., story_graph_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ...) -> None: ...
+    invitation_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ..., story_graph_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., invitation_id: _Optional[str] = ...) -> None: ...
 
 class UserConfirmation(_message.Message):
     __slots__ = ("confirmed", "user_id", "invitation_id")
@@ -1758,3 +1781,117 @@ class ListBranchesResponse(_message.Message):
     branches: _containers.RepeatedCompositeFieldContainer[Branch]
     next_page_token: str
     def __init__(self, branches: _Optional[_Iterable[_Union[Branch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class CanonInvitation(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "reason", "proposed_by", "state", "decided_by", "decision_reason", "decided_at", "version_id", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PROPOSED_BY_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
+    DECISION_REASON_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    reason: str
+    proposed_by: str
+    state: InvitationState
+    decided_by: str
+    decision_reason: str
+    decided_at: str
+    version_id: str
+    created_at: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., reason: _Optional[str] = ..., proposed_by: _Optional[str] = ..., state: _Optional[_Union[InvitationState, str]] = ..., decided_by: _Optional[str] = ..., decision_reason: _Optional[str] = ..., decided_at: _Optional[str] = ..., version_id: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class InviteCanonicalizationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "reason", "proposed_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PROPOSED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    reason: str
+    proposed_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., reason: _Optional[str] = ..., proposed_by: _Optional[str] = ...) -> None: ...
+
+class DeclineCanonInvitationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "invitation_id", "declined_by", "reason")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    INVITATION_ID_FIELD_NUMBER: _ClassVar[int]
+    DECLINED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    invitation_id: str
+    declined_by: str
+    reason: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., invitation_id: _Optional[str] = ..., declined_by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CanonInvitationResponse(_message.Message):
+    __slots__ = ("invitation", "consistency")
+    INVITATION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    invitation: CanonInvitation
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, invitation: _Optional[_Union[CanonInvitation, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListCanonInvitationsRequest(_message.Message):
+    __slots__ = ("tree_id", "states", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    states: _containers.RepeatedScalarFieldContainer[InvitationState]
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., states: _Optional[_Iterable[_Union[InvitationState, str]]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListCanonInvitationsResponse(_message.Message):
+    __slots__ = ("invitations", "next_page_token")
+    INVITATIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    invitations: _containers.RepeatedCompositeFieldContainer[CanonInvitation]
+    next_page_token: str
+    def __init__(self, invitations: _Optional[_Iterable[_Union[CanonInvitation, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListCanonCandidatesRequest(_message.Message):
+    __slots__ = ("version_id", "include_reviewed")
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_REVIEWED_FIELD_NUMBER: _ClassVar[int]
+    version_id: str
+    include_reviewed: bool
+    def __init__(self, version_id: _Optional[str] = ..., include_reviewed: _Optional[bool] = ...) -> None: ...
+
+class ListCanonCandidatesResponse(_message.Message):
+    __slots__ = ("candidates",)
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    candidates: _containers.RepeatedCompositeFieldContainer[CanonCandidate]
+    def __init__(self, candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ...) -> None: ...
+
+class ReviewCanonCandidateRequest(_message.Message):
+    __slots__ = ("idempotency_key", "candidate_id", "expected_revision", "reviewed_by", "reason")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    candidate_id: str
+    expected_revision: int
+    reviewed_by: str
+    reason: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., candidate_id: _Optional[str] = ..., expected_revision: _Optional[int] = ..., reviewed_by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CanonCandidateResponse(_message.Message):
+    __slots__ = ("candidate", "consistency")
+    CANDIDATE_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    candidate: CanonCandidate
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, candidate: _Optional[_Union[CanonCandidate, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...

@@ -234,6 +234,36 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.FromString,
                 _registered_method=True)
+        self.InviteCanonicalization = channel.unary_unary(
+                '/mirrortree.v1.TreeService/InviteCanonicalization',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.InviteCanonicalizationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+                _registered_method=True)
+        self.DeclineCanonInvitation = channel.unary_unary(
+                '/mirrortree.v1.TreeService/DeclineCanonInvitation',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.DeclineCanonInvitationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+                _registered_method=True)
+        self.ListCanonInvitations = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCanonInvitations',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsResponse.FromString,
+                _registered_method=True)
+        self.ListCanonCandidates = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCanonCandidates',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesResponse.FromString,
+                _registered_method=True)
+        self.AcceptCanonCandidate = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AcceptCanonCandidate',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+                _registered_method=True)
+        self.RejectCanonCandidate = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RejectCanonCandidate',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -598,6 +628,57 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InviteCanonicalization(self, request, context):
+        """T10: records the system's invitation to canonicalize a key node (the reason, who proposed
+        it). It canonicalizes nothing: the user accepts it by Canonicalize with
+        `confirmation.invitation_id` (a selection holding the node), or declines it. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (the node is canonicalized already, or has
+        a pending invitation), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeclineCanonInvitation(self, request, context):
+        """T10: the user declines a pending invitation (needs the user's confirmation grant). Codes:
+        OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (decided already), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCanonInvitations(self, request, context):
+        """T10: a tree's invitations, oldest first, paged. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCanonCandidates(self, request, context):
+        """T22: a main-line version's canon candidates (pending ones unless asked for all). Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AcceptCanonCandidate(self, request, context):
+        """T22: the user accepts a pending candidate at its revision (needs the user's confirmation
+        grant); it writes nothing but the candidate's review. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND, ABORTED (`revision_conflict`), FAILED_PRECONDITION (reviewed already),
+        ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RejectCanonCandidate(self, request, context):
+        """T22: rejects a pending candidate at its revision. Codes: as AcceptCanonCandidate.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -800,6 +881,36 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.ListBranches,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.SerializeToString,
+            ),
+            'InviteCanonicalization': grpc.unary_unary_rpc_method_handler(
+                    servicer.InviteCanonicalization,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.InviteCanonicalizationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.SerializeToString,
+            ),
+            'DeclineCanonInvitation': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeclineCanonInvitation,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.DeclineCanonInvitationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.SerializeToString,
+            ),
+            'ListCanonInvitations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCanonInvitations,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsResponse.SerializeToString,
+            ),
+            'ListCanonCandidates': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCanonCandidates,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesResponse.SerializeToString,
+            ),
+            'AcceptCanonCandidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcceptCanonCandidate,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.SerializeToString,
+            ),
+            'RejectCanonCandidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.RejectCanonCandidate,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1882,6 +1993,168 @@ class TreeService:
             '/mirrortree.v1.TreeService/ListBranches',
             mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InviteCanonicalization(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/InviteCanonicalization',
+            mirrortree_dot_v1_dot_tree__pb2.InviteCanonicalizationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeclineCanonInvitation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/DeclineCanonInvitation',
+            mirrortree_dot_v1_dot_tree__pb2.DeclineCanonInvitationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCanonInvitations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCanonInvitations',
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCanonCandidates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCanonCandidates',
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcceptCanonCandidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AcceptCanonCandidate',
+            mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RejectCanonCandidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RejectCanonCandidate',
+            mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -146,7 +146,7 @@ INSERT INTO canon_candidates (id, version_id, kind, detail) VALUES ($1, $2, $3, 
 LIST_MAIN_LINE_VERSIONS = """
 SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::text[] AS node_ids,
        pg_column_size(v.snapshot) AS snapshot_stored_bytes, v.confirmed_by, v.created_at,
-       v.replaces_version_id::text,
+       v.replaces_version_id::text, v.invitation_id,
        coalesce((SELECT json_agg(json_build_object('id', c.id, 'kind', c.kind,
                                                    'detail', c.detail, 'status', c.status)
                                  ORDER BY c.kind, c.detail)

@@ -116,6 +116,7 @@ def listed_version(row: asyncpg.Record, project_id: str | None) -> ListedVersion
         candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
         replaces_version_id=row["replaces_version_id"],
         graph_scope=canon_projection.canon_scope(scope, row["world"], project_id),
+        invitation_id=row["invitation_id"],
     )
     return ListedVersion(version, row["snapshot_stored_bytes"])
 
