@@ -544,6 +544,20 @@ CREATE TABLE public.main_lines (
 );
 
 --
+-- Name: merge_references; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.merge_references (
+    question_id uuid NOT NULL,
+    "position" integer NOT NULL,
+    tree_id uuid NOT NULL,
+    source_node_id uuid NOT NULL,
+    source_tree_id uuid NOT NULL,
+    merged_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: nodes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -880,6 +894,13 @@ ALTER TABLE ONLY public.main_lines
     ADD CONSTRAINT main_lines_pkey PRIMARY KEY (tree_id, scope, world);
 
 --
+-- Name: merge_references merge_references_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.merge_references
+    ADD CONSTRAINT merge_references_pkey PRIMARY KEY (question_id, "position");
+
+--
 -- Name: nodes nodes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1079,6 +1100,12 @@ CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_d
 --
 
 CREATE INDEX main_line_versions_node_ids ON public.main_line_versions USING gin (node_ids);
+
+--
+-- Name: merge_references_source; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX merge_references_source ON public.merge_references USING btree (source_node_id);
 
 --
 -- Name: nodes_lineage_version; Type: INDEX; Schema: public; Owner: -
@@ -1336,6 +1363,20 @@ ALTER TABLE ONLY public.main_line_versions
 
 ALTER TABLE ONLY public.main_lines
     ADD CONSTRAINT main_lines_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: merge_references merge_references_question_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.merge_references
+    ADD CONSTRAINT merge_references_question_id_fkey FOREIGN KEY (question_id) REFERENCES public.nodes(id);
+
+--
+-- Name: merge_references merge_references_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.merge_references
+    ADD CONSTRAINT merge_references_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- Name: nodes nodes_adopted_answer_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

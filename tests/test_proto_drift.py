@@ -33,7 +33,7 @@ from tree_service import errors as tree_errors
 from tree_service.citations import messages as citation_messages
 from tree_service.context_assembly import layers as context_layers
 from tree_service.context_assembly import messages as context_messages
-from tree_service.lifecycle import canon_messages
+from tree_service.lifecycle import canon_messages, merge_rpc
 from tree_service.lifecycle import enums as lifecycle_enums
 from tree_service.lifecycle import rules as lifecycle_rules
 from tree_service.realms import messages as realm_messages
@@ -364,6 +364,14 @@ MAPS = (
         True,
         lambda name: lifecycle_rules.InvitationState(name.removeprefix("INVITATION_").lower()),
         tuple(lifecycle_rules.InvitationState),
+    ),
+    EnumMap(
+        "tree_service.lifecycle.merge_rpc.SOURCE_STATE_TO_PROTO",
+        tree_pb2.MergeSourceState.DESCRIPTOR,
+        merge_rpc.SOURCE_STATE_TO_PROTO,
+        True,
+        lambda name: lifecycle_rules.MergeSourceState(name.removeprefix("SOURCE_").lower()),
+        tuple(lifecycle_rules.MergeSourceState),
     ),
     EnumMap(
         "tree_service.lifecycle.enums.STATE_TO_PROTO",

@@ -24,6 +24,7 @@ from tree_service.errors import (
 )
 from tree_service.ingestion.rpc import IngestionRpcs
 from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
+from tree_service.lifecycle.merge_rpc import MergeRpcs
 from tree_service.lifecycle.rpc import LifecycleRpcs
 from tree_service.realms.rpc import RealmRpcs
 from tree_service.realms.rules import (
@@ -61,6 +62,7 @@ class TreeServicer(
     CitationRpcs,
     LifecycleRpcs,
     CanonReviewRpcs,
+    MergeRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

@@ -13,6 +13,7 @@ from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.canon_store import CanonReviewStore
+from tree_service.lifecycle.merge_store import MergeStore
 from tree_service.lifecycle.store import LifecycleStore
 from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
@@ -31,6 +32,7 @@ class Stores:
     citations: CitationStore
     lifecycle: LifecycleStore
     canon_reviews: CanonReviewStore
+    merges: MergeStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -48,4 +50,5 @@ class Stores:
             citations=CitationStore(core),
             lifecycle=LifecycleStore(core),
             canon_reviews=CanonReviewStore(core),
+            merges=MergeStore(core, conversation),
         )

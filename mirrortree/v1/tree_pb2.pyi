@@ -128,6 +128,12 @@ class InvitationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INVITATION_PENDING: _ClassVar[InvitationState]
     INVITATION_ACCEPTED: _ClassVar[InvitationState]
     INVITATION_DECLINED: _ClassVar[InvitationState]
+
+class MergeSourceState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MERGE_SOURCE_STATE_UNSPECIFIED: _ClassVar[MergeSourceState]
+    SOURCE_AVAILABLE: _ClassVar[MergeSourceState]
+    SOURCE_ARCHIVED: _ClassVar[MergeSourceState]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -204,6 +210,9 @@ INVITATION_STATE_UNSPECIFIED: InvitationState
 INVITATION_PENDING: InvitationState
 INVITATION_ACCEPTED: InvitationState
 INVITATION_DECLINED: InvitationState
+MERGE_SOURCE_STATE_UNSPECIFIED: MergeSourceState
+SOURCE_AVAILABLE: MergeSourceState
+SOURCE_ARCHIVED: MergeSourceState
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -1895,3 +1904,61 @@ class CanonCandidateResponse(_message.Message):
     candidate: CanonCandidate
     consistency: _common_pb2.ConsistencyToken
     def __init__(self, candidate: _Optional[_Union[CanonCandidate, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class MergeReference(_message.Message):
+    __slots__ = ("question_id", "position", "source_node_id", "source_tree_id", "source_state", "merged_by", "created_at")
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_STATE_FIELD_NUMBER: _ClassVar[int]
+    MERGED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    position: int
+    source_node_id: str
+    source_tree_id: str
+    source_state: MergeSourceState
+    merged_by: str
+    created_at: str
+    def __init__(self, question_id: _Optional[str] = ..., position: _Optional[int] = ..., source_node_id: _Optional[str] = ..., source_tree_id: _Optional[str] = ..., source_state: _Optional[_Union[MergeSourceState, str]] = ..., merged_by: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class MergeByReferenceRequest(_message.Message):
+    __slots__ = ("idempotency_key", "tree_id", "parent_id", "text", "source_node_ids", "merged_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_NODE_IDS_FIELD_NUMBER: _ClassVar[int]
+    MERGED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    tree_id: str
+    parent_id: str
+    text: str
+    source_node_ids: _containers.RepeatedScalarFieldContainer[str]
+    merged_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., text: _Optional[str] = ..., source_node_ids: _Optional[_Iterable[str]] = ..., merged_by: _Optional[str] = ...) -> None: ...
+
+class MergeByReferenceResponse(_message.Message):
+    __slots__ = ("question", "references", "tree_revision", "consistency")
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    REFERENCES_FIELD_NUMBER: _ClassVar[int]
+    TREE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    question: Node
+    references: _containers.RepeatedCompositeFieldContainer[MergeReference]
+    tree_revision: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, question: _Optional[_Union[Node, _Mapping]] = ..., references: _Optional[_Iterable[_Union[MergeReference, _Mapping]]] = ..., tree_revision: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListMergeReferencesRequest(_message.Message):
+    __slots__ = ("question_id",)
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    def __init__(self, question_id: _Optional[str] = ...) -> None: ...
+
+class ListMergeReferencesResponse(_message.Message):
+    __slots__ = ("references",)
+    REFERENCES_FIELD_NUMBER: _ClassVar[int]
+    references: _containers.RepeatedCompositeFieldContainer[MergeReference]
+    def __init__(self, references: _Optional[_Iterable[_Union[MergeReference, _Mapping]]] = ...) -> None: ...

@@ -264,6 +264,16 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
                 _registered_method=True)
+        self.MergeByReference = channel.unary_unary(
+                '/mirrortree.v1.TreeService/MergeByReference',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceResponse.FromString,
+                _registered_method=True)
+        self.ListMergeReferences = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListMergeReferences',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -679,6 +689,24 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MergeByReference(self, request, context):
+        """T15: merges trees by reference: appends a question to the target tree (as AskQuestion)
+        that names source nodes of other trees of the same owner; nothing is copied or moved.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND (a source node; names its field), FAILED_PRECONDITION
+        (a source in the target tree or another owner's tree), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMergeReferences(self, request, context):
+        """T15: a merge question's references, each with its source's state now (an archived source
+        still resolves). Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -911,6 +939,16 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.RejectCanonCandidate,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.SerializeToString,
+            ),
+            'MergeByReference': grpc.unary_unary_rpc_method_handler(
+                    servicer.MergeByReference,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceResponse.SerializeToString,
+            ),
+            'ListMergeReferences': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMergeReferences,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2155,6 +2193,60 @@ class TreeService:
             '/mirrortree.v1.TreeService/RejectCanonCandidate',
             mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MergeByReference(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/MergeByReference',
+            mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMergeReferences(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListMergeReferences',
+            mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -106,3 +106,5 @@ WHERE b.tree_id = $1 AND n.ordinal > $2 AND ($3 OR b.state <> 'archived')
 ORDER BY n.ordinal
 LIMIT $4
 """
+
+NODE_EXISTS = "SELECT 1 FROM nodes WHERE id = $1"

@@ -126,3 +126,28 @@ class CandidateReview:
     expected_revision: int
     reviewed_by: str
     reason: str
+
+
+class MergeSourceState(StrEnum):
+    AVAILABLE = "available"
+    ARCHIVED = "archived"
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    tree_id: str
+    parent_id: str | None
+    text: str
+    source_node_ids: tuple[str, ...]
+    merged_by: str
+
+
+@dataclass(frozen=True)
+class MergeReference:
+    question_id: str
+    position: int
+    source_node_id: str
+    source_tree_id: str
+    source_state: MergeSourceState
+    merged_by: str
+    created_at: datetime

@@ -28,3 +28,17 @@ ALTER TABLE canon_candidates
     ADD COLUMN review_reason text NOT NULL DEFAULT '',
     ADD COLUMN reviewed_at timestamptz,
     ADD CONSTRAINT canon_candidates_reviewed CHECK ((status = 'pending') = (reviewed_by IS NULL));
+
+-- T15: a question of a target tree merging source nodes of another tree by reference. The
+-- source has no foreign key on purpose: the reference outlives the source it names.
+CREATE TABLE merge_references (
+    question_id uuid NOT NULL REFERENCES nodes (id),
+    position int NOT NULL,
+    tree_id uuid NOT NULL REFERENCES trees (id),
+    source_node_id uuid NOT NULL,
+    source_tree_id uuid NOT NULL,
+    merged_by text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (question_id, position)
+);
+CREATE INDEX merge_references_source ON merge_references (source_node_id);
