@@ -685,6 +685,21 @@ CREATE TABLE public.sources (
 );
 
 --
+-- Name: transplants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.transplants (
+    tree_id uuid NOT NULL,
+    source_tree_id uuid NOT NULL,
+    source_node_id uuid NOT NULL,
+    source_tree_revision bigint NOT NULL,
+    ancestor_path jsonb NOT NULL,
+    copies jsonb NOT NULL,
+    transplanted_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: trees; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -957,6 +972,13 @@ ALTER TABLE ONLY public.sources
     ADD CONSTRAINT sources_pkey PRIMARY KEY (source_id);
 
 --
+-- Name: transplants transplants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.transplants
+    ADD CONSTRAINT transplants_pkey PRIMARY KEY (tree_id);
+
+--
 -- Name: trees trees_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1148,6 +1170,12 @@ CREATE INDEX review_results_scope_revision ON public.review_results USING btree 
 --
 
 CREATE INDEX source_revisions_node ON public.source_revisions USING btree (node_id);
+
+--
+-- Name: transplants_source; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX transplants_source ON public.transplants USING btree (source_node_id);
 
 --
 -- Name: context_versions context_versions_immutable; Type: TRIGGER; Schema: public; Owner: -
@@ -1433,6 +1461,13 @@ ALTER TABLE ONLY public.source_revisions
 
 ALTER TABLE ONLY public.source_revisions
     ADD CONSTRAINT source_revisions_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: transplants transplants_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.transplants
+    ADD CONSTRAINT transplants_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- PostgreSQL database dump complete

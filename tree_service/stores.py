@@ -15,6 +15,7 @@ from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.canon_store import CanonReviewStore
 from tree_service.lifecycle.merge_store import MergeStore
 from tree_service.lifecycle.store import LifecycleStore
+from tree_service.lifecycle.transplant_store import TransplantStore
 from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
 
@@ -33,6 +34,7 @@ class Stores:
     lifecycle: LifecycleStore
     canon_reviews: CanonReviewStore
     merges: MergeStore
+    transplants: TransplantStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -51,4 +53,5 @@ class Stores:
             lifecycle=LifecycleStore(core),
             canon_reviews=CanonReviewStore(core),
             merges=MergeStore(core, conversation),
+            transplants=TransplantStore(core),
         )

@@ -1962,3 +1962,64 @@ class ListMergeReferencesResponse(_message.Message):
     REFERENCES_FIELD_NUMBER: _ClassVar[int]
     references: _containers.RepeatedCompositeFieldContainer[MergeReference]
     def __init__(self, references: _Optional[_Iterable[_Union[MergeReference, _Mapping]]] = ...) -> None: ...
+
+class TransplantBranchRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "title", "transplanted_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANTED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    title: str
+    transplanted_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., title: _Optional[str] = ..., transplanted_by: _Optional[str] = ...) -> None: ...
+
+class TransplantOrigin(_message.Message):
+    __slots__ = ("tree_id", "source_tree_id", "source_node_id", "source_tree_revision", "ancestor_path", "copies", "transplanted_by", "transplanted_at")
+    class CopiesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TREE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    ANCESTOR_PATH_FIELD_NUMBER: _ClassVar[int]
+    COPIES_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANTED_BY_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANTED_AT_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    source_tree_id: str
+    source_node_id: str
+    source_tree_revision: int
+    ancestor_path: _containers.RepeatedCompositeFieldContainer[Node]
+    copies: _containers.ScalarMap[str, str]
+    transplanted_by: str
+    transplanted_at: str
+    def __init__(self, tree_id: _Optional[str] = ..., source_tree_id: _Optional[str] = ..., source_node_id: _Optional[str] = ..., source_tree_revision: _Optional[int] = ..., ancestor_path: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., copies: _Optional[_Mapping[str, str]] = ..., transplanted_by: _Optional[str] = ..., transplanted_at: _Optional[str] = ...) -> None: ...
+
+class TransplantBranchResponse(_message.Message):
+    __slots__ = ("tree", "origin", "consistency")
+    TREE_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    tree: Tree
+    origin: TransplantOrigin
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, tree: _Optional[_Union[Tree, _Mapping]] = ..., origin: _Optional[_Union[TransplantOrigin, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GetTransplantOriginRequest(_message.Message):
+    __slots__ = ("tree_id",)
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    def __init__(self, tree_id: _Optional[str] = ...) -> None: ...
+
+class GetTransplantOriginResponse(_message.Message):
+    __slots__ = ("origin",)
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    origin: TransplantOrigin
+    def __init__(self, origin: _Optional[_Union[TransplantOrigin, _Mapping]] = ...) -> None: ...

@@ -274,6 +274,16 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.FromString,
                 _registered_method=True)
+        self.TransplantBranch = channel.unary_unary(
+                '/mirrortree.v1.TreeService/TransplantBranch',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchResponse.FromString,
+                _registered_method=True)
+        self.GetTransplantOrigin = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetTransplantOrigin',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -707,6 +717,25 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def TransplantBranch(self, request, context):
+        """T14: transplants a branch (the subtree under a question) into a new tree of the same
+        owner: every node copied with its citation snapshots and attachments, the source path
+        above it kept as a snapshot, the origin (tree, node, tree revision) recorded. The source is
+        untouched. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not a question, or
+        an answer in it still streams), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTransplantOrigin(self, request, context):
+        """T14: where a transplanted tree came from. Codes: OK, INVALID_ARGUMENT, NOT_FOUND (no such
+        tree, or a tree that was not transplanted).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -949,6 +978,16 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.ListMergeReferences,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.SerializeToString,
+            ),
+            'TransplantBranch': grpc.unary_unary_rpc_method_handler(
+                    servicer.TransplantBranch,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchResponse.SerializeToString,
+            ),
+            'GetTransplantOrigin': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTransplantOrigin,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2247,6 +2286,60 @@ class TreeService:
             '/mirrortree.v1.TreeService/ListMergeReferences',
             mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TransplantBranch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/TransplantBranch',
+            mirrortree_dot_v1_dot_tree__pb2.TransplantBranchRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.TransplantBranchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTransplantOrigin(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetTransplantOrigin',
+            mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.FromString,
             options,
             channel_credentials,
             insecure,

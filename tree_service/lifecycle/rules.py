@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from tree_service.domain import Node
 from tree_service.errors import PreconditionFailed
 
 
@@ -151,3 +152,22 @@ class MergeReference:
     source_state: MergeSourceState
     merged_by: str
     created_at: datetime
+
+
+@dataclass(frozen=True)
+class TransplantRequest:
+    node_id: str
+    title: str
+    transplanted_by: str
+
+
+@dataclass(frozen=True)
+class TransplantOrigin:
+    tree_id: str
+    source_tree_id: str
+    source_node_id: str
+    source_tree_revision: int
+    ancestor_path: tuple[Node, ...]
+    copies: dict[str, str]
+    transplanted_by: str
+    transplanted_at: datetime

@@ -26,3 +26,17 @@ CREATE TABLE branch_transitions (
     PRIMARY KEY (node_id, revision),
     CHECK ((to_state = 'concluded') = (summary IS NOT NULL))
 );
+
+-- T14: a tree transplanted from a branch, with its origin. The source has no foreign key on
+-- purpose: the origin stays on record whatever later happens to the source.
+CREATE TABLE transplants (
+    tree_id uuid PRIMARY KEY REFERENCES trees (id),
+    source_tree_id uuid NOT NULL,
+    source_node_id uuid NOT NULL,
+    source_tree_revision bigint NOT NULL,
+    ancestor_path jsonb NOT NULL,  -- the source path above the branch, as it was
+    copies jsonb NOT NULL,  -- source node id -> its copy's id
+    transplanted_by text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX transplants_source ON transplants (source_node_id);
