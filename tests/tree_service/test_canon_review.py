@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import grpc
@@ -11,6 +12,7 @@ from mirrortree.rpcstatus import RpcFailure, describe
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
 from tests.tree_service.helpers import answer, ask, canonicalize, confirmation, new_tree
+from tests.tree_service.racing import held
 
 
 async def invite(stub, node_id: str, reason: str = "a key answer") -> tree_pb2.CanonInvitation:
@@ -242,3 +244,33 @@ async def test_refused_reviews_write_nothing(tree_stub, db):
         "SELECT status FROM canon_candidates WHERE version_id = $1", uuid.UUID(version.id)
     )
     assert {r["status"] for r in statuses} == {"pending"}
+
+
+async def test_an_accept_and_a_decline_racing_on_one_invitation_settle_it_once(cluster, tree_stub):
+    tree = await new_tree(tree_stub)
+    reply = await answer(tree_stub, (await ask(tree_stub, tree.id)).id)
+    invited = await invite(tree_stub, reply.id)
+
+    async def decline():
+        return await tree_stub.DeclineCanonInvitation(
+            tree_pb2.DeclineCanonInvitationRequest(
+                idempotency_key=unique("k"), invitation_id=invited.id, declined_by="user-1"
+            )
+        )
+
+    lock = "SELECT 1 FROM canon_invitations WHERE id = $1 FOR UPDATE"
+    async with held(cluster.primary_dsn, lock, uuid.UUID(invited.id)) as gate:
+        writers = [
+            asyncio.ensure_future(accept(tree_stub, tree.id, reply.id, invited.id)),
+            asyncio.ensure_future(decline()),
+        ]
+        await gate.until_waiting(writers)
+    results = await asyncio.gather(*writers, return_exceptions=True)
+    losses = [describe(r) for r in results if isinstance(r, grpc.aio.AioRpcError)]
+    assert len(losses) == 1 and losses[0].code == grpc.StatusCode.FAILED_PRECONDITION
+    [settled] = await invitations(tree_stub, tree.id)
+    won_accept = not isinstance(results[0], BaseException)
+    assert settled.state == (
+        tree_pb2.INVITATION_ACCEPTED if won_accept else tree_pb2.INVITATION_DECLINED
+    )
+    assert len(await versions(tree_stub, tree.id)) == (1 if won_accept else 0)
