@@ -476,7 +476,9 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         lifecycle=LIFECYCLE_TO_PROTO.get(AnswerLifecycle(node.lifecycle), 0)  # type: ignore[arg-type]
         if node.lifecycle
         else 0,
-        branch_state=STATE_TO_PROTO[BranchState(node.branch_state or "active")],
+        branch_state=STATE_TO_PROTO[BranchState(node.branch_state)]
+        if node.branch_state
+        else tree_pb2.BRANCH_STATE_UNSPECIFIED,
         branch_id=node.branch_id or "",
     )
 

@@ -50,7 +50,7 @@ class Stores:
             realms=RealmStore(core),
             contexts=ContextStore(core),
             citations=CitationStore(core),
-            lifecycle=LifecycleStore(core),
+            lifecycle=LifecycleStore(core, conversation),
             canon_reviews=CanonReviewStore(core),
             merges=MergeStore(core, conversation),
             transplants=TransplantStore(core),

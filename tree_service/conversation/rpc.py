@@ -134,7 +134,7 @@ class ConversationRpcs(ServicerBase):
         limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
         offset = convert.page_token(check, request.page_token)
         check.done()
-        nodes, length = await self._stores.conversation.get_path(request.node_id, offset, limit)
+        nodes, length = await self._stores.lifecycle.get_path(request.node_id, offset, limit)
         page, token = offset_page(nodes, offset, length)
         return tree_pb2.GetPathResponse(nodes=page, next_page_token=token, path_length=length)
 

@@ -30,17 +30,21 @@ under AS (
 )
 """
 
-# The branch placement of one node, walking up from it.
-PLACEMENT_OF_NODE = """
-WITH RECURSIVE up AS (
-    SELECT id, parent_id, 0 AS depth FROM nodes WHERE id = $1
-    UNION ALL
-    SELECT n.id, n.parent_id, up.depth + 1 FROM nodes n JOIN up ON n.id = up.parent_id
-)
-SELECT b.node_id::text AS branch_id, b.state
-FROM up JOIN branches b ON b.node_id = up.id
-ORDER BY b.state = 'archived' DESC, up.depth
-LIMIT 1
+# The branch placement of each node $1, walking up from it (none: no moved branch above).
+PLACEMENTS = """
+SELECT x.id::text AS id, p.branch_id, p.state
+FROM unnest($1::uuid[]) AS x (id)
+LEFT JOIN LATERAL (
+    WITH RECURSIVE up AS (
+        SELECT n.id, n.parent_id, 0 AS depth FROM nodes n WHERE n.id = x.id
+        UNION ALL
+        SELECT n.id, n.parent_id, up.depth + 1 FROM nodes n JOIN up ON n.id = up.parent_id
+    )
+    SELECT b.node_id::text AS branch_id, b.state
+    FROM up JOIN branches b ON b.node_id = up.id
+    ORDER BY b.state = 'archived' DESC, up.depth
+    LIMIT 1
+) p ON true
 """
 
 TREE_EXISTS = "SELECT 1 FROM trees WHERE id = $1"

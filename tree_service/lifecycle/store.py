@@ -75,11 +75,19 @@ async def _branches(conn: asyncpg.Connection, rows: Sequence[asyncpg.Record]) ->
     ]
 
 
+def _placed(node: Node, branch_id: str | None, state: str | None) -> Node:
+    """A node placed by a read: active outside every moved branch."""
+    return dataclasses.replace(
+        node, branch_id=branch_id, branch_state=state or BranchState.ACTIVE.value
+    )
+
+
 class LifecycleStore:
     """Branch transitions and the reads that place nodes in their branches."""
 
-    def __init__(self, core: TreeStore) -> None:
+    def __init__(self, core: TreeStore, conversation: ConversationStore) -> None:
         self._pool = core.pool
+        self._conversation = conversation
 
     @staticmethod
     async def _branch(conn: asyncpg.Connection, node: Node) -> Branch:
@@ -155,12 +163,22 @@ class LifecycleStore:
         """A node with the state of the branch it is in."""
         async with self._pool.acquire() as conn:
             node = await ConversationStore.load(conn, node_id, "node_id")
-            placed = await conn.fetchrow(queries.PLACEMENT_OF_NODE, uuid.UUID(node.id))
-        if placed is None:
-            return node
-        return dataclasses.replace(
-            node, branch_id=placed["branch_id"], branch_state=placed["state"]
-        )
+            return (await self.place(conn, [node]))[0]
+
+    @staticmethod
+    async def place(conn: asyncpg.Connection, nodes: Sequence[Node]) -> list[Node]:
+        """The nodes with the state of the branch each is in."""
+        rows = await conn.fetch(queries.PLACEMENTS, [uuid.UUID(n.id) for n in nodes])
+        placed = {r["id"]: (r["branch_id"], r["state"]) for r in rows}
+        return [_placed(n, *placed[n.id]) for n in nodes]
+
+    async def get_path(self, node_id: str, offset: int, limit: int) -> tuple[list[Node], int]:
+        """One page of the path root → node, each placed in its branch, and the length."""
+        nodes, length = await self._conversation.get_path(node_id, offset, limit)
+        if not nodes:
+            return nodes, length
+        async with self._pool.acquire() as conn:
+            return await self.place(conn, nodes), length
 
     async def list_nodes(
         self,
@@ -182,9 +200,4 @@ class LifecycleStore:
             )
             if not rows and await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
                 raise NotFound("tree", tree_id)
-        return [
-            dataclasses.replace(
-                node_from_row(r), branch_id=r["branch_id"], branch_state=r["branch_state"]
-            )
-            for r in rows
-        ]
+        return [_placed(node_from_row(r), r["branch_id"], r["branch_state"]) for r in rows]
