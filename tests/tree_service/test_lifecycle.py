@@ -143,16 +143,21 @@ async def test_archive_only_hides_and_differs_from_conclude_in_every_read(tree_s
         node = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=node_id))).node
         return node.branch_state, node.branch_id
 
-    assert await placed(root.id) == (tree_pb2.ACTIVE, "")
+    assert await placed(root.id) == (tree_pb2.BRANCH_STATE_UNSPECIFIED, "")
     assert await placed(concluded_q.id) == (tree_pb2.CONCLUDED, concluded_q.id)
     assert await placed(archived_q.id) == (tree_pb2.ARCHIVED, archived_q.id)
     assert await placed(archived_a.id) == (tree_pb2.ARCHIVED, archived_q.id)
     path = await tree_stub.GetPath(tree_pb2.GetPathRequest(node_id=archived_a.id))
     assert [n.branch_state for n in path.nodes] == [tree_pb2.ARCHIVED, tree_pb2.ARCHIVED]
-    # A write's response does not place its node: it says nothing rather than "active".
+    # A write's response does not place its node.
     assert archived_a.branch_state == tree_pb2.BRANCH_STATE_UNSPECIFIED
+    # A node outside every moved branch reads exactly as it was written.
+    assert (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=root.id))).node == root
     visible = {n.id: n.branch_state for n in await listed(tree_stub, tree.id)}
-    assert visible == {root.id: tree_pb2.ACTIVE, concluded_q.id: tree_pb2.CONCLUDED}
+    assert visible == {
+        root.id: tree_pb2.BRANCH_STATE_UNSPECIFIED,
+        concluded_q.id: tree_pb2.CONCLUDED,
+    }
     everything = {
         n.id: n.branch_state for n in await listed(tree_stub, tree.id, include_archived=True)
     }

@@ -123,7 +123,7 @@ async def test_a_copy_reads_on_after_the_source_is_archived(tree_stub):
     )
     copies = await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=moved.tree.id))
     assert [n.text for n in copies.nodes] == ["topic", "answer"]
-    assert {n.branch_state for n in copies.nodes} == {tree_pb2.ACTIVE}
+    assert {n.branch_state for n in copies.nodes} == {tree_pb2.BRANCH_STATE_UNSPECIFIED}
     assert moved.origin.copies[reply.id] == copies.nodes[1].id
 
 

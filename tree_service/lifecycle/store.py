@@ -76,10 +76,8 @@ async def _branches(conn: asyncpg.Connection, rows: Sequence[asyncpg.Record]) ->
 
 
 def _placed(node: Node, branch_id: str | None, state: str | None) -> Node:
-    """A node placed by a read: active outside every moved branch."""
-    return dataclasses.replace(
-        node, branch_id=branch_id, branch_state=state or BranchState.ACTIVE.value
-    )
+    """A node placed by a read (no state: no moved branch holds it, so it reads as written)."""
+    return dataclasses.replace(node, branch_id=branch_id, branch_state=state)
 
 
 class LifecycleStore:
