@@ -173,6 +173,38 @@ CREATE TABLE public.bindings (
 );
 
 --
+-- Name: branch_transitions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.branch_transitions (
+    node_id uuid NOT NULL,
+    revision bigint NOT NULL,
+    from_state text NOT NULL,
+    to_state text NOT NULL,
+    changed_by text NOT NULL,
+    reason text DEFAULT ''::text NOT NULL,
+    summary text,
+    open_branch_ids uuid[],
+    candidate_ids uuid[],
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT branch_transitions_check CHECK (((to_state = 'concluded'::text) = (summary IS NOT NULL)))
+);
+
+--
+-- Name: branches; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.branches (
+    node_id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    state text NOT NULL,
+    revision bigint NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT branches_revision_check CHECK ((revision >= 1)),
+    CONSTRAINT branches_state_check CHECK ((state = ANY (ARRAY['active'::text, 'paused'::text, 'concluded'::text, 'archived'::text])))
+);
+
+--
 -- Name: bud_chunks; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -193,8 +225,52 @@ CREATE TABLE public.canon_candidates (
     kind text NOT NULL,
     detail text DEFAULT ''::text NOT NULL,
     status text DEFAULT 'pending'::text NOT NULL,
+    revision bigint DEFAULT 1 NOT NULL,
+    reviewed_by text,
+    review_reason text DEFAULT ''::text NOT NULL,
+    reviewed_at timestamp with time zone,
+    CONSTRAINT canon_candidates_reviewed CHECK (((status = 'pending'::text) = (reviewed_by IS NULL))),
     CONSTRAINT canon_candidates_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'accepted'::text, 'rejected'::text])))
 );
+
+--
+-- Name: canon_invitations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.canon_invitations (
+    id uuid NOT NULL,
+    "position" bigint NOT NULL,
+    tree_id uuid NOT NULL,
+    node_id uuid NOT NULL,
+    reason text NOT NULL,
+    proposed_by text NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    decided_by text,
+    decision_reason text DEFAULT ''::text NOT NULL,
+    decided_at timestamp with time zone,
+    version_id uuid,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT canon_invitations_check CHECK (((state = 'accepted'::text) = (version_id IS NOT NULL))),
+    CONSTRAINT canon_invitations_check1 CHECK (((state = 'pending'::text) = (decided_by IS NULL))),
+    CONSTRAINT canon_invitations_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'accepted'::text, 'declined'::text])))
+);
+
+--
+-- Name: canon_invitations_position_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.canon_invitations_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: canon_invitations_position_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.canon_invitations_position_seq OWNED BY public.canon_invitations."position";
 
 --
 -- Name: capabilities; Type: TABLE; Schema: public; Owner: -
@@ -468,6 +544,20 @@ CREATE TABLE public.main_lines (
 );
 
 --
+-- Name: merge_references; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.merge_references (
+    question_id uuid NOT NULL,
+    "position" integer NOT NULL,
+    tree_id uuid NOT NULL,
+    source_node_id uuid NOT NULL,
+    source_tree_id uuid NOT NULL,
+    merged_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: nodes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -595,6 +685,21 @@ CREATE TABLE public.sources (
 );
 
 --
+-- Name: transplants; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.transplants (
+    tree_id uuid NOT NULL,
+    source_tree_id uuid NOT NULL,
+    source_node_id uuid NOT NULL,
+    source_tree_revision bigint NOT NULL,
+    ancestor_path jsonb NOT NULL,
+    copies jsonb NOT NULL,
+    transplanted_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
 -- Name: trees; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -614,6 +719,12 @@ CREATE TABLE public.trees (
     CONSTRAINT trees_default_realm_check CHECK ((default_realm = ANY (ARRAY['real'::text, 'world'::text, 'rehearsal'::text]))),
     CONSTRAINT trees_revision_check CHECK ((revision >= 1))
 );
+
+--
+-- Name: canon_invitations position; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations ALTER COLUMN "position" SET DEFAULT nextval('public.canon_invitations_position_seq'::regclass);
 
 --
 -- Name: app_settings app_settings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -651,6 +762,20 @@ ALTER TABLE ONLY public.bindings
     ADD CONSTRAINT bindings_token_hash_key UNIQUE (token_hash);
 
 --
+-- Name: branch_transitions branch_transitions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branch_transitions
+    ADD CONSTRAINT branch_transitions_pkey PRIMARY KEY (node_id, revision);
+
+--
+-- Name: branches branches_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branches
+    ADD CONSTRAINT branches_pkey PRIMARY KEY (node_id);
+
+--
 -- Name: bud_chunks bud_chunks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -663,6 +788,20 @@ ALTER TABLE ONLY public.bud_chunks
 
 ALTER TABLE ONLY public.canon_candidates
     ADD CONSTRAINT canon_candidates_pkey PRIMARY KEY (id);
+
+--
+-- Name: canon_invitations canon_invitations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_pkey PRIMARY KEY (id);
+
+--
+-- Name: canon_invitations canon_invitations_position_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_position_key UNIQUE ("position");
 
 --
 -- Name: capabilities capabilities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -770,6 +909,13 @@ ALTER TABLE ONLY public.main_lines
     ADD CONSTRAINT main_lines_pkey PRIMARY KEY (tree_id, scope, world);
 
 --
+-- Name: merge_references merge_references_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.merge_references
+    ADD CONSTRAINT merge_references_pkey PRIMARY KEY (question_id, "position");
+
+--
 -- Name: nodes nodes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -826,6 +972,13 @@ ALTER TABLE ONLY public.sources
     ADD CONSTRAINT sources_pkey PRIMARY KEY (source_id);
 
 --
+-- Name: transplants transplants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.transplants
+    ADD CONSTRAINT transplants_pkey PRIMARY KEY (tree_id);
+
+--
 -- Name: trees trees_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -839,10 +992,28 @@ ALTER TABLE ONLY public.trees
 CREATE INDEX arbiter_rulings_node ON public.arbiter_rulings USING btree (node_id);
 
 --
+-- Name: branches_tree; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX branches_tree ON public.branches USING btree (tree_id, state);
+
+--
 -- Name: canon_candidates_version; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX canon_candidates_version ON public.canon_candidates USING btree (version_id);
+
+--
+-- Name: canon_invitations_one_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX canon_invitations_one_pending ON public.canon_invitations USING btree (node_id) WHERE (state = 'pending'::text);
+
+--
+-- Name: canon_invitations_tree; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX canon_invitations_tree ON public.canon_invitations USING btree (tree_id, "position");
 
 --
 -- Name: commitments_live_stops; Type: INDEX; Schema: public; Owner: -
@@ -947,6 +1118,18 @@ CREATE INDEX graph_objects_summary_body_trgm ON public.graph_objects USING gin (
 CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, title_folded public.gin_trgm_ops) WITH (fastupdate=off);
 
 --
+-- Name: main_line_versions_node_ids; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX main_line_versions_node_ids ON public.main_line_versions USING gin (node_ids);
+
+--
+-- Name: merge_references_source; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX merge_references_source ON public.merge_references USING btree (source_node_id);
+
+--
 -- Name: nodes_lineage_version; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -987,6 +1170,12 @@ CREATE INDEX review_results_scope_revision ON public.review_results USING btree 
 --
 
 CREATE INDEX source_revisions_node ON public.source_revisions USING btree (node_id);
+
+--
+-- Name: transplants_source; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX transplants_source ON public.transplants USING btree (source_node_id);
 
 --
 -- Name: context_versions context_versions_immutable; Type: TRIGGER; Schema: public; Owner: -
@@ -1036,6 +1225,27 @@ ALTER TABLE ONLY public.bindings
     ADD CONSTRAINT bindings_session_id_fkey FOREIGN KEY (session_id) REFERENCES public.trees(id);
 
 --
+-- Name: branch_transitions branch_transitions_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branch_transitions
+    ADD CONSTRAINT branch_transitions_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.branches(node_id);
+
+--
+-- Name: branches branches_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branches
+    ADD CONSTRAINT branches_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: branches branches_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.branches
+    ADD CONSTRAINT branches_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
 -- Name: bud_chunks bud_chunks_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1048,6 +1258,27 @@ ALTER TABLE ONLY public.bud_chunks
 
 ALTER TABLE ONLY public.canon_candidates
     ADD CONSTRAINT canon_candidates_version_id_fkey FOREIGN KEY (version_id) REFERENCES public.main_line_versions(id);
+
+--
+-- Name: canon_invitations canon_invitations_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: canon_invitations canon_invitations_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: canon_invitations canon_invitations_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_invitations
+    ADD CONSTRAINT canon_invitations_version_id_fkey FOREIGN KEY (version_id) REFERENCES public.main_line_versions(id);
 
 --
 -- Name: citation_authorizations citation_authorizations_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -1162,6 +1393,20 @@ ALTER TABLE ONLY public.main_lines
     ADD CONSTRAINT main_lines_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
+-- Name: merge_references merge_references_question_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.merge_references
+    ADD CONSTRAINT merge_references_question_id_fkey FOREIGN KEY (question_id) REFERENCES public.nodes(id);
+
+--
+-- Name: merge_references merge_references_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.merge_references
+    ADD CONSTRAINT merge_references_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
 -- Name: nodes nodes_adopted_answer_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1216,6 +1461,13 @@ ALTER TABLE ONLY public.source_revisions
 
 ALTER TABLE ONLY public.source_revisions
     ADD CONSTRAINT source_revisions_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: transplants transplants_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.transplants
+    ADD CONSTRAINT transplants_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- PostgreSQL database dump complete

@@ -34,6 +34,9 @@ from tree_service import errors as tree_errors
 from tree_service.citations import messages as citation_messages
 from tree_service.context_assembly import layers as context_layers
 from tree_service.context_assembly import messages as context_messages
+from tree_service.lifecycle import canon_messages, merge_rpc
+from tree_service.lifecycle import enums as lifecycle_enums
+from tree_service.lifecycle import rules as lifecycle_rules
 from tree_service.realms import messages as realm_messages
 from tree_service.realms import rules as realm_rules
 
@@ -346,7 +349,39 @@ MAPS = (
         True,
         lower,
     ),
-    # tree_service/realms, context_assembly, citations
+    # tree_service/realms, context_assembly, citations, lifecycle
+    EnumMap(
+        "tree_service.lifecycle.enums.LIFECYCLE_TO_PROTO",
+        tree_pb2.AnswerLifecycle.DESCRIPTOR,
+        lifecycle_enums.LIFECYCLE_TO_PROTO,
+        True,
+        member_of(lifecycle_rules.AnswerLifecycle),
+        tuple(lifecycle_rules.AnswerLifecycle),
+    ),
+    EnumMap(
+        "tree_service.lifecycle.canon_messages.INVITATION_STATE_TO_PROTO",
+        tree_pb2.InvitationState.DESCRIPTOR,
+        canon_messages.INVITATION_STATE_TO_PROTO,
+        True,
+        lambda name: lifecycle_rules.InvitationState(name.removeprefix("INVITATION_").lower()),
+        tuple(lifecycle_rules.InvitationState),
+    ),
+    EnumMap(
+        "tree_service.lifecycle.merge_rpc.SOURCE_STATE_TO_PROTO",
+        tree_pb2.MergeSourceState.DESCRIPTOR,
+        merge_rpc.SOURCE_STATE_TO_PROTO,
+        True,
+        lambda name: lifecycle_rules.MergeSourceState(name.removeprefix("SOURCE_").lower()),
+        tuple(lifecycle_rules.MergeSourceState),
+    ),
+    EnumMap(
+        "tree_service.lifecycle.enums.STATE_TO_PROTO",
+        tree_pb2.BranchState.DESCRIPTOR,
+        lifecycle_enums.STATE_TO_PROTO,
+        True,
+        member_of(lifecycle_rules.BranchState),
+        tuple(lifecycle_rules.BranchState),
+    ),
     EnumMap(
         "tree_service.realms.messages.KIND_FROM_PROTO",
         tree_pb2.CommitmentKind.DESCRIPTOR,

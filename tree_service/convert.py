@@ -6,6 +6,8 @@ raising, so a client sees all of its mistakes at once and nothing is written.
 
 from __future__ import annotations
 
+import uuid
+
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import common_pb2, tree_pb2
@@ -43,6 +45,8 @@ from tree_service.domain import (
     Tree,
 )
 from tree_service.errors import InvalidInput
+from tree_service.lifecycle.enums import LIFECYCLE_TO_PROTO, STATE_TO_PROTO
+from tree_service.lifecycle.rules import AnswerLifecycle, BranchState
 
 MAX_IDEMPOTENCY_KEY = 128
 MAX_ANSWER = 1_000_000  # code points, also of all of a streamed answer's chunks together
@@ -355,9 +359,11 @@ def canonicalization(request: tree_pb2.CanonicalizeRequest) -> Canonicalization:
             "must be true: canonicalization happens only on a user's confirmation",
         )
     check.identifier("confirmation.user_id", request.confirmation.user_id)
-    check.identifier(
-        "confirmation.invitation_id", request.confirmation.invitation_id, required=False
-    )
+    if request.confirmation.invitation_id:
+        try:
+            uuid.UUID(request.confirmation.invitation_id)
+        except ValueError:
+            check.fail("confirmation.invitation_id", "is not a valid id (a UUID)")
     if request.expected_version < 0:
         check.fail("expected_version", "must be the main line's current version (0 = none)")
     which = request.WhichOneof("selection")
@@ -467,6 +473,13 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         evidence=list(node.evidence),
         tool_trace=[tree_pb2.ToolTraceEntry(**t) for t in node.tool_trace],
         context_version_id=node.context_version_id or "",
+        lifecycle=LIFECYCLE_TO_PROTO.get(AnswerLifecycle(node.lifecycle), 0)  # type: ignore[arg-type]
+        if node.lifecycle
+        else 0,
+        branch_state=STATE_TO_PROTO[BranchState(node.branch_state)]
+        if node.branch_state
+        else tree_pb2.BRANCH_STATE_UNSPECIFIED,
+        branch_id=node.branch_id or "",
     )
 
 
@@ -483,13 +496,16 @@ def version_to_proto(version: MainLineVersion) -> tree_pb2.MainLineVersion:
         confirmed_by=version.confirmed_by,
         created_at=format_utc(version.created_at),
         candidates=[
-            tree_pb2.CanonCandidate(id=c.id, kind=c.kind, detail=c.detail, status=c.status)
+            tree_pb2.CanonCandidate(
+                id=c.id, kind=c.kind, detail=c.detail, status=c.status, version_id=version.id
+            )
             for c in version.candidates
         ],
         forbidden_effects=list(policy.forbidden_effects),
         manual_extractions=list(policy.manual_extractions),
         replaces_version_id=version.replaces_version_id or "",
         story_graph_scope=scope_to_proto(version.graph_scope) if version.graph_scope else None,
+        invitation_id=version.invitation_id or "",
     )
 
 

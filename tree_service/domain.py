@@ -245,6 +245,9 @@ class Node:
     evidence: tuple[str, ...] = ()
     tool_trace: tuple[dict[str, Any], ...] = ()
     context_version_id: str | None = None
+    lifecycle: str | None = None  # answers: an AnswerLifecycle value
+    branch_state: str | None = None  # a BranchState value, on reads that place the node
+    branch_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -321,6 +324,11 @@ class CanonCandidate:
     kind: str
     detail: str
     status: str
+    revision: int = 1
+    reviewed_by: str | None = None
+    review_reason: str = ""
+    reviewed_at: datetime | None = None
+    version_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -338,6 +346,7 @@ class MainLineVersion:
     replaces_version_id: str | None
     # The story-graph scope the version is projected into (its canon scope), when known.
     graph_scope: ScopeValue | None = None
+    invitation_id: str | None = None  # the invitation it accepted (T10)
 
     @property
     def policy(self) -> CanonPolicy:

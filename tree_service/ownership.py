@@ -29,13 +29,20 @@ SELECT t.owner FROM trees t WHERE t.id IN (
     UNION ALL SELECT tree_id FROM commitments WHERE id = any($1::uuid[])
     UNION ALL SELECT tree_id FROM context_versions WHERE id = any($1::uuid[])
     UNION ALL SELECT tree_id FROM citation_authorizations WHERE id = any($1::uuid[])
+    UNION ALL SELECT tree_id FROM canon_invitations WHERE id = any($1::uuid[])
+    UNION ALL SELECT v.tree_id FROM canon_candidates c JOIN main_line_versions v
+              ON v.id = c.version_id WHERE c.id = any($1::uuid[])
 )
 """
 
-# The tree of a commitment or a citation authorization, for requests that name no tree.
+# The tree of a commitment, citation authorization, canon invitation or canon candidate, for
+# requests that name no tree.
 TREE_OF = """
 SELECT tree_id FROM commitments WHERE id = $1
 UNION ALL SELECT tree_id FROM citation_authorizations WHERE id = $1
+UNION ALL SELECT tree_id FROM canon_invitations WHERE id = $1
+UNION ALL SELECT v.tree_id FROM canon_candidates c JOIN main_line_versions v ON v.id = c.version_id
+WHERE c.id = $1
 LIMIT 1
 """
 
@@ -80,7 +87,7 @@ class TreeOwners:
         named = str(getattr(request, "tree_id", ""))
         if named:
             return named
-        for field in ("commitment_id", "authorization_id"):
+        for field in ("commitment_id", "authorization_id", "invitation_id", "candidate_id"):
             try:
                 record = uuid.UUID(str(getattr(request, field, "")))
             except ValueError:

@@ -23,6 +23,10 @@ from tree_service.errors import (
     TreeServiceError,
 )
 from tree_service.ingestion.rpc import IngestionRpcs
+from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
+from tree_service.lifecycle.merge_rpc import MergeRpcs
+from tree_service.lifecycle.rpc import LifecycleRpcs
+from tree_service.lifecycle.transplant_rpc import TransplantRpcs
 from tree_service.realms.rpc import RealmRpcs
 from tree_service.realms.rules import (
     NotCanonicalized,
@@ -57,6 +61,10 @@ class TreeServicer(
     RealmRpcs,
     ContextRpcs,
     CitationRpcs,
+    LifecycleRpcs,
+    CanonReviewRpcs,
+    MergeRpcs,
+    TransplantRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

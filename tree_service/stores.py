@@ -12,6 +12,10 @@ from tree_service.context_assembly.store import ContextStore
 from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.ingestion.store import IngestionStore
+from tree_service.lifecycle.canon_store import CanonReviewStore
+from tree_service.lifecycle.merge_store import MergeStore
+from tree_service.lifecycle.store import LifecycleStore
+from tree_service.lifecycle.transplant_store import TransplantStore
 from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
 
@@ -27,6 +31,10 @@ class Stores:
     realms: RealmStore
     contexts: ContextStore
     citations: CitationStore
+    lifecycle: LifecycleStore
+    canon_reviews: CanonReviewStore
+    merges: MergeStore
+    transplants: TransplantStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -42,4 +50,8 @@ class Stores:
             realms=RealmStore(core),
             contexts=ContextStore(core),
             citations=CitationStore(core),
+            lifecycle=LifecycleStore(core, conversation),
+            canon_reviews=CanonReviewStore(core),
+            merges=MergeStore(core, conversation),
+            transplants=TransplantStore(core),
         )

@@ -105,6 +105,35 @@ class ContextInclusion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INCLUDED_AS_SUMMARY: _ClassVar[ContextInclusion]
     INCLUDED_AS_FRAGMENT: _ClassVar[ContextInclusion]
     OMITTED: _ClassVar[ContextInclusion]
+
+class AnswerLifecycle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ANSWER_LIFECYCLE_UNSPECIFIED: _ClassVar[AnswerLifecycle]
+    CANDIDATE: _ClassVar[AnswerLifecycle]
+    ADOPTED: _ClassVar[AnswerLifecycle]
+    IN_EXPLORATION: _ClassVar[AnswerLifecycle]
+    CANONICALIZED: _ClassVar[AnswerLifecycle]
+
+class BranchState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    BRANCH_STATE_UNSPECIFIED: _ClassVar[BranchState]
+    ACTIVE: _ClassVar[BranchState]
+    PAUSED: _ClassVar[BranchState]
+    CONCLUDED: _ClassVar[BranchState]
+    ARCHIVED: _ClassVar[BranchState]
+
+class InvitationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    INVITATION_STATE_UNSPECIFIED: _ClassVar[InvitationState]
+    INVITATION_PENDING: _ClassVar[InvitationState]
+    INVITATION_ACCEPTED: _ClassVar[InvitationState]
+    INVITATION_DECLINED: _ClassVar[InvitationState]
+
+class MergeSourceState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MERGE_SOURCE_STATE_UNSPECIFIED: _ClassVar[MergeSourceState]
+    SOURCE_AVAILABLE: _ClassVar[MergeSourceState]
+    SOURCE_ARCHIVED: _ClassVar[MergeSourceState]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -167,6 +196,23 @@ INCLUDED_VERBATIM: ContextInclusion
 INCLUDED_AS_SUMMARY: ContextInclusion
 INCLUDED_AS_FRAGMENT: ContextInclusion
 OMITTED: ContextInclusion
+ANSWER_LIFECYCLE_UNSPECIFIED: AnswerLifecycle
+CANDIDATE: AnswerLifecycle
+ADOPTED: AnswerLifecycle
+IN_EXPLORATION: AnswerLifecycle
+CANONICALIZED: AnswerLifecycle
+BRANCH_STATE_UNSPECIFIED: BranchState
+ACTIVE: BranchState
+PAUSED: BranchState
+CONCLUDED: BranchState
+ARCHIVED: BranchState
+INVITATION_STATE_UNSPECIFIED: InvitationState
+INVITATION_PENDING: InvitationState
+INVITATION_ACCEPTED: InvitationState
+INVITATION_DECLINED: InvitationState
+MERGE_SOURCE_STATE_UNSPECIFIED: MergeSourceState
+SOURCE_AVAILABLE: MergeSourceState
+SOURCE_ARCHIVED: MergeSourceState
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")
@@ -320,7 +366,7 @@ class ToolTraceEntry(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id")
+    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id", "lifecycle", "branch_state", "branch_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -346,6 +392,9 @@ class Node(_message.Message):
     EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     TOOL_TRACE_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_STATE_FIELD_NUMBER: _ClassVar[int]
+    BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     parent_id: str
@@ -371,7 +420,10 @@ class Node(_message.Message):
     evidence: _containers.RepeatedScalarFieldContainer[str]
     tool_trace: _containers.RepeatedCompositeFieldContainer[ToolTraceEntry]
     context_version_id: str
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ...) -> None: ...
+    lifecycle: AnswerLifecycle
+    branch_state: BranchState
+    branch_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ..., lifecycle: _Optional[_Union[AnswerLifecycle, str]] = ..., branch_state: _Optional[_Union[BranchState, str]] = ..., branch_id: _Optional[str] = ...) -> None: ...
 
 class CreateTreeRequest(_message.Message):
     __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm", "default_world")
@@ -616,19 +668,29 @@ class AdoptAnswerResponse(_message.Message):
     def __init__(self, question: _Optional[_Union[Node, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
 
 class CanonCandidate(_message.Message):
-    __slots__ = ("id", "kind", "detail", "status")
+    __slots__ = ("id", "kind", "detail", "status", "revision", "reviewed_by", "review_reason", "reviewed_at", "version_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_BY_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_REASON_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: str
     detail: str
     status: str
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ...) -> None: ...
+    revision: int
+    reviewed_by: str
+    review_reason: str
+    reviewed_at: str
+    version_id: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ..., revision: _Optional[int] = ..., reviewed_by: _Optional[str] = ..., review_reason: _Optional[str] = ..., reviewed_at: _Optional[str] = ..., version_id: _Optional[str] = ...) -> None: ...
 
 class MainLineVersion(_message.Message):
-    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted", "story_graph_scope")
+    __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted", "story_graph_scope", "invitation_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -644,6 +706,7 @@ class MainLineVersion(_message.Message):
     REPLACES_VERSION_ID_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_OMITTED_FIELD_NUMBER: _ClassVar[int]
     STORY_GRAPH_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    INVITATION_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     scope: CanonicalScope
@@ -659,7 +722,8 @@ class MainLineVersion(_message.Message):
     replaces_version_id: str
     snapshot_omitted: bool
     story_graph_scope: _common_pb2.Scope
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ..., story_graph_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ...) -> None: ...
+    invitation_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., scope: _Optional[_Union[CanonicalScope, str]] = ..., world: _Optional[str] = ..., version: _Optional[int] = ..., node_ids: _Optional[_Iterable[str]] = ..., snapshot: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., confirmed_by: _Optional[str] = ..., created_at: _Optional[str] = ..., candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ..., forbidden_effects: _Optional[_Iterable[str]] = ..., manual_extractions: _Optional[_Iterable[str]] = ..., replaces_version_id: _Optional[str] = ..., snapshot_omitted: _Optional[bool] = ..., story_graph_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., invitation_id: _Optional[str] = ...) -> None: ...
 
 class UserConfirmation(_message.Message):
     __slots__ = ("confirmed", "user_id", "invitation_id")
@@ -734,14 +798,18 @@ class GetPathResponse(_message.Message):
     def __init__(self, nodes: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., path_length: _Optional[int] = ...) -> None: ...
 
 class ListNodesRequest(_message.Message):
-    __slots__ = ("tree_id", "page_size", "page_token")
+    __slots__ = ("tree_id", "page_size", "page_token", "include_archived", "lifecycles")
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    LIFECYCLES_FIELD_NUMBER: _ClassVar[int]
     tree_id: str
     page_size: int
     page_token: str
-    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    include_archived: bool
+    lifecycles: _containers.RepeatedScalarFieldContainer[AnswerLifecycle]
+    def __init__(self, tree_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., include_archived: _Optional[bool] = ..., lifecycles: _Optional[_Iterable[_Union[AnswerLifecycle, str]]] = ...) -> None: ...
 
 class ListNodesResponse(_message.Message):
     __slots__ = ("nodes", "next_page_token")
@@ -1614,3 +1682,344 @@ class ListCitationsResponse(_message.Message):
     CITATIONS_FIELD_NUMBER: _ClassVar[int]
     citations: _containers.RepeatedCompositeFieldContainer[CitationRead]
     def __init__(self, citations: _Optional[_Iterable[_Union[CitationRead, _Mapping]]] = ...) -> None: ...
+
+class SetBranchStateRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "state", "expected_revision", "changed_by", "reason", "summary")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    state: BranchState
+    expected_revision: int
+    changed_by: str
+    reason: str
+    summary: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., state: _Optional[_Union[BranchState, str]] = ..., expected_revision: _Optional[int] = ..., changed_by: _Optional[str] = ..., reason: _Optional[str] = ..., summary: _Optional[str] = ...) -> None: ...
+
+class BranchConclusion(_message.Message):
+    __slots__ = ("summary", "open_question_ids", "candidate_answer_ids", "concluded_by", "concluded_at", "revision")
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    OPEN_QUESTION_IDS_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_ANSWER_IDS_FIELD_NUMBER: _ClassVar[int]
+    CONCLUDED_BY_FIELD_NUMBER: _ClassVar[int]
+    CONCLUDED_AT_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    summary: str
+    open_question_ids: _containers.RepeatedScalarFieldContainer[str]
+    candidate_answer_ids: _containers.RepeatedScalarFieldContainer[str]
+    concluded_by: str
+    concluded_at: str
+    revision: int
+    def __init__(self, summary: _Optional[str] = ..., open_question_ids: _Optional[_Iterable[str]] = ..., candidate_answer_ids: _Optional[_Iterable[str]] = ..., concluded_by: _Optional[str] = ..., concluded_at: _Optional[str] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class BranchTransition(_message.Message):
+    __slots__ = ("revision", "from_state", "to_state", "changed_by", "reason", "changed_at")
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    FROM_STATE_FIELD_NUMBER: _ClassVar[int]
+    TO_STATE_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_AT_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    from_state: BranchState
+    to_state: BranchState
+    changed_by: str
+    reason: str
+    changed_at: str
+    def __init__(self, revision: _Optional[int] = ..., from_state: _Optional[_Union[BranchState, str]] = ..., to_state: _Optional[_Union[BranchState, str]] = ..., changed_by: _Optional[str] = ..., reason: _Optional[str] = ..., changed_at: _Optional[str] = ...) -> None: ...
+
+class Branch(_message.Message):
+    __slots__ = ("node_id", "tree_id", "state", "revision", "last_conclusion", "transitions")
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    LAST_CONCLUSION_FIELD_NUMBER: _ClassVar[int]
+    TRANSITIONS_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    tree_id: str
+    state: BranchState
+    revision: int
+    last_conclusion: BranchConclusion
+    transitions: _containers.RepeatedCompositeFieldContainer[BranchTransition]
+    def __init__(self, node_id: _Optional[str] = ..., tree_id: _Optional[str] = ..., state: _Optional[_Union[BranchState, str]] = ..., revision: _Optional[int] = ..., last_conclusion: _Optional[_Union[BranchConclusion, _Mapping]] = ..., transitions: _Optional[_Iterable[_Union[BranchTransition, _Mapping]]] = ...) -> None: ...
+
+class SetBranchStateResponse(_message.Message):
+    __slots__ = ("branch", "consistency")
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    branch: Branch
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, branch: _Optional[_Union[Branch, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GetBranchRequest(_message.Message):
+    __slots__ = ("node_id",)
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    def __init__(self, node_id: _Optional[str] = ...) -> None: ...
+
+class GetBranchResponse(_message.Message):
+    __slots__ = ("branch",)
+    BRANCH_FIELD_NUMBER: _ClassVar[int]
+    branch: Branch
+    def __init__(self, branch: _Optional[_Union[Branch, _Mapping]] = ...) -> None: ...
+
+class ListBranchesRequest(_message.Message):
+    __slots__ = ("tree_id", "include_archived", "states", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    include_archived: bool
+    states: _containers.RepeatedScalarFieldContainer[BranchState]
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., include_archived: _Optional[bool] = ..., states: _Optional[_Iterable[_Union[BranchState, str]]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListBranchesResponse(_message.Message):
+    __slots__ = ("branches", "next_page_token")
+    BRANCHES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    branches: _containers.RepeatedCompositeFieldContainer[Branch]
+    next_page_token: str
+    def __init__(self, branches: _Optional[_Iterable[_Union[Branch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class CanonInvitation(_message.Message):
+    __slots__ = ("id", "tree_id", "node_id", "reason", "proposed_by", "state", "decided_by", "decision_reason", "decided_at", "version_id", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PROPOSED_BY_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
+    DECISION_REASON_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    tree_id: str
+    node_id: str
+    reason: str
+    proposed_by: str
+    state: InvitationState
+    decided_by: str
+    decision_reason: str
+    decided_at: str
+    version_id: str
+    created_at: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., node_id: _Optional[str] = ..., reason: _Optional[str] = ..., proposed_by: _Optional[str] = ..., state: _Optional[_Union[InvitationState, str]] = ..., decided_by: _Optional[str] = ..., decision_reason: _Optional[str] = ..., decided_at: _Optional[str] = ..., version_id: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class InviteCanonicalizationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "reason", "proposed_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PROPOSED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    reason: str
+    proposed_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., reason: _Optional[str] = ..., proposed_by: _Optional[str] = ...) -> None: ...
+
+class DeclineCanonInvitationRequest(_message.Message):
+    __slots__ = ("idempotency_key", "invitation_id", "declined_by", "reason")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    INVITATION_ID_FIELD_NUMBER: _ClassVar[int]
+    DECLINED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    invitation_id: str
+    declined_by: str
+    reason: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., invitation_id: _Optional[str] = ..., declined_by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CanonInvitationResponse(_message.Message):
+    __slots__ = ("invitation", "consistency")
+    INVITATION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    invitation: CanonInvitation
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, invitation: _Optional[_Union[CanonInvitation, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListCanonInvitationsRequest(_message.Message):
+    __slots__ = ("tree_id", "states", "page_size", "page_token")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    states: _containers.RepeatedScalarFieldContainer[InvitationState]
+    page_size: int
+    page_token: str
+    def __init__(self, tree_id: _Optional[str] = ..., states: _Optional[_Iterable[_Union[InvitationState, str]]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListCanonInvitationsResponse(_message.Message):
+    __slots__ = ("invitations", "next_page_token")
+    INVITATIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    invitations: _containers.RepeatedCompositeFieldContainer[CanonInvitation]
+    next_page_token: str
+    def __init__(self, invitations: _Optional[_Iterable[_Union[CanonInvitation, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListCanonCandidatesRequest(_message.Message):
+    __slots__ = ("version_id", "include_reviewed")
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_REVIEWED_FIELD_NUMBER: _ClassVar[int]
+    version_id: str
+    include_reviewed: bool
+    def __init__(self, version_id: _Optional[str] = ..., include_reviewed: _Optional[bool] = ...) -> None: ...
+
+class ListCanonCandidatesResponse(_message.Message):
+    __slots__ = ("candidates",)
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    candidates: _containers.RepeatedCompositeFieldContainer[CanonCandidate]
+    def __init__(self, candidates: _Optional[_Iterable[_Union[CanonCandidate, _Mapping]]] = ...) -> None: ...
+
+class ReviewCanonCandidateRequest(_message.Message):
+    __slots__ = ("idempotency_key", "candidate_id", "expected_revision", "reviewed_by", "reason")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    candidate_id: str
+    expected_revision: int
+    reviewed_by: str
+    reason: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., candidate_id: _Optional[str] = ..., expected_revision: _Optional[int] = ..., reviewed_by: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CanonCandidateResponse(_message.Message):
+    __slots__ = ("candidate", "consistency")
+    CANDIDATE_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    candidate: CanonCandidate
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, candidate: _Optional[_Union[CanonCandidate, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class MergeReference(_message.Message):
+    __slots__ = ("question_id", "position", "source_node_id", "source_tree_id", "source_state", "merged_by", "created_at")
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_STATE_FIELD_NUMBER: _ClassVar[int]
+    MERGED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    position: int
+    source_node_id: str
+    source_tree_id: str
+    source_state: MergeSourceState
+    merged_by: str
+    created_at: str
+    def __init__(self, question_id: _Optional[str] = ..., position: _Optional[int] = ..., source_node_id: _Optional[str] = ..., source_tree_id: _Optional[str] = ..., source_state: _Optional[_Union[MergeSourceState, str]] = ..., merged_by: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
+
+class MergeByReferenceRequest(_message.Message):
+    __slots__ = ("idempotency_key", "tree_id", "parent_id", "text", "source_node_ids", "merged_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_NODE_IDS_FIELD_NUMBER: _ClassVar[int]
+    MERGED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    tree_id: str
+    parent_id: str
+    text: str
+    source_node_ids: _containers.RepeatedScalarFieldContainer[str]
+    merged_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., text: _Optional[str] = ..., source_node_ids: _Optional[_Iterable[str]] = ..., merged_by: _Optional[str] = ...) -> None: ...
+
+class MergeByReferenceResponse(_message.Message):
+    __slots__ = ("question", "references", "tree_revision", "consistency")
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    REFERENCES_FIELD_NUMBER: _ClassVar[int]
+    TREE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    question: Node
+    references: _containers.RepeatedCompositeFieldContainer[MergeReference]
+    tree_revision: int
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, question: _Optional[_Union[Node, _Mapping]] = ..., references: _Optional[_Iterable[_Union[MergeReference, _Mapping]]] = ..., tree_revision: _Optional[int] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class ListMergeReferencesRequest(_message.Message):
+    __slots__ = ("question_id",)
+    QUESTION_ID_FIELD_NUMBER: _ClassVar[int]
+    question_id: str
+    def __init__(self, question_id: _Optional[str] = ...) -> None: ...
+
+class ListMergeReferencesResponse(_message.Message):
+    __slots__ = ("references",)
+    REFERENCES_FIELD_NUMBER: _ClassVar[int]
+    references: _containers.RepeatedCompositeFieldContainer[MergeReference]
+    def __init__(self, references: _Optional[_Iterable[_Union[MergeReference, _Mapping]]] = ...) -> None: ...
+
+class TransplantBranchRequest(_message.Message):
+    __slots__ = ("idempotency_key", "node_id", "title", "transplanted_by")
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANTED_BY_FIELD_NUMBER: _ClassVar[int]
+    idempotency_key: str
+    node_id: str
+    title: str
+    transplanted_by: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., node_id: _Optional[str] = ..., title: _Optional[str] = ..., transplanted_by: _Optional[str] = ...) -> None: ...
+
+class TransplantOrigin(_message.Message):
+    __slots__ = ("tree_id", "source_tree_id", "source_node_id", "source_tree_revision", "ancestor_path", "copies", "transplanted_by", "transplanted_at")
+    class CopiesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TREE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    ANCESTOR_PATH_FIELD_NUMBER: _ClassVar[int]
+    COPIES_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANTED_BY_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANTED_AT_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    source_tree_id: str
+    source_node_id: str
+    source_tree_revision: int
+    ancestor_path: _containers.RepeatedCompositeFieldContainer[Node]
+    copies: _containers.ScalarMap[str, str]
+    transplanted_by: str
+    transplanted_at: str
+    def __init__(self, tree_id: _Optional[str] = ..., source_tree_id: _Optional[str] = ..., source_node_id: _Optional[str] = ..., source_tree_revision: _Optional[int] = ..., ancestor_path: _Optional[_Iterable[_Union[Node, _Mapping]]] = ..., copies: _Optional[_Mapping[str, str]] = ..., transplanted_by: _Optional[str] = ..., transplanted_at: _Optional[str] = ...) -> None: ...
+
+class TransplantBranchResponse(_message.Message):
+    __slots__ = ("tree", "origin", "consistency")
+    TREE_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    CONSISTENCY_FIELD_NUMBER: _ClassVar[int]
+    tree: Tree
+    origin: TransplantOrigin
+    consistency: _common_pb2.ConsistencyToken
+    def __init__(self, tree: _Optional[_Union[Tree, _Mapping]] = ..., origin: _Optional[_Union[TransplantOrigin, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
+
+class GetTransplantOriginRequest(_message.Message):
+    __slots__ = ("tree_id",)
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    def __init__(self, tree_id: _Optional[str] = ...) -> None: ...
+
+class GetTransplantOriginResponse(_message.Message):
+    __slots__ = ("origin",)
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    origin: TransplantOrigin
+    def __init__(self, origin: _Optional[_Union[TransplantOrigin, _Mapping]] = ...) -> None: ...

@@ -219,6 +219,71 @@ class TreeServiceStub:
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
                 _registered_method=True)
+        self.SetBranchState = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SetBranchState',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateResponse.FromString,
+                _registered_method=True)
+        self.GetBranch = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetBranch',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchResponse.FromString,
+                _registered_method=True)
+        self.ListBranches = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListBranches',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.FromString,
+                _registered_method=True)
+        self.InviteCanonicalization = channel.unary_unary(
+                '/mirrortree.v1.TreeService/InviteCanonicalization',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.InviteCanonicalizationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+                _registered_method=True)
+        self.DeclineCanonInvitation = channel.unary_unary(
+                '/mirrortree.v1.TreeService/DeclineCanonInvitation',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.DeclineCanonInvitationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+                _registered_method=True)
+        self.ListCanonInvitations = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCanonInvitations',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsResponse.FromString,
+                _registered_method=True)
+        self.ListCanonCandidates = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListCanonCandidates',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesResponse.FromString,
+                _registered_method=True)
+        self.AcceptCanonCandidate = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AcceptCanonCandidate',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+                _registered_method=True)
+        self.RejectCanonCandidate = channel.unary_unary(
+                '/mirrortree.v1.TreeService/RejectCanonCandidate',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+                _registered_method=True)
+        self.MergeByReference = channel.unary_unary(
+                '/mirrortree.v1.TreeService/MergeByReference',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceResponse.FromString,
+                _registered_method=True)
+        self.ListMergeReferences = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListMergeReferences',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.FromString,
+                _registered_method=True)
+        self.TransplantBranch = channel.unary_unary(
+                '/mirrortree.v1.TreeService/TransplantBranch',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchResponse.FromString,
+                _registered_method=True)
+        self.GetTransplantOrigin = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetTransplantOrigin',
+                request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.FromString,
+                _registered_method=True)
 
 
 class TreeServiceServicer:
@@ -554,6 +619,123 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetBranchState(self, request, context):
+        """T13: moves a branch (the subtree under `node_id`) to another state, at the branch's
+        revision (a branch never moved is ACTIVE at revision 1): pause, resume, conclude (with the
+        caller's reviewable summary; the open questions and the candidate answers in the branch
+        are recorded with it), reopen (a concluded branch back to ACTIVE; the conclusion stays on
+        record), archive (only hides: ListNodes leaves its nodes out unless asked) and restore.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ABORTED (`revision_conflict`), FAILED_PRECONDITION
+        (a transition the branch's state does not allow), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBranch(self, request, context):
+        """T13: a branch's state, revision, last conclusion and transitions. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBranches(self, request, context):
+        """T13: the branches of a tree that were ever moved, in the order of their root nodes,
+        archived ones only on request. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InviteCanonicalization(self, request, context):
+        """T10: records the system's invitation to canonicalize a key node (the reason, who proposed
+        it). It canonicalizes nothing: the user accepts it by Canonicalize with
+        `confirmation.invitation_id` (a selection holding the node), or declines it. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (the node is canonicalized already, or has
+        a pending invitation), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeclineCanonInvitation(self, request, context):
+        """T10: the user declines a pending invitation (needs the user's confirmation grant). Codes:
+        OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (decided already), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCanonInvitations(self, request, context):
+        """T10: a tree's invitations, oldest first, paged. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCanonCandidates(self, request, context):
+        """T22: a main-line version's canon candidates (pending ones unless asked for all). Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AcceptCanonCandidate(self, request, context):
+        """T22: the user accepts a pending candidate at its revision (needs the user's confirmation
+        grant); it writes nothing but the candidate's review. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND, ABORTED (`revision_conflict`), FAILED_PRECONDITION (reviewed already),
+        ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RejectCanonCandidate(self, request, context):
+        """T22: rejects a pending candidate at its revision. Codes: as AcceptCanonCandidate.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MergeByReference(self, request, context):
+        """T15: merges trees by reference: appends a question to the target tree (as AskQuestion)
+        that names source nodes of other trees of the same owner; nothing is copied or moved.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND (a source node; names its field), FAILED_PRECONDITION
+        (a source in the target tree or another owner's tree), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMergeReferences(self, request, context):
+        """T15: a merge question's references, each with its source's state now (an archived source
+        still resolves). Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TransplantBranch(self, request, context):
+        """T14: transplants a branch (the subtree under a question) into a new tree of the same
+        owner: every node copied with its citation snapshots and attachments, the source path
+        above it kept as a snapshot, the origin (tree, node, tree revision) recorded. The source is
+        untouched. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not a question, or
+        an answer in it still streams), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTransplantOrigin(self, request, context):
+        """T14: where a transplanted tree came from. Codes: OK, INVALID_ARGUMENT, NOT_FOUND (no such
+        tree, or a tree that was not transplanted).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -741,6 +923,71 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.ListCitations,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.SerializeToString,
+            ),
+            'SetBranchState': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetBranchState,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.SetBranchStateResponse.SerializeToString,
+            ),
+            'GetBranch': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBranch,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetBranchResponse.SerializeToString,
+            ),
+            'ListBranches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBranches,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.SerializeToString,
+            ),
+            'InviteCanonicalization': grpc.unary_unary_rpc_method_handler(
+                    servicer.InviteCanonicalization,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.InviteCanonicalizationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.SerializeToString,
+            ),
+            'DeclineCanonInvitation': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeclineCanonInvitation,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.DeclineCanonInvitationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.SerializeToString,
+            ),
+            'ListCanonInvitations': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCanonInvitations,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsResponse.SerializeToString,
+            ),
+            'ListCanonCandidates': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCanonCandidates,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesResponse.SerializeToString,
+            ),
+            'AcceptCanonCandidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcceptCanonCandidate,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.SerializeToString,
+            ),
+            'RejectCanonCandidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.RejectCanonCandidate,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.SerializeToString,
+            ),
+            'MergeByReference': grpc.unary_unary_rpc_method_handler(
+                    servicer.MergeByReference,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceResponse.SerializeToString,
+            ),
+            'ListMergeReferences': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMergeReferences,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.SerializeToString,
+            ),
+            'TransplantBranch': grpc.unary_unary_rpc_method_handler(
+                    servicer.TransplantBranch,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.TransplantBranchResponse.SerializeToString,
+            ),
+            'GetTransplantOrigin': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTransplantOrigin,
+                    request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1742,6 +1989,357 @@ class TreeService:
             '/mirrortree.v1.TreeService/ListCitations',
             mirrortree_dot_v1_dot_tree__pb2.ListCitationsRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.ListCitationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetBranchState(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SetBranchState',
+            mirrortree_dot_v1_dot_tree__pb2.SetBranchStateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.SetBranchStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBranch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetBranch',
+            mirrortree_dot_v1_dot_tree__pb2.GetBranchRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.GetBranchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBranches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListBranches',
+            mirrortree_dot_v1_dot_tree__pb2.ListBranchesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListBranchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InviteCanonicalization(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/InviteCanonicalization',
+            mirrortree_dot_v1_dot_tree__pb2.InviteCanonicalizationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeclineCanonInvitation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/DeclineCanonInvitation',
+            mirrortree_dot_v1_dot_tree__pb2.DeclineCanonInvitationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonInvitationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCanonInvitations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCanonInvitations',
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonInvitationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCanonCandidates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListCanonCandidates',
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListCanonCandidatesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcceptCanonCandidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AcceptCanonCandidate',
+            mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RejectCanonCandidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/RejectCanonCandidate',
+            mirrortree_dot_v1_dot_tree__pb2.ReviewCanonCandidateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.CanonCandidateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MergeByReference(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/MergeByReference',
+            mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.MergeByReferenceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMergeReferences(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListMergeReferences',
+            mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.ListMergeReferencesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TransplantBranch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/TransplantBranch',
+            mirrortree_dot_v1_dot_tree__pb2.TransplantBranchRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.TransplantBranchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTransplantOrigin(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetTransplantOrigin',
+            mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.FromString,
             options,
             channel_credentials,
             insecure,

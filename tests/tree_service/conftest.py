@@ -35,6 +35,11 @@ async def conversation(tree_stub) -> Conversation:
     version = await canonicalize(tree_stub, tree.id, leaf=first.id)
     other_question = await ask(tree_stub, other.id, "Elsewhere?")
     other_answer = await answer(tree_stub, other_question.id, "Yes")
+    invited = await tree_stub.InviteCanonicalization(
+        tree_pb2.InviteCanonicalizationRequest(
+            idempotency_key=unique("k"), node_id=sibling.id, reason="key", proposed_by="system"
+        )
+    )
     return Conversation(
         tree=tree.id,
         other_tree=other.id,
@@ -49,6 +54,8 @@ async def conversation(tree_stub) -> Conversation:
         other_question=other_question.id,
         other_answer=other_answer.id,
         version=version.id,
+        invitation=invited.invitation.id,
+        candidate=version.candidates[0].id,
     )
 
 

@@ -66,6 +66,8 @@ class Conversation:
     other_question: str  # in the other tree
     other_answer: str
     version: str  # main-line version of root → answer
+    invitation: str = ""  # a pending invitation to canonicalize `sibling`
+    candidate: str = ""  # a pending canon candidate of `version`
 
     def ids(self) -> list[str]:
         return [
@@ -82,6 +84,7 @@ class Conversation:
             self.other_question,
             self.other_answer,
             self.version,
+            *filter(None, [self.invitation, self.candidate]),
         ]
 
 
@@ -315,7 +318,14 @@ SELECT (SELECT count(*) FROM trees), (SELECT coalesce(sum(revision + context_rev
        (SELECT count(*) FROM graph_links), (SELECT count(*) FROM bud_chunks),
        (SELECT count(*) FROM main_line_versions), (SELECT count(*) FROM canon_candidates),
        (SELECT count(*) FROM sources), (SELECT count(*) FROM preferences),
-       (SELECT coalesce(sum(version), 0) FROM main_lines)
+       (SELECT coalesce(sum(version), 0) FROM main_lines),
+       (SELECT coalesce(sum(revision), 0) FROM branches),
+       (SELECT count(*) FROM branch_transitions),
+       (SELECT count(*) FROM canon_invitations WHERE state <> 'pending'),
+       (SELECT count(*) FROM canon_invitations),
+       (SELECT coalesce(sum(revision), 0) FROM canon_candidates),
+       (SELECT count(*) FROM merge_references), (SELECT count(*) FROM transplants),
+       (SELECT count(*) FROM authorized_citations)
 """
 
 

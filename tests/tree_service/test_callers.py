@@ -426,3 +426,108 @@ async def test_a_host_app_limited_to_owners_cannot_reach_their_records_by_id(gua
         tree_pb2.ListCommitmentsRequest(tree_id=theirs.id), metadata=desk
     )
     assert [c.state for c in listed.commitments] == [tree_pb2.IN_EFFECT]
+
+
+async def test_only_the_users_grant_declines_an_invitation_or_accepts_a_candidate(guarded):
+    desk = bearer(HOST)
+    tree_id, leaf = await answered_tree(guarded)
+    invited = await guarded.InviteCanonicalization(
+        tree_pb2.InviteCanonicalizationRequest(
+            idempotency_key=unique("k"), node_id=leaf, reason="key answer", proposed_by="system"
+        ),
+        metadata=desk,
+    )
+    decline = tree_pb2.DeclineCanonInvitationRequest(
+        idempotency_key=unique("k"), invitation_id=invited.invitation.id, declined_by="user-1"
+    )
+    for meta in (
+        desk,
+        with_grant(HOST, "canonicalize", tree_id, "user-1"),
+        with_grant(HOST, "decline_invitation", tree_id, "user-2"),
+    ):
+        await refused(
+            guarded.DeclineCanonInvitation(decline, metadata=meta),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "confirmation_required",
+        )
+    declined = await guarded.DeclineCanonInvitation(
+        decline, metadata=with_grant(HOST, "decline_invitation", tree_id, "user-1")
+    )
+    assert declined.invitation.state == tree_pb2.INVITATION_DECLINED
+
+    version = (
+        await guarded.Canonicalize(
+            tree_pb2.CanonicalizeRequest(
+                idempotency_key=unique("k"),
+                tree_id=tree_id,
+                leaf_node_id=leaf,
+                confirmation=confirmation(),
+            ),
+            metadata=with_grant(HOST, "canonicalize", tree_id, "user-1"),
+        )
+    ).version
+    first, second = version.candidates[0], version.candidates[1]
+
+    def review(candidate_id: str) -> tree_pb2.ReviewCanonCandidateRequest:
+        return tree_pb2.ReviewCanonCandidateRequest(
+            idempotency_key=unique("k"),
+            candidate_id=candidate_id,
+            expected_revision=1,
+            reviewed_by="user-1",
+        )
+
+    for meta in (desk, with_grant(HOST, "accept_candidate", tree_id, "user-2")):
+        await refused(
+            guarded.AcceptCanonCandidate(review(first.id), metadata=meta),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "confirmation_required",
+        )
+    pending = await guarded.ListCanonCandidates(
+        tree_pb2.ListCanonCandidatesRequest(version_id=version.id), metadata=desk
+    )
+    assert len(pending.candidates) == len(version.candidates)  # nothing was reviewed
+    accepted = await guarded.AcceptCanonCandidate(
+        review(first.id), metadata=with_grant(HOST, "accept_candidate", tree_id, "user-1")
+    )
+    assert accepted.candidate.status == "accepted"
+    rejected = await guarded.RejectCanonCandidate(review(second.id), metadata=desk)
+    assert rejected.candidate.status == "rejected"
+
+
+async def test_a_host_app_limited_to_owners_cannot_decide_their_invitations(guarded):
+    desk, shop = bearer(HOST), bearer(SHOP)
+    theirs = (
+        await guarded.CreateTree(
+            tree_pb2.CreateTreeRequest(idempotency_key=unique("k"), title="t", owner="bob"),
+            metadata=desk,
+        )
+    ).tree
+    question = await ask(_Authed(guarded, desk), theirs.id, "Bob's question")
+    invited = await guarded.InviteCanonicalization(
+        tree_pb2.InviteCanonicalizationRequest(
+            idempotency_key=unique("k"), node_id=question.id, reason="r", proposed_by="system"
+        ),
+        metadata=desk,
+    )
+    await refused(
+        guarded.DeclineCanonInvitation(
+            tree_pb2.DeclineCanonInvitationRequest(
+                idempotency_key=unique("k"),
+                invitation_id=invited.invitation.id,
+                declined_by="bob",
+            ),
+            metadata=(
+                *shop,
+                (
+                    callers.CONFIRMATION_HEADER,
+                    callers.issue_grant(SECRET, "decline_invitation", theirs.id, "bob"),
+                ),
+            ),
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "permission_denied",
+    )
+    listed = await guarded.ListCanonInvitations(
+        tree_pb2.ListCanonInvitationsRequest(tree_id=theirs.id), metadata=desk
+    )
+    assert [i.state for i in listed.invitations] == [tree_pb2.INVITATION_PENDING]

@@ -31,6 +31,7 @@ from tree_service.domain import (
 )
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
+from tree_service.lifecycle.canon_store import accept_invitation
 from tree_service.store import TreeStore
 
 
@@ -68,6 +69,9 @@ class MainLineStore:
                 request.expected_version,
                 current,
             )
+        invitation_id = None
+        if request.invitation_id is not None:
+            invitation_id = rules.parse_id(request.invitation_id, "confirmation.invitation_id")
         previous = await conn.fetchval(queries.MAIN_LINE_VERSION_ID, *key, version - 1)
         version_id = uuid.uuid4()
         created_at = await conn.fetchval(
@@ -80,9 +84,18 @@ class MainLineStore:
             [uuid.UUID(n.id) for n in nodes],
             json.dumps([node_to_json(n) for n in nodes], ensure_ascii=False),
             request.confirmed_by,
-            request.invitation_id,
+            str(invitation_id) if invitation_id else None,
             previous,
         )
+        if invitation_id is not None:
+            await accept_invitation(
+                conn,
+                str(invitation_id),
+                tree_id=str(tree_uuid),
+                node_ids=tuple(n.id for n in nodes),
+                version_id=version_id,
+                user=request.confirmed_by,
+            )
         candidates = []
         for kind, detail in CANON_POLICIES[scope].candidates:
             candidate_id = uuid.uuid4()
@@ -101,6 +114,7 @@ class MainLineStore:
             candidates=tuple(candidates),
             replaces_version_id=str(previous) if previous else None,
             graph_scope=canon_projection.canon_scope(scope, world, tree["project_id"]),
+            invitation_id=str(invitation_id) if invitation_id else None,
         )
         await self._project(conn, created, tree)
         return created

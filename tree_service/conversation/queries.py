@@ -1,5 +1,7 @@
 """SQL of the conversation tree: trees, nodes, paths, adoption and main lines."""
 
+from tree_service.lifecycle.queries import LIFECYCLE
+
 INSERT_TREE = """
 INSERT INTO trees (id, title, owner, project_id, default_realm, default_world)
 VALUES ($1, $2, $3, $4, $5, $6)
@@ -24,7 +26,8 @@ RETURNING revision, node_count, default_realm, default_world, project_id, owner
 
 # Every read of a node goes through these columns; a streaming bud shows the text of its
 # acknowledged chunks so far.
-NODE_COLUMNS = """
+NODE_COLUMNS = (
+    """
 n.id::text, n.tree_id::text, n.parent_id::text, n.kind, n.realm, n.world,
 CASE WHEN n.answer_state = 'streaming'
      THEN coalesce((SELECT string_agg(c.text, '' ORDER BY c.seq)
@@ -33,8 +36,11 @@ CASE WHEN n.answer_state = 'streaming'
 n.revision, n.ordinal, n.created_at, n.conditions, n.attachments, n.citations,
 n.version_of::text, n.version, n.adopted_answer_id::text, n.answer_state, n.stop_reason,
 n.acked_chunks, n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
-n.evidence, n.tool_trace, n.context_version_id::text
+n.evidence, n.tool_trace, n.context_version_id::text, ("""
+    + LIFECYCLE
+    + """) AS lifecycle
 """
+)
 
 SELECT_NODE = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = $1"
 
@@ -64,17 +70,6 @@ FOR NO KEY UPDATE OF o
 NEXT_LINEAGE_VERSION = """
 SELECT coalesce(max(version), 0) + 1 FROM nodes WHERE lineage_id = $1 AND kind = 'question'
 """
-
-LIST_NODES = (
-    "SELECT "
-    + NODE_COLUMNS
-    + """
-FROM nodes n
-WHERE n.tree_id = $1 AND n.ordinal > $2
-ORDER BY n.ordinal
-LIMIT $3
-"""
-)
 
 # The path root → $1, paged by $2 (offset from the root) and $3 (limit), each row with the
 # path's full length.
@@ -151,7 +146,7 @@ INSERT INTO canon_candidates (id, version_id, kind, detail) VALUES ($1, $2, $3, 
 LIST_MAIN_LINE_VERSIONS = """
 SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::text[] AS node_ids,
        pg_column_size(v.snapshot) AS snapshot_stored_bytes, v.confirmed_by, v.created_at,
-       v.replaces_version_id::text,
+       v.replaces_version_id::text, v.invitation_id,
        coalesce((SELECT json_agg(json_build_object('id', c.id, 'kind', c.kind,
                                                    'detail', c.detail, 'status', c.status)
                                  ORDER BY c.kind, c.detail)

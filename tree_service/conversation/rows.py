@@ -68,6 +68,7 @@ def node_from_row(row: asyncpg.Record) -> Node:
         evidence=tuple(json.loads(row["evidence"])),
         tool_trace=tuple(json.loads(row["tool_trace"])),
         context_version_id=row["context_version_id"],
+        lifecycle=row.get("lifecycle"),
     )
 
 
@@ -115,6 +116,7 @@ def listed_version(row: asyncpg.Record, project_id: str | None) -> ListedVersion
         candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
         replaces_version_id=row["replaces_version_id"],
         graph_scope=canon_projection.canon_scope(scope, row["world"], project_id),
+        invitation_id=row["invitation_id"],
     )
     return ListedVersion(version, row["snapshot_stored_bytes"])
 

@@ -9,6 +9,7 @@ from mirrortree.v1 import tree_pb2
 from tree_service import convert
 from tree_service.domain import CanonicalScope
 from tree_service.errors import InvalidInput
+from tree_service.lifecycle import messages as lifecycle_messages
 from tree_service.paging import (
     DEFAULT_PAGE,
     DEFAULT_PATH_PAGE,
@@ -122,7 +123,7 @@ class ConversationRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("node_id", request.node_id)
         check.done()
-        node = await self._stores.conversation.get_node(request.node_id)
+        node = await self._stores.lifecycle.get_node(request.node_id)
         return tree_pb2.GetNodeResponse(node=convert.node_to_proto(node))
 
     async def GetPath(
@@ -133,7 +134,7 @@ class ConversationRpcs(ServicerBase):
         limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
         offset = convert.page_token(check, request.page_token)
         check.done()
-        nodes, length = await self._stores.conversation.get_path(request.node_id, offset, limit)
+        nodes, length = await self._stores.lifecycle.get_path(request.node_id, offset, limit)
         page, token = offset_page(nodes, offset, length)
         return tree_pb2.GetPathResponse(nodes=page, next_page_token=token, path_length=length)
 
@@ -184,8 +185,11 @@ class ConversationRpcs(ServicerBase):
         check.identifier("tree_id", request.tree_id)
         limit = check.page_size(request.page_size, DEFAULT_PAGE, MAX_PAGE)
         after = convert.page_token(check, request.page_token)
+        lifecycles = lifecycle_messages.lifecycle_filter(check, list(request.lifecycles))
         check.done()
-        nodes = await self._stores.conversation.list_nodes(request.tree_id, after, limit + 1)
+        nodes = await self._stores.lifecycle.list_nodes(
+            request.tree_id, after, limit + 1, request.include_archived, lifecycles
+        )
         page = byte_page(nodes[:limit])
         more = len(nodes) > len(page)
         return tree_pb2.ListNodesResponse(

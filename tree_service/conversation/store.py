@@ -310,11 +310,3 @@ class ConversationStore:
                     raise NotFound("node", node_id)
                 return [], first["path_length"]
         return [node_from_row(r) for r in rows], rows[0]["path_length"]
-
-    async def list_nodes(self, tree_id: str, after_ordinal: int, limit: int) -> list[Node]:
-        tree_uuid = rules.parse_id(tree_id, "tree_id")
-        async with self._pool.acquire() as conn:
-            rows = await conn.fetch(queries.LIST_NODES, tree_uuid, after_ordinal, limit)
-            if not rows and await conn.fetchrow(queries.SELECT_TREE, tree_uuid) is None:
-                raise NotFound("tree", tree_id)
-        return [node_from_row(r) for r in rows]

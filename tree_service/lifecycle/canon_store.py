@@ -1,0 +1,158 @@
+"""Canonicalization invitations (T10) and canon candidate reviews (T22) on the primary."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import asyncpg
+
+from tree_service import rules as tree_rules
+from tree_service.conversation.store import ConversationStore
+from tree_service.domain import CanonCandidate
+from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
+from tree_service.lifecycle import canon_queries as queries
+from tree_service.lifecycle.rules import (
+    CandidateReview,
+    Invitation,
+    InvitationState,
+    expect_invited_node_selected,
+    expect_pending,
+)
+from tree_service.store import TreeStore
+
+
+def invitation_from_row(row: asyncpg.Record) -> Invitation:
+    values = dict(row)
+    values.pop("position", None)
+    values["state"] = InvitationState(values["state"])
+    return Invitation(**values)
+
+
+def candidate_from_row(row: asyncpg.Record) -> CanonCandidate:
+    return CanonCandidate(**dict(row))
+
+
+async def _locked_invitation(
+    conn: asyncpg.Connection, invitation_id: str, field: str
+) -> Invitation:
+    row = await conn.fetchrow(queries.LOCK_INVITATION, tree_rules.parse_id(invitation_id, field))
+    if row is None:
+        raise NotFound("canon invitation", invitation_id)
+    return invitation_from_row(row)
+
+
+async def accept_invitation(
+    conn: asyncpg.Connection,
+    invitation_id: str,
+    *,
+    tree_id: str,
+    node_ids: tuple[str, ...],
+    version_id: uuid.UUID,
+    user: str,
+) -> None:
+    """Settle the invitation a canonicalization accepts, in its transaction (or refuse it)."""
+    invitation = await _locked_invitation(conn, invitation_id, "confirmation.invitation_id")
+    if invitation.tree_id != tree_id:
+        raise PreconditionFailed(
+            f"invitation {invitation.id} belongs to another tree",
+            {"field": "confirmation.invitation_id"},
+        )
+    expect_pending(invitation)
+    expect_invited_node_selected(invitation, node_ids)
+    await conn.execute(queries.ACCEPT_INVITATION, uuid.UUID(invitation.id), user, version_id)
+
+
+class CanonReviewStore:
+    """Invitations to canonicalize and the review of canon candidates."""
+
+    def __init__(self, core: TreeStore) -> None:
+        self._pool = core.pool
+
+    @staticmethod
+    async def invite(
+        conn: asyncpg.Connection, node_id: str, reason: str, proposed_by: str
+    ) -> Invitation:
+        node = await ConversationStore.load(conn, node_id, "node_id")
+        node_uuid = uuid.UUID(node.id)
+        if await conn.fetchval(queries.NODE_CANONICALIZED, node_uuid) is not None:
+            raise PreconditionFailed(
+                f"node {node.id} is canonicalized already", {"node_id": node.id}
+            )
+        pending = await conn.fetchval(queries.PENDING_INVITATION_OF_NODE, node_uuid)
+        if pending is not None:
+            raise PreconditionFailed(
+                f"node {node.id} has a pending invitation already: {pending}",
+                {"node_id": node.id, "invitation_id": pending},
+            )
+        try:
+            row = await conn.fetchrow(
+                queries.INSERT_INVITATION,
+                uuid.uuid4(),
+                uuid.UUID(node.tree_id),
+                node_uuid,
+                reason,
+                proposed_by,
+            )
+        except asyncpg.UniqueViolationError:  # a concurrent invitation of the node won
+            raise PreconditionFailed(
+                f"node {node.id} has a pending invitation already", {"node_id": node.id}
+            ) from None
+        return invitation_from_row(row)
+
+    @staticmethod
+    async def decline(
+        conn: asyncpg.Connection, invitation_id: str, user: str, reason: str
+    ) -> Invitation:
+        invitation = await _locked_invitation(conn, invitation_id, "invitation_id")
+        expect_pending(invitation)
+        row = await conn.fetchrow(
+            queries.DECLINE_INVITATION, uuid.UUID(invitation.id), user, reason
+        )
+        return invitation_from_row(row)
+
+    async def list_invitations(
+        self, tree_id: str, after: int, limit: int, states: Sequence[InvitationState]
+    ) -> list[tuple[Invitation, int]]:
+        """Invitations with their listing positions."""
+        tree_uuid = tree_rules.parse_id(tree_id, "tree_id")
+        async with self._pool.acquire() as conn:
+            if await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
+                raise NotFound("tree", tree_id)
+            rows = await conn.fetch(
+                queries.LIST_INVITATIONS, tree_uuid, after, limit, [s.value for s in states]
+            )
+        return [(invitation_from_row(r), r["position"]) for r in rows]
+
+    async def list_candidates(
+        self, version_id: str, include_reviewed: bool
+    ) -> list[CanonCandidate]:
+        version_uuid = tree_rules.parse_id(version_id, "version_id")
+        async with self._pool.acquire() as conn:
+            if await conn.fetchval(queries.VERSION_EXISTS, version_uuid) is None:
+                raise NotFound("main-line version", version_id)
+            rows = await conn.fetch(queries.LIST_CANDIDATES, version_uuid, include_reviewed)
+        return [candidate_from_row(r) for r in rows]
+
+    @staticmethod
+    async def review(conn: asyncpg.Connection, review: CandidateReview) -> CanonCandidate:
+        """Accept or reject a pending candidate at its revision; nothing else is written."""
+        candidate_uuid = tree_rules.parse_id(review.candidate_id, "candidate_id")
+        row = await conn.fetchrow(queries.LOCK_CANDIDATE, candidate_uuid)
+        if row is None:
+            raise NotFound("canon candidate", review.candidate_id)
+        candidate = candidate_from_row(row)
+        if candidate.revision != review.expected_revision:
+            raise RevisionConflict(
+                "canon candidate", candidate.id, review.expected_revision, candidate.revision
+            )
+        if candidate.status != "pending":
+            raise PreconditionFailed(
+                f"canon candidate {candidate.id} was {candidate.status} already",
+                {"candidate_id": candidate.id, "status": candidate.status},
+            )
+        status = "accepted" if review.accept else "rejected"
+        row = await conn.fetchrow(
+            queries.REVIEW_CANDIDATE, candidate_uuid, status, review.reviewed_by, review.reason
+        )
+        return candidate_from_row(row)

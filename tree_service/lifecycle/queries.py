@@ -1,0 +1,114 @@
+"""SQL of answer lifecycle and branch states; LIFECYCLE is part of every node read."""
+
+from __future__ import annotations
+
+# An answer's lifecycle, derived from the tree so that it can never drift from it; once a
+# main-line version holds the answer it stays canonicalized whatever is adopted later.
+LIFECYCLE = """
+CASE WHEN n.kind <> 'answer' THEN NULL
+     WHEN EXISTS (SELECT 1 FROM main_line_versions v WHERE v.node_ids @> ARRAY[n.id])
+     THEN 'canonicalized'
+     WHEN NOT EXISTS (SELECT 1 FROM nodes q WHERE q.id = n.parent_id
+                                              AND q.adopted_answer_id = n.id)
+     THEN 'candidate'
+     WHEN EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = n.id) THEN 'in_exploration'
+     ELSE 'adopted' END
+"""
+
+# Every node under a moved branch of tree $1 with the branch that decides its state: an
+# archived branch above hides everything under it, else the innermost moved branch counts.
+PLACED = """
+under AS (
+    SELECT b.node_id AS id, b.node_id AS branch_id, b.state, 0 AS depth
+    FROM branches b WHERE b.tree_id = $1
+    UNION ALL
+    SELECT n.id, u.branch_id, u.state, u.depth + 1
+    FROM under u JOIN nodes n ON n.parent_id = u.id
+), placed AS (
+    SELECT DISTINCT ON (id) id, branch_id, state
+    FROM under ORDER BY id, state = 'archived' DESC, depth
+)
+"""
+
+# The branch placement of each node $1, walking up from it (none: no moved branch above).
+PLACEMENTS = """
+SELECT x.id::text AS id, p.branch_id, p.state
+FROM unnest($1::uuid[]) AS x (id)
+LEFT JOIN LATERAL (
+    WITH RECURSIVE up AS (
+        SELECT n.id, n.parent_id, 0 AS depth FROM nodes n WHERE n.id = x.id
+        UNION ALL
+        SELECT n.id, n.parent_id, up.depth + 1 FROM nodes n JOIN up ON n.id = up.parent_id
+    )
+    SELECT b.node_id::text AS branch_id, b.state
+    FROM up JOIN branches b ON b.node_id = up.id
+    ORDER BY b.state = 'archived' DESC, up.depth
+    LIMIT 1
+) p ON true
+"""
+
+TREE_EXISTS = "SELECT 1 FROM trees WHERE id = $1"
+
+# Opens a branch's row at revision 1 (active) the first time it is moved; then locks it so
+# that of concurrent transitions at one revision exactly one applies.
+OPEN_BRANCH = """
+INSERT INTO branches (node_id, tree_id, state, revision) VALUES ($1, $2, 'active', 1)
+ON CONFLICT (node_id) DO NOTHING
+"""
+
+LOCK_BRANCH = "SELECT state, revision FROM branches WHERE node_id = $1 FOR UPDATE"
+
+MOVE_BRANCH = """
+UPDATE branches SET state = $2, revision = revision + 1, updated_at = clock_timestamp()
+WHERE node_id = $1
+RETURNING revision
+"""
+
+INSERT_TRANSITION = """
+INSERT INTO branch_transitions (node_id, revision, from_state, to_state, changed_by, reason,
+                                summary, open_branch_ids, candidate_ids)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+"""
+
+# What a conclusion records: the questions in the branch with no adopted answer, and the
+# answers no question adopted, in creation order.
+BRANCH_OPEN_ENDS = (
+    """
+WITH RECURSIVE sub AS (
+    SELECT id FROM nodes WHERE id = $1
+    UNION ALL
+    SELECT n.id FROM nodes n JOIN sub ON n.parent_id = sub.id
+)
+SELECT n.id, n.kind, n.adopted_answer_id IS NULL AS unanswered,
+       ("""
+    + LIFECYCLE
+    + """) AS lifecycle
+FROM sub JOIN nodes n ON n.id = sub.id
+ORDER BY n.ordinal
+"""
+)
+
+SELECT_BRANCH = """
+SELECT node_id::text, tree_id::text, state, revision FROM branches WHERE node_id = $1
+"""
+
+SELECT_TRANSITIONS = """
+SELECT node_id::text, revision, from_state, to_state, changed_by, reason, created_at, summary,
+       coalesce(open_branch_ids::text[], '{}') AS open_ids,
+       coalesce(candidate_ids::text[], '{}') AS candidate_ids
+FROM branch_transitions WHERE node_id = any($1::uuid[])
+ORDER BY node_id, revision
+"""
+
+# Moved branches of tree $1 after root ordinal $2, archived ones when $3, in states $5 (empty:
+# any), at most $4.
+LIST_BRANCHES = """
+SELECT b.node_id::text, b.tree_id::text, b.state, b.revision, n.ordinal
+FROM branches b JOIN nodes n ON n.id = b.node_id
+WHERE b.tree_id = $1 AND n.ordinal > $2 AND ($3 OR b.state <> 'archived')
+  AND (cardinality($5::text[]) = 0 OR b.state = any($5::text[]))
+ORDER BY n.ordinal
+LIMIT $4
+"""
+
+NODE_EXISTS = "SELECT 1 FROM nodes WHERE id = $1"
