@@ -5,13 +5,14 @@ answers; a consistency token beyond any WAL position is refused naming its field
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
+import asyncpg
 import grpc
 import pytest
 
 from graph_service.errors import ReplicaUnavailable
-from graph_service.queries import replica as queries
-from graph_service.replicas import ReplicaRouter
+from graph_service.replicas import Replica, ReplicaRouter
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2
 from tests.faults.load import wait_for
@@ -19,6 +20,17 @@ from tests.faults.load import wait_for
 
 async def read_one(conn) -> int:
     return int(await conn.fetchval("SELECT 1"))
+
+
+def broken_position(sql: str) -> Callable[[Replica], Awaitable[asyncpg.Record]]:
+    """A replica check that runs `sql` instead of asking the replica where it stands."""
+
+    async def position(replica: Replica) -> asyncpg.Record:
+        assert replica.pool is not None
+        row: asyncpg.Record = await replica.pool.fetchrow(sql)
+        return row
+
+    return position
 
 
 async def test_a_check_failing_in_an_unexpected_way_marks_the_replica_down_and_the_monitor_goes_on(
@@ -32,7 +44,8 @@ async def test_a_check_failing_in_an_unexpected_way_marks_the_replica_down_and_t
         # Not a connection error: a statement the server refuses, then an answer the check
         # cannot read at all.
         for broken in ("SELECT 1/0 AS standby", "SELECT 'x' AS standby, 'y' AS unexpected"):
-            monkeypatch.setattr(queries, "REPLICA_POSITION", broken)
+            # This router's checks only: the suite's graph_service checks the same replica.
+            monkeypatch.setattr(router, "_position", broken_position(broken))
             await wait_for(lambda: not replica.healthy, 5, f"marked down after {broken!r}")
             with pytest.raises(ReplicaUnavailable):
                 await router.run(read_one)
