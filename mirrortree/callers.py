@@ -35,7 +35,7 @@ from typing import Any
 
 import grpc
 
-from mirrortree import rpcstatus
+from mirrortree import handlers, rpcstatus
 
 ROLES = ("host_app", "operator", "gateway")
 CONFIRMATION_HEADER = "x-mirrortree-confirmation"
@@ -205,20 +205,8 @@ def _refusal(
         await rpcstatus.abort(context, code, reason, message)
         yield  # pragma: no cover - abort raises
 
-    kind = (
-        grpc.stream_stream_rpc_method_handler
-        if handler.stream_stream
-        else grpc.unary_stream_rpc_method_handler
-        if handler.unary_stream
-        else grpc.stream_unary_rpc_method_handler
-        if handler.stream_unary
-        else grpc.unary_unary_rpc_method_handler
-    )
-    streaming = handler.stream_stream or handler.unary_stream
-    return kind(
-        refuse_stream if streaming else refuse,
-        request_deserializer=handler.request_deserializer,
-        response_serializer=handler.response_serializer,
+    return handlers.rewrap(
+        handler, lambda _b, _r, streaming: refuse_stream if streaming else refuse
     )
 
 
@@ -273,19 +261,12 @@ def _owned(handler: grpc.RpcMethodHandler, caller: Caller, owners_of: OwnersOf) 
 
         return stream
 
-    options = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **options)
-    if handler.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(unary_stream(handler.unary_stream), **options)
-    if handler.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(
-            streamed(handler.stream_unary, False), **options
-        )
-    return grpc.stream_stream_rpc_method_handler(streamed(handler.stream_stream, True), **options)
+    def wrap(behavior: Any, streaming_request: bool, streaming_response: bool) -> Any:
+        if streaming_request:
+            return streamed(behavior, streaming_response)
+        return unary_stream(behavior) if streaming_response else unary(behavior)
+
+    return handlers.rewrap(handler, wrap)
 
 
 def _confirmed(

@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 
-from mirrortree import rpcstatus
+from mirrortree import handlers, rpcstatus
 
 _UNLIMITED = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 RETRY_AFTER_MS = 200
@@ -36,29 +36,12 @@ class ConcurrencyLimit(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(details)
         if handler is None or details.method.startswith(_UNLIMITED):
             return handler
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_unary:
-            return grpc.stream_unary_rpc_method_handler(
-                self._unary(handler.stream_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                self._streaming(handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return grpc.stream_stream_rpc_method_handler(
-            self._streaming(handler.stream_stream),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+        return handlers.rewrap(handler, self._limited)
+
+    def _limited(
+        self, behavior: Callable[..., Any], _streaming_request: bool, streaming_response: bool
+    ) -> Callable[..., Any]:
+        return self._streaming(behavior) if streaming_response else self._unary(behavior)
 
     async def _refuse(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         await rpcstatus.abort(

@@ -23,7 +23,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
-from mirrortree import dbloss, rpcstatus
+from mirrortree import dbloss, handlers, rpcstatus
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 
 log = logging.getLogger("mirrortree.server")
@@ -261,31 +261,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                 extra={"rpc": method, "code": code, "duration_ms": round(elapsed * 1000, 2)},
             )
 
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                observe(handler.unary_unary, False, False),
-                request_deserializer=_tolerant(handler.request_deserializer),
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_unary:
-            return grpc.stream_unary_rpc_method_handler(
-                observe(handler.stream_unary, True, False),
-                request_deserializer=_tolerant(handler.request_deserializer),
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                observe(handler.unary_stream, False, True),
-                request_deserializer=_tolerant(handler.request_deserializer),
-                response_serializer=handler.response_serializer,
-            )
-        if handler.stream_stream:
-            return grpc.stream_stream_rpc_method_handler(
-                observe(handler.stream_stream, True, True),
-                request_deserializer=_tolerant(handler.request_deserializer),
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        return handlers.rewrap(handler, observe, _tolerant(handler.request_deserializer))
 
 
 @dataclass
