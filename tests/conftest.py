@@ -4,6 +4,7 @@ project ids and trees, never by mocking."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import tempfile
@@ -11,6 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import asyncpg
 import grpc
 import pytest
 import pytest_asyncio
@@ -139,3 +141,15 @@ async def create_tree(
         )
     )
     return response
+
+
+@contextlib.asynccontextmanager
+async def replay_paused(replica_dsn: str) -> AsyncIterator[asyncpg.Connection]:
+    """Pause WAL replay on the replica until the block ends (or `resume` is called early)."""
+    conn = await asyncpg.connect(replica_dsn)
+    try:
+        await conn.execute("SELECT pg_wal_replay_pause()")
+        yield conn
+    finally:
+        await conn.execute("SELECT pg_wal_replay_resume()")
+        await conn.close()

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-import asyncpg
 import grpc
 import pytest
 from prometheus_client import generate_latest
@@ -17,7 +16,7 @@ from prometheus_client import generate_latest
 from devtools.pgcluster import faults
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import graph_pb2_grpc, tree_pb2, tree_pb2_grpc
-from tests.conftest import unique
+from tests.conftest import replay_paused, unique
 from tests.faults.load import reading, search_request, wait_for
 
 
@@ -25,18 +24,6 @@ from tests.faults.load import reading, search_request, wait_for
 async def graph_stub(service) -> AsyncIterator[graph_pb2_grpc.StoryGraphStub]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
         yield graph_pb2_grpc.StoryGraphStub(channel)
-
-
-@contextlib.asynccontextmanager
-async def paused(dsn: str) -> AsyncIterator[asyncpg.Connection]:
-    """WAL replay paused on the replica at `dsn` until the block ends."""
-    conn = await asyncpg.connect(dsn)
-    try:
-        await conn.execute("SELECT pg_wal_replay_pause()")
-        yield conn
-    finally:
-        await conn.execute("SELECT pg_wal_replay_resume()")
-        await conn.close()
 
 
 async def write(faulty_tree, project: str) -> tree_pb2.CreateTreeResponse:
@@ -76,7 +63,7 @@ async def test_a_token_is_read_where_it_was_replayed_else_replica_lag_after_the_
 ):
     project = unique("p")
     first, second = faulty_cluster.replica_dsns
-    async with graph_stub(faulty_graph) as stub, paused(first):
+    async with graph_stub(faulty_graph) as stub, replay_paused(first):
         written = await write(faulty_tree, project)
         before = served(faulty_graph)
         for _ in range(10):
@@ -86,7 +73,7 @@ async def test_a_token_is_read_where_it_was_replayed_else_replica_lag_after_the_
         assert after["replica1"] - before["replica1"] == 10, (before, after)
         assert after["replica0"] == before["replica0"]
 
-        async with paused(second) as replica:
+        async with replay_paused(second) as replica:
             written = await write(faulty_tree, project)
             call = stub.Search(search_request(project, written.consistency))
             with pytest.raises(grpc.aio.AioRpcError) as caught:

@@ -5,25 +5,9 @@ arrives."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
-
-import asyncpg
 
 from mirrortree.v1 import graph_pb2, tree_pb2
-from tests.conftest import create_tree, unique
-
-
-@contextlib.asynccontextmanager
-async def replay_paused(replica_dsn: str) -> AsyncIterator[asyncpg.Connection]:
-    """Pause WAL replay on the replica until the block ends (or `resume` is called early)."""
-    conn = await asyncpg.connect(replica_dsn)
-    try:
-        await conn.execute("SELECT pg_wal_replay_pause()")
-        yield conn
-    finally:
-        await conn.execute("SELECT pg_wal_replay_resume()")
-        await conn.close()
+from tests.conftest import create_tree, replay_paused, unique
 
 
 async def test_a_new_binding_is_resolved_once_the_replica_has_it(cluster, tree_stub, graph_stub):
