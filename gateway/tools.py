@@ -189,7 +189,9 @@ READ_SOURCE_FIELDS: dict[str, FieldDoc] = {
             "current: the source as it is now."
         ),
     ),
-    "source_version": doc(maxLength=MAX_ID),
+    "source_version": doc(
+        pattern="^[0-9]{1,18}$", description="A whole number: the version to read."
+    ),
     "offset": doc(minimum=0, maximum=MAX_OFFSET, description="Zero-based code point."),
     "page_size": doc(minimum=1, maximum=MAX_CONTENT_PAGE, default=DEFAULT_CONTENT_PAGE),
     "cursor": doc(maxLength=MAX_CURSOR_CHARS),

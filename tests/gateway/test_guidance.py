@@ -116,6 +116,18 @@ async def test_source_version_without_read_kind_version_names_the_schema_value(g
     assert 'read_kind "version"' in error["message"] and "VERSION" not in error["message"]
 
 
+async def test_a_source_version_that_is_not_a_whole_number_is_refused_by_name(graph_service):
+    async with in_memory(graph_service.port, "mtb_unused") as client:
+        error = tool_error(
+            await client.call_tool(
+                "story_graph_read_source",
+                {"source_reference_id": "s", "read_kind": "version", "source_version": "v2"},
+            )
+        )
+    assert error["code"] == "invalid_argument"
+    assert error["fields"][0]["field"] == "source_version"
+
+
 async def test_read_source_refuses_a_cursor_with_an_offset(graph_service):
     async with in_memory(graph_service.port, "mtb_unused") as client:
         error = tool_error(
