@@ -16,7 +16,7 @@ async def estimate(
     stub,
     tree_id: str,
     target_id: str,
-    operation: int = costs_pb2.REGENERATE,
+    operation: costs_pb2.EstimatedOperation = costs_pb2.REGENERATE,
     *,
     input_tokens: int = 1_000_000,
     output_tokens: int = 0,

@@ -131,7 +131,7 @@ async def test_a_bad_estimate_names_its_field_and_stores_nothing(tree_stub, db, 
 
 async def test_an_estimate_must_target_a_node_of_its_kind_in_its_tree(tree_stub):
     tree, question = await owned_question(tree_stub)
-    other, other_question = await owned_question(tree_stub)
+    _, other_question = await owned_question(tree_stub)
     wrong_tree = await failure_of(estimate(tree_stub, tree.id, other_question.id))
     assert wrong_tree.code == grpc.StatusCode.FAILED_PRECONDITION
     assert "another tree" in wrong_tree.message
