@@ -4,6 +4,7 @@ estimate a run was charged to (T20) — on every generated node."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import grpc
 
@@ -126,7 +127,7 @@ async def test_a_comparison_refuses_answers_that_are_not_siblings_and_writes_not
 async def test_a_bad_comparison_request_names_each_field(tree_stub, db):
     tree, question, first, second = await candidates(tree_stub)
     before = await node_count(db, tree.id)
-    cases = [
+    cases: list[tuple[dict[str, Any], list[str]]] = [
         ({"answer_ids": [first.id]}, ["answer_ids"]),
         ({"answer_ids": [first.id, first.id]}, ["answer_ids[1]"]),
         ({"answer_ids": [first.id, "not-a-uuid!"]}, ["answer_ids[1]"]),
