@@ -260,3 +260,22 @@ async def test_an_estimate_is_used_only_by_the_request_it_estimated(tree_stub, d
     )
     assert [v.field for v in questioned.violations] == ["conditions.estimate_id"]
     assert await node_count(db, tree.id) == before
+
+
+async def test_a_transplanted_comparison_compares_the_copies_of_its_answers(tree_stub):
+    _, question, first, second = await candidates(tree_stub)
+    await compare(tree_stub, question.id, [first.id, second.id], preferred_answer_id=second.id)
+    moved = await tree_stub.TransplantBranch(
+        tree_pb2.TransplantBranchRequest(
+            idempotency_key=unique("k"),
+            node_id=question.id,
+            title="moved",
+            transplanted_by="user-1",
+        )
+    )
+    copies = (await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=moved.tree.id))).nodes
+    copied_first, copied_second, comparison = copies[1], copies[2], copies[3]
+    assert comparison.kind == tree_pb2.COMPARISON
+    assert list(comparison.comparison.answer_ids) == [copied_first.id, copied_second.id]
+    assert comparison.comparison.preferred_answer_id == copied_second.id
+    assert list(comparison.comparison.criteria) == ["accuracy", "brevity"]

@@ -328,3 +328,49 @@ async def test_32_concurrent_answers_charged_to_estimates_never_overdraw_the_quo
     assert answers == 3
     quota = (await tree_stub.GetQuota(costs_pb2.GetQuotaRequest(owner=tree.owner))).quota
     assert (quota.reserved, quota.remaining) == ("9", "1")
+
+
+async def test_a_charge_replayed_with_its_key_reserves_once(tree_stub):
+    tree, question = await owned_question(tree_stub)
+    await set_quota(tree_stub, tree.owner, "10")
+    made = await estimate(tree_stub, tree.id, question.id, input_price="4")
+    key = unique("k")
+    first = await charge(tree_stub, made.id, key)
+    again = await charge(tree_stub, made.id, key)
+    assert again.estimate == first.estimate and again.quota == first.quota
+    quota = (await tree_stub.GetQuota(costs_pb2.GetQuotaRequest(owner=tree.owner))).quota
+    assert quota.reserved == "4"
+
+
+async def test_a_bad_settlement_names_its_field_and_changes_nothing(tree_stub):
+    tree, question = await owned_question(tree_stub)
+    await set_quota(tree_stub, tree.owner, "10")
+    made = await estimate(tree_stub, tree.id, question.id, input_price="4")
+    await charge(tree_stub, made.id)
+    for actual, tokens, field in (
+        ("", 0, "actual_cost"),
+        ("1.2.3", 0, "actual_cost"),
+        ("1", -5, "actual_input_tokens"),
+    ):
+        failure = await failure_of(
+            tree_stub.SettleCharge(
+                costs_pb2.SettleChargeRequest(
+                    idempotency_key=unique("k"),
+                    estimate_id=made.id,
+                    actual_cost=actual,
+                    actual_input_tokens=tokens,
+                )
+            )
+        )
+        assert [v.field for v in failure.violations] == [field]
+    not_charged = await estimate(tree_stub, tree.id, question.id)
+    early = await failure_of(
+        tree_stub.SettleCharge(
+            costs_pb2.SettleChargeRequest(
+                idempotency_key=unique("k"), estimate_id=not_charged.id, actual_cost="1"
+            )
+        )
+    )
+    assert early.reason == "estimate_not_applicable"
+    quota = (await tree_stub.GetQuota(costs_pb2.GetQuotaRequest(owner=tree.owner))).quota
+    assert (quota.reserved, quota.spent) == ("4", "0")
