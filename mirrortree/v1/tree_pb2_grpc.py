@@ -826,8 +826,9 @@ class TreeServiceServicer:
 
     def SetQuota(self, request, context):
         """T20: sets an owner's pre-authorized quota at its revision (needs the owner's confirmation
-        grant). Codes: OK, INVALID_ARGUMENT, ABORTED (revision_conflict), FAILED_PRECONDITION
-        (another currency while money is reserved or spent), ALREADY_EXISTS.
+        grant). Codes: OK, INVALID_ARGUMENT, NOT_FOUND (no quota at a revision above 0), ABORTED
+        (revision_conflict), FAILED_PRECONDITION (another currency while money is reserved or
+        spent), ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
