@@ -301,32 +301,36 @@ async def test_32_concurrent_charges_never_overdraw_the_quota(tree_stub, db):
 
 
 async def test_32_concurrent_answers_charged_to_estimates_never_overdraw_the_quota(tree_stub, db):
-    tree, question = await owned_question(tree_stub)
-    await set_quota(tree_stub, tree.owner, "10")
-    made = [await estimate(tree_stub, tree.id, question.id, input_price="3") for _ in range(32)]
+    # One tree per answer, so that nothing but the quota orders the 32 writes.
+    owner = unique("owner")
+    await set_quota(tree_stub, owner, "10")
+    questions = [(await owned_question(tree_stub, owner))[1] for _ in range(32)]
+    made = [await estimate(tree_stub, q.tree_id, q.id, input_price="3") for q in questions]
     outcomes = await asyncio.gather(
         *(
             answer(
                 tree_stub,
-                question.id,
-                f"candidate {i}",
+                q.id,
+                "candidate",
                 content=tree_pb2.GeneratedContent(
                     conditions=tree_pb2.RunConditions(model_strategy="m", estimate_id=m.id)
                 ),
             )
-            for i, m in enumerate(made)
+            for q, m in zip(questions, made, strict=True)
         ),
         return_exceptions=True,
     )
     written = [o for o in outcomes if isinstance(o, tree_pb2.Node)]
-    assert len(written) == 3
-    assert all(isinstance(o, grpc.aio.AioRpcError) for o in outcomes if o not in written)
+    refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+    assert (len(written), len(refused)) == (3, 29)
+    assert {e.code() for e in refused} == {grpc.StatusCode.FAILED_PRECONDITION}
     # The refused answers were not written: nothing half written.
     answers = await db.fetchval(
-        "SELECT count(*) FROM nodes WHERE parent_id = $1", uuid.UUID(question.id)
+        "SELECT count(*) FROM nodes WHERE parent_id = any($1::uuid[])",
+        [uuid.UUID(q.id) for q in questions],
     )
     assert answers == 3
-    quota = (await tree_stub.GetQuota(costs_pb2.GetQuotaRequest(owner=tree.owner))).quota
+    quota = (await tree_stub.GetQuota(costs_pb2.GetQuotaRequest(owner=owner))).quota
     assert (quota.reserved, quota.remaining) == ("9", "1")
 
 
