@@ -445,6 +445,63 @@ CREATE TABLE public.effects (
 );
 
 --
+-- Name: estimate_nodes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.estimate_nodes (
+    node_id uuid NOT NULL,
+    estimate_id uuid NOT NULL,
+    "position" integer NOT NULL
+);
+
+--
+-- Name: estimates; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.estimates (
+    id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    owner text NOT NULL,
+    operation text NOT NULL,
+    target_id uuid NOT NULL,
+    model_strategy text NOT NULL,
+    input_tokens bigint NOT NULL,
+    output_tokens bigint NOT NULL,
+    parallelism integer NOT NULL,
+    currency text NOT NULL,
+    input_price_per_million numeric NOT NULL,
+    output_price_per_million numeric NOT NULL,
+    per_run_fee numeric NOT NULL,
+    cost numeric NOT NULL,
+    requested_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    charge_state text DEFAULT 'not_charged'::text NOT NULL,
+    over_quota boolean DEFAULT false NOT NULL,
+    charged_at timestamp with time zone,
+    settled_at timestamp with time zone,
+    actual_cost numeric,
+    actual_input_tokens bigint,
+    actual_output_tokens bigint,
+    approved_by text,
+    approval_reason text DEFAULT ''::text NOT NULL,
+    approved_at timestamp with time zone,
+    CONSTRAINT estimates_actual_cost_check CHECK ((actual_cost >= (0)::numeric)),
+    CONSTRAINT estimates_charge_state_check CHECK ((charge_state = ANY (ARRAY['not_charged'::text, 'reserved'::text, 'settled'::text]))),
+    CONSTRAINT estimates_check CHECK (((charge_state = 'not_charged'::text) = (charged_at IS NULL))),
+    CONSTRAINT estimates_check1 CHECK (((charge_state = 'settled'::text) = (actual_cost IS NOT NULL))),
+    CONSTRAINT estimates_check2 CHECK (((approved_by IS NULL) = (approved_at IS NULL))),
+    CONSTRAINT estimates_cost_check CHECK ((cost >= (0)::numeric)),
+    CONSTRAINT estimates_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT estimates_input_price_per_million_check CHECK ((input_price_per_million >= (0)::numeric)),
+    CONSTRAINT estimates_input_tokens_check CHECK ((input_tokens >= 0)),
+    CONSTRAINT estimates_operation_check CHECK ((operation = ANY (ARRAY['regenerate'::text, 'continue'::text, 'compare_candidates'::text, 'start_task'::text]))),
+    CONSTRAINT estimates_output_price_per_million_check CHECK ((output_price_per_million >= (0)::numeric)),
+    CONSTRAINT estimates_output_tokens_check CHECK ((output_tokens >= 0)),
+    CONSTRAINT estimates_parallelism_check CHECK ((parallelism >= 1)),
+    CONSTRAINT estimates_per_run_fee_check CHECK ((per_run_fee >= (0)::numeric))
+);
+
+--
 -- Name: graph_links; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -589,11 +646,12 @@ CREATE TABLE public.nodes (
     tool_trace jsonb DEFAULT '[]'::jsonb NOT NULL,
     stream_lease_until timestamp with time zone,
     context_version_id uuid,
+    comparison jsonb,
     CONSTRAINT nodes_answer_state_check CHECK ((answer_state = ANY (ARRAY['streaming'::text, 'sealed'::text, 'frozen'::text]))),
     CONSTRAINT nodes_answer_state_only_on_answers CHECK (((kind = 'answer'::text) = (answer_state IS NOT NULL))),
     CONSTRAINT nodes_continuation_kind_check CHECK ((continuation_kind = ANY (ARRAY['elaboration'::text, 'verification'::text, 'tool_work'::text, 'deeper_reasoning'::text]))),
     CONSTRAINT nodes_continuation_kind_only_on_continuations CHECK (((kind = 'continuation'::text) = (continuation_kind IS NOT NULL))),
-    CONSTRAINT nodes_kind_check CHECK ((kind = ANY (ARRAY['question'::text, 'answer'::text, 'continuation'::text]))),
+    CONSTRAINT nodes_kind_check CHECK ((kind = ANY (ARRAY['question'::text, 'answer'::text, 'continuation'::text, 'comparison'::text]))),
     CONSTRAINT nodes_realm_check CHECK ((realm = ANY (ARRAY['real'::text, 'world'::text, 'rehearsal'::text]))),
     CONSTRAINT nodes_root_is_a_question CHECK (((parent_id IS NOT NULL) OR (kind = 'question'::text))),
     CONSTRAINT nodes_world_with_world_realm CHECK (((realm = 'world'::text) = (world IS NOT NULL)))
@@ -613,6 +671,26 @@ CREATE TABLE public.preferences (
     revision bigint NOT NULL,
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT preferences_revision_check CHECK ((revision >= 1))
+);
+
+--
+-- Name: quotas; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.quotas (
+    owner text NOT NULL,
+    currency text NOT NULL,
+    limit_amount numeric NOT NULL,
+    reserved numeric DEFAULT 0 NOT NULL,
+    spent numeric DEFAULT 0 NOT NULL,
+    parallel_approval_cost numeric,
+    revision bigint DEFAULT 1 NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT quotas_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text)),
+    CONSTRAINT quotas_limit_amount_check CHECK ((limit_amount >= (0)::numeric)),
+    CONSTRAINT quotas_parallel_approval_cost_check CHECK ((parallel_approval_cost >= (0)::numeric)),
+    CONSTRAINT quotas_reserved_check CHECK ((reserved >= (0)::numeric)),
+    CONSTRAINT quotas_spent_check CHECK ((spent >= (0)::numeric))
 );
 
 --
@@ -867,6 +945,27 @@ ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_pkey PRIMARY KEY (id);
 
 --
+-- Name: estimate_nodes estimate_nodes_estimate_id_position_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.estimate_nodes
+    ADD CONSTRAINT estimate_nodes_estimate_id_position_key UNIQUE (estimate_id, "position");
+
+--
+-- Name: estimate_nodes estimate_nodes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.estimate_nodes
+    ADD CONSTRAINT estimate_nodes_pkey PRIMARY KEY (node_id);
+
+--
+-- Name: estimates estimates_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.estimates
+    ADD CONSTRAINT estimates_pkey PRIMARY KEY (id);
+
+--
 -- Name: graph_links graph_links_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -935,6 +1034,13 @@ ALTER TABLE ONLY public.nodes
 
 ALTER TABLE ONLY public.preferences
     ADD CONSTRAINT preferences_pkey PRIMARY KEY (id);
+
+--
+-- Name: quotas quotas_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.quotas
+    ADD CONSTRAINT quotas_pkey PRIMARY KEY (owner);
 
 --
 -- Name: review_results review_results_graph_revision_key; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1050,6 +1156,12 @@ CREATE UNIQUE INDEX context_members_evidence_order ON public.context_members USI
 --
 
 CREATE INDEX effects_tree_order ON public.effects USING btree (tree_id, created_at, id);
+
+--
+-- Name: estimates_tree; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX estimates_tree ON public.estimates USING btree (tree_id, created_at);
 
 --
 -- Name: graph_links_changes; Type: INDEX; Schema: public; Owner: -
@@ -1356,6 +1468,34 @@ ALTER TABLE ONLY public.effects
 
 ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: estimate_nodes estimate_nodes_estimate_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.estimate_nodes
+    ADD CONSTRAINT estimate_nodes_estimate_id_fkey FOREIGN KEY (estimate_id) REFERENCES public.estimates(id);
+
+--
+-- Name: estimate_nodes estimate_nodes_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.estimate_nodes
+    ADD CONSTRAINT estimate_nodes_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: estimates estimates_target_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.estimates
+    ADD CONSTRAINT estimates_target_id_fkey FOREIGN KEY (target_id) REFERENCES public.nodes(id);
+
+--
+-- Name: estimates estimates_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.estimates
+    ADD CONSTRAINT estimates_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- Name: graph_links graph_links_result_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -50,6 +50,7 @@ class Confirmed:
 
     action: str
     user_of: Callable[[Any], str]
+    subject_of: Callable[[Any], str] | None = None  # what the grant names instead of a tree
 
 
 # Method → the grant it needs: the acts that only the user may perform.
@@ -60,6 +61,9 @@ CONFIRMED = {
     "RevokeCitationAuthorization": Confirmed("revoke_citation", lambda r: r.revoked_by),
     "DeclineCanonInvitation": Confirmed("decline_invitation", lambda r: r.declined_by),
     "AcceptCanonCandidate": Confirmed("accept_candidate", lambda r: r.reviewed_by),
+    "ApproveEstimate": Confirmed("approve_estimate", lambda r: r.approved_by),
+    # A quota belongs to an owner, not a tree: the grant names "owner:<owner>" as its tree.
+    "SetQuota": Confirmed("set_quota", lambda r: r.owner, lambda r: f"owner:{r.owner}"),
 }
 # Methods every caller may use: health checks and reflection are not TreeService's.
 _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
@@ -279,7 +283,8 @@ def _confirmed(
     behavior = handler.unary_unary
 
     async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        tree_id = await tree_of(request)
+        subject_of = confirmed.subject_of
+        tree_id = subject_of(request) if subject_of else await tree_of(request)
         # Ids that match no tree reach the RPC, which refuses them (NOT_FOUND): nothing to act on.
         if tree_id:
             user_id = confirmed.user_of(request)

@@ -10,7 +10,7 @@ import uuid
 
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.timefmt import format_utc
-from mirrortree.v1 import common_pb2, tree_pb2
+from mirrortree.v1 import common_pb2, costs_pb2, tree_pb2
 from mirrortree.validation import FieldChecker, shown
 from mirrortree.violations import FieldViolation
 from tree_service import canon_projection
@@ -83,6 +83,7 @@ _KIND_TO_PROTO = {
     NodeKind.QUESTION: tree_pb2.QUESTION,
     NodeKind.ANSWER: tree_pb2.ANSWER,
     NodeKind.CONTINUATION: tree_pb2.CONTINUATION,
+    NodeKind.COMPARISON: tree_pb2.COMPARISON,
 }
 
 
@@ -132,7 +133,19 @@ def conditions(check: Checker, field: str, value: tree_pb2.RunConditions) -> dic
         data["model_strategy"] = value.model_strategy
     if value.parameters:
         data["parameters"] = dict(sorted(value.parameters.items()))
+    if value.estimate_id:
+        check.identifier(f"{field}.estimate_id", value.estimate_id)
+        data["estimate_id"] = value.estimate_id
     return data
+
+
+def ungenerated(check: Checker, field: str, value: tree_pb2.RunConditions) -> None:
+    """Questions are the user's: no model run is charged for them (T20)."""
+    if value.estimate_id:
+        check.fail(
+            f"{field}.estimate_id",
+            "is only for generated nodes (answers, continuations, comparisons), not questions",
+        )
 
 
 def generated(check: Checker, field: str, value: tree_pb2.GeneratedContent) -> Generated:
@@ -218,6 +231,7 @@ def new_question(request: tree_pb2.AskQuestionRequest) -> NewQuestion:
     check.text("text", request.text, MAX_QUESTION)
     choice = realm_choice(check, request.realm, request.world)
     run = conditions(check, "conditions", request.conditions)
+    ungenerated(check, "conditions", request.conditions)
     attached = attachments(check, list(request.attachments))
     cited = citation_messages.citations(check, list(request.citations))
     check.done()
@@ -240,6 +254,7 @@ def question_edit(request: tree_pb2.EditQuestionRequest) -> QuestionEdit:
         check.fail("expected_revision", "is required: the question's current revision")
     check.text("text", request.text, MAX_QUESTION)
     run = conditions(check, "conditions", request.conditions)
+    ungenerated(check, "conditions", request.conditions)
     attached = attachments(check, list(request.attachments))
     cited = citation_messages.citations(check, list(request.citations))
     check.done()
@@ -458,6 +473,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         conditions=tree_pb2.RunConditions(
             model_strategy=str(node.conditions.get("model_strategy", "")),
             parameters=node.conditions.get("parameters", {}),
+            estimate_id=str(node.conditions.get("estimate_id", "")),
         ),
         attachments=[tree_pb2.Attachment(**a) for a in node.attachments],
         citations=[citation_messages.citation_to_proto(c) for c in node.citations],
@@ -480,6 +496,18 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         if node.branch_state
         else tree_pb2.BRANCH_STATE_UNSPECIFIED,
         branch_id=node.branch_id or "",
+        comparison=_comparison_to_proto(node),
+    )
+
+
+def _comparison_to_proto(node: Node) -> costs_pb2.Comparison | None:
+    if node.comparison is None:
+        return None
+    return costs_pb2.Comparison(
+        answer_ids=node.comparison["answer_ids"],
+        criteria=node.comparison["criteria"],
+        verdict=node.text,
+        preferred_answer_id=node.comparison.get("preferred_answer_id") or "",
     )
 
 

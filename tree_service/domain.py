@@ -29,6 +29,7 @@ class NodeKind(StrEnum):
     QUESTION = "question"
     ANSWER = "answer"
     CONTINUATION = "continuation"
+    COMPARISON = "comparison"
 
 
 class ObjectType(StrEnum):
@@ -248,6 +249,7 @@ class Node:
     lifecycle: str | None = None  # answers: an AnswerLifecycle value
     branch_state: str | None = None  # a BranchState value, on reads that place the node
     branch_id: str | None = None
+    comparison: dict[str, Any] | None = None  # comparisons: answer_ids, criteria, preferred
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from tree_service.citations.rpc import CitationRpcs
 from tree_service.context_assembly.layers import ContextOverBudget
 from tree_service.context_assembly.rpc import ContextRpcs
 from tree_service.conversation.rpc import ConversationRpcs
+from tree_service.costs.rpc import CostRpcs
+from tree_service.costs.rules import ApprovalRequired, EstimateNotApplicable, QuotaExceeded
 from tree_service.errors import (
     Contention,
     IdempotencyKeyReused,
@@ -47,6 +49,9 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
     SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
     ContextOverBudget: grpc.StatusCode.FAILED_PRECONDITION,
+    QuotaExceeded: grpc.StatusCode.FAILED_PRECONDITION,
+    ApprovalRequired: grpc.StatusCode.FAILED_PRECONDITION,
+    EstimateNotApplicable: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -65,6 +70,7 @@ class TreeServicer(
     CanonReviewRpcs,
     MergeRpcs,
     TransplantRpcs,
+    CostRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

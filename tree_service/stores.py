@@ -11,6 +11,8 @@ from tree_service.citations.store import CitationStore
 from tree_service.context_assembly.store import ContextStore
 from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
+from tree_service.costs.compare import ComparisonStore
+from tree_service.costs.store import CostStore
 from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.canon_store import CanonReviewStore
 from tree_service.lifecycle.merge_store import MergeStore
@@ -35,6 +37,8 @@ class Stores:
     canon_reviews: CanonReviewStore
     merges: MergeStore
     transplants: TransplantStore
+    costs: CostStore
+    comparisons: ComparisonStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -54,4 +58,6 @@ class Stores:
             canon_reviews=CanonReviewStore(core),
             merges=MergeStore(core, conversation),
             transplants=TransplantStore(core),
+            costs=CostStore(core),
+            comparisons=ComparisonStore(),
         )

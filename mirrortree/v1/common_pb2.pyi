@@ -42,6 +42,9 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONFIRMATION_REQUIRED: _ClassVar[ErrorReason]
     RATE_LIMITED: _ClassVar[ErrorReason]
     OVERLOADED: _ClassVar[ErrorReason]
+    QUOTA_EXCEEDED: _ClassVar[ErrorReason]
+    APPROVAL_REQUIRED: _ClassVar[ErrorReason]
+    ESTIMATE_NOT_APPLICABLE: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -128,6 +131,9 @@ PERMISSION_DENIED_REASON: ErrorReason
 CONFIRMATION_REQUIRED: ErrorReason
 RATE_LIMITED: ErrorReason
 OVERLOADED: ErrorReason
+QUOTA_EXCEEDED: ErrorReason
+APPROVAL_REQUIRED: ErrorReason
+ESTIMATE_NOT_APPLICABLE: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType

@@ -1,4 +1,5 @@
 from mirrortree.v1 import common_pb2 as _common_pb2
+from mirrortree.v1 import costs_pb2 as _costs_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -21,6 +22,7 @@ class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     QUESTION: _ClassVar[NodeKind]
     ANSWER: _ClassVar[NodeKind]
     CONTINUATION: _ClassVar[NodeKind]
+    COMPARISON: _ClassVar[NodeKind]
 
 class ContinuationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -142,6 +144,7 @@ NODE_KIND_UNSPECIFIED: NodeKind
 QUESTION: NodeKind
 ANSWER: NodeKind
 CONTINUATION: NodeKind
+COMPARISON: NodeKind
 CONTINUATION_KIND_UNSPECIFIED: ContinuationKind
 ELABORATION: ContinuationKind
 VERIFICATION: ContinuationKind
@@ -237,7 +240,7 @@ class Tree(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., owner: _Optional[str] = ..., project_id: _Optional[str] = ..., default_realm: _Optional[_Union[Realm, str]] = ..., revision: _Optional[int] = ..., created_at: _Optional[str] = ..., updated_at: _Optional[str] = ..., default_world: _Optional[str] = ...) -> None: ...
 
 class RunConditions(_message.Message):
-    __slots__ = ("model_strategy", "parameters")
+    __slots__ = ("model_strategy", "parameters", "estimate_id")
     class ParametersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -247,9 +250,11 @@ class RunConditions(_message.Message):
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     MODEL_STRATEGY_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATE_ID_FIELD_NUMBER: _ClassVar[int]
     model_strategy: str
     parameters: _containers.ScalarMap[str, str]
-    def __init__(self, model_strategy: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    estimate_id: str
+    def __init__(self, model_strategy: _Optional[str] = ..., parameters: _Optional[_Mapping[str, str]] = ..., estimate_id: _Optional[str] = ...) -> None: ...
 
 class Attachment(_message.Message):
     __slots__ = ("id", "name", "media_type", "size_bytes", "width", "height", "page_count", "duration_ms", "text_length")
@@ -366,7 +371,7 @@ class ToolTraceEntry(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id", "lifecycle", "branch_state", "branch_id")
+    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id", "lifecycle", "branch_state", "branch_id", "comparison")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -395,6 +400,7 @@ class Node(_message.Message):
     LIFECYCLE_FIELD_NUMBER: _ClassVar[int]
     BRANCH_STATE_FIELD_NUMBER: _ClassVar[int]
     BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
+    COMPARISON_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     parent_id: str
@@ -423,7 +429,8 @@ class Node(_message.Message):
     lifecycle: AnswerLifecycle
     branch_state: BranchState
     branch_id: str
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ..., lifecycle: _Optional[_Union[AnswerLifecycle, str]] = ..., branch_state: _Optional[_Union[BranchState, str]] = ..., branch_id: _Optional[str] = ...) -> None: ...
+    comparison: _costs_pb2.Comparison
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ..., lifecycle: _Optional[_Union[AnswerLifecycle, str]] = ..., branch_state: _Optional[_Union[BranchState, str]] = ..., branch_id: _Optional[str] = ..., comparison: _Optional[_Union[_costs_pb2.Comparison, _Mapping]] = ...) -> None: ...
 
 class CreateTreeRequest(_message.Message):
     __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm", "default_world")

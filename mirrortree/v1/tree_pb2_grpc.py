@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from mirrortree.v1 import costs_pb2 as mirrortree_dot_v1_dot_costs__pb2
 from mirrortree.v1 import tree_pb2 as mirrortree_dot_v1_dot_tree__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -283,6 +284,46 @@ class TreeServiceStub:
                 '/mirrortree.v1.TreeService/GetTransplantOrigin',
                 request_serializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.FromString,
+                _registered_method=True)
+        self.EstimateRequest = channel.unary_unary(
+                '/mirrortree.v1.TreeService/EstimateRequest',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.EstimateRequestRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.EstimateRequestResponse.FromString,
+                _registered_method=True)
+        self.GetEstimate = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetEstimate',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.GetEstimateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.GetEstimateResponse.FromString,
+                _registered_method=True)
+        self.ApproveEstimate = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ApproveEstimate',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.ApproveEstimateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.ApproveEstimateResponse.FromString,
+                _registered_method=True)
+        self.ChargeEstimate = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ChargeEstimate',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.ChargeEstimateRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.ChargeEstimateResponse.FromString,
+                _registered_method=True)
+        self.SettleCharge = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SettleCharge',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.SettleChargeRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.SettleChargeResponse.FromString,
+                _registered_method=True)
+        self.SetQuota = channel.unary_unary(
+                '/mirrortree.v1.TreeService/SetQuota',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.SetQuotaRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.SetQuotaResponse.FromString,
+                _registered_method=True)
+        self.GetQuota = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetQuota',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.GetQuotaRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.GetQuotaResponse.FromString,
+                _registered_method=True)
+        self.CompareCandidates = channel.unary_unary(
+                '/mirrortree.v1.TreeService/CompareCandidates',
+                request_serializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesResponse.FromString,
                 _registered_method=True)
 
 
@@ -736,6 +777,81 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EstimateRequest(self, request, context):
+        """T20: stores the caller's estimate of a regenerate, continue, compare or start-a-task
+        request (model strategy, expected resources, caller-supplied pricing) with its exact cost.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND (tree or target), FAILED_PRECONDITION (the target
+        is of the wrong kind or in another tree), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEstimate(self, request, context):
+        """T20: an estimate with its charge, approval and the nodes recorded under it. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApproveEstimate(self, request, context):
+        """T20: the user approves an estimate to run above the quota or as high-cost parallel work
+        (needs the user's confirmation grant; the user is the tree's owner). Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not the owner, or already charged),
+        ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ChargeEstimate(self, request, context):
+        """T20: reserves an estimate's cost on its owner's quota, atomically. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (quota_exceeded, approval_required,
+        estimate_not_applicable: charged already; or the quota is in another currency),
+        ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SettleCharge(self, request, context):
+        """T20: records a charged estimate's actual spend and releases the rest of its reservation.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (estimate_not_applicable: not
+        reserved), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetQuota(self, request, context):
+        """T20: sets an owner's pre-authorized quota at its revision (needs the owner's confirmation
+        grant). Codes: OK, INVALID_ARGUMENT, NOT_FOUND (no quota at a revision above 0), ABORTED
+        (revision_conflict), FAILED_PRECONDITION (another currency while money is reserved or
+        spent), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetQuota(self, request, context):
+        """T20: an owner's quota with what is reserved, spent and remaining. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompareCandidates(self, request, context):
+        """T23: records a comparison of two or more sibling candidate answers (the caller's criteria
+        and verdict) as a COMPARISON node under their question, optionally charged to an estimate.
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not siblings of that
+        question, or the estimate's charge refused), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -988,6 +1104,46 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.GetTransplantOrigin,
                     request_deserializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.SerializeToString,
+            ),
+            'EstimateRequest': grpc.unary_unary_rpc_method_handler(
+                    servicer.EstimateRequest,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.EstimateRequestRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.EstimateRequestResponse.SerializeToString,
+            ),
+            'GetEstimate': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEstimate,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.GetEstimateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.GetEstimateResponse.SerializeToString,
+            ),
+            'ApproveEstimate': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApproveEstimate,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.ApproveEstimateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.ApproveEstimateResponse.SerializeToString,
+            ),
+            'ChargeEstimate': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChargeEstimate,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.ChargeEstimateRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.ChargeEstimateResponse.SerializeToString,
+            ),
+            'SettleCharge': grpc.unary_unary_rpc_method_handler(
+                    servicer.SettleCharge,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.SettleChargeRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.SettleChargeResponse.SerializeToString,
+            ),
+            'SetQuota': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetQuota,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.SetQuotaRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.SetQuotaResponse.SerializeToString,
+            ),
+            'GetQuota': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetQuota,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.GetQuotaRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.GetQuotaResponse.SerializeToString,
+            ),
+            'CompareCandidates': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompareCandidates,
+                    request_deserializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2340,6 +2496,222 @@ class TreeService:
             '/mirrortree.v1.TreeService/GetTransplantOrigin',
             mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginRequest.SerializeToString,
             mirrortree_dot_v1_dot_tree__pb2.GetTransplantOriginResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EstimateRequest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/EstimateRequest',
+            mirrortree_dot_v1_dot_costs__pb2.EstimateRequestRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.EstimateRequestResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEstimate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetEstimate',
+            mirrortree_dot_v1_dot_costs__pb2.GetEstimateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.GetEstimateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApproveEstimate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ApproveEstimate',
+            mirrortree_dot_v1_dot_costs__pb2.ApproveEstimateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.ApproveEstimateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ChargeEstimate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ChargeEstimate',
+            mirrortree_dot_v1_dot_costs__pb2.ChargeEstimateRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.ChargeEstimateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SettleCharge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SettleCharge',
+            mirrortree_dot_v1_dot_costs__pb2.SettleChargeRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.SettleChargeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetQuota(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/SetQuota',
+            mirrortree_dot_v1_dot_costs__pb2.SetQuotaRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.SetQuotaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetQuota(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetQuota',
+            mirrortree_dot_v1_dot_costs__pb2.GetQuotaRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.GetQuotaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompareCandidates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/CompareCandidates',
+            mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -36,7 +36,7 @@ CASE WHEN n.answer_state = 'streaming'
 n.revision, n.ordinal, n.created_at, n.conditions, n.attachments, n.citations,
 n.version_of::text, n.version, n.adopted_answer_id::text, n.answer_state, n.stop_reason,
 n.acked_chunks, n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
-n.evidence, n.tool_trace, n.context_version_id::text, ("""
+n.evidence, n.tool_trace, n.context_version_id::text, n.comparison, ("""
     + LIFECYCLE
     + """) AS lifecycle
 """

@@ -69,6 +69,7 @@ def node_from_row(row: asyncpg.Record) -> Node:
         tool_trace=tuple(json.loads(row["tool_trace"])),
         context_version_id=row["context_version_id"],
         lifecycle=row.get("lifecycle"),
+        comparison=json.loads(row["comparison"]) if row.get("comparison") else None,
     )
 
 

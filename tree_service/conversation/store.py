@@ -16,6 +16,8 @@ from tree_service.citations.grants import grant_for_citation, link_authorized
 from tree_service.context_assembly.versions import node_of_version
 from tree_service.conversation import queries
 from tree_service.conversation.rows import generated_json, node_from_row, tree_from_row
+from tree_service.costs import charges
+from tree_service.costs.rules import Operation
 from tree_service.domain import (
     AnswerState,
     Attachment,
@@ -36,6 +38,15 @@ from tree_service.domain import (
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
 from tree_service.store import TreeStore
+
+
+async def _charge(
+    node: Node, uses: tuple[tuple[Operation, str], ...], conn: asyncpg.Connection
+) -> None:
+    """A generated node naming an estimate in its run conditions is charged to it (T20)."""
+    estimate_id = node.conditions.get("estimate_id")
+    if estimate_id:
+        await charges.record_node(conn, estimate_id, "content.conditions.estimate_id", node, uses)
 
 
 class ConversationStore:
@@ -244,7 +255,7 @@ class ConversationStore:
             if assembled_for is None:
                 raise NotFound("context version", answer.context_version_id)
             rules.expect_context_of(question, assembled_for, answer.context_version_id)
-        return await self._append(
+        appended = await self._append(
             conn,
             tree_id=question.tree_id,
             parent=question,
@@ -256,6 +267,11 @@ class ConversationStore:
             generated=answer.generated,
             context_version_id=answer.context_version_id,
         )
+        uses = [(Operation.REGENERATE, question.id)]
+        if answer.extends_answer_id is not None:
+            uses.append((Operation.CONTINUE, answer.extends_answer_id))
+        await _charge(appended[0], tuple(uses), conn)
+        return appended
 
     async def add_continuation(
         self, conn: asyncpg.Connection, continuation: NewContinuation
@@ -263,7 +279,7 @@ class ConversationStore:
         answer = await self.load(conn, continuation.answer_id, "answer_id")
         rules.expect_kind(answer, "answer_id", NodeKind.ANSWER)
         rules.expect_settled(answer, "answer_id")
-        return await self._append(
+        appended = await self._append(
             conn,
             tree_id=answer.tree_id,
             parent=answer,
@@ -273,6 +289,8 @@ class ConversationStore:
             continuation_kind=continuation.kind,
             generated=continuation.generated,
         )
+        await _charge(appended[0], ((Operation.CONTINUE, answer.id),), conn)
+        return appended
 
     async def adopt(
         self, conn: asyncpg.Connection, question_id: str, answer_id: str, expected: int

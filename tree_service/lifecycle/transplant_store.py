@@ -54,14 +54,24 @@ WITH RECURSIVE sub AS (
         id, tree_id, parent_id, kind, realm, world, text, ordinal, revision, created_at,
         conditions, attachments, citations, lineage_id, version_of, version, adopted_answer_id,
         answer_state, stop_reason, acked_chunks, extends_answer_id, continuation_kind,
-        reasoning_summary, evidence, tool_trace)
+        reasoning_summary, evidence, tool_trace, comparison)
     SELECT m.new, $2, p.new, n.kind, n.realm, n.world, n.text, m.ordinal, n.revision,
            n.created_at, n.conditions, n.attachments, n.citations,
            CASE WHEN n.lineage_id IS NULL THEN NULL ELSE coalesce(l.new, m.new) END,
            v.new,
            CASE WHEN n.kind = 'question' AND l.new IS NULL THEN 1 ELSE n.version END,
            a.new, n.answer_state, n.stop_reason, n.acked_chunks, e.new, n.continuation_kind,
-           n.reasoning_summary, n.evidence, n.tool_trace
+           n.reasoning_summary, n.evidence, n.tool_trace,
+           -- A comparison compares its sibling answers, which are in the branch with it.
+           CASE WHEN n.comparison IS NULL THEN NULL ELSE n.comparison || jsonb_build_object(
+               'answer_ids',
+               (SELECT jsonb_agg(c.new::text ORDER BY x.i)
+                FROM jsonb_array_elements_text(n.comparison -> 'answer_ids')
+                     WITH ORDINALITY AS x (id, i)
+                JOIN map c ON c.old = x.id::uuid),
+               'preferred_answer_id',
+               (SELECT c.new::text FROM map c
+                WHERE c.old = (n.comparison ->> 'preferred_answer_id')::uuid)) END
     FROM map m
     JOIN nodes n ON n.id = m.old
     LEFT JOIN map p ON p.old = n.parent_id

@@ -1,0 +1,1 @@
+"""Cost visibility (T20) and comparisons of candidate answers (T23)."""
