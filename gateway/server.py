@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthenticationError
 
-from gateway import credentials, results, tools, translate
+from gateway import credentials, metrics, results, tools, translate
 from gateway.config import Settings
 from gateway.ratelimit import RateLimiter
 from gateway.translate import ToolError
@@ -89,8 +89,16 @@ class GraphClient:
         if problem is not None:
             raise credentials.failed(grpc.StatusCode.INVALID_ARGUMENT, problem)
         rpc = getattr(self.stub, method)
-        call = rpc(request, timeout=self.timeout_s, metadata=metadata)
-        return await credentials.await_rpc(call, self.timeout_s)
+        started = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            call = rpc(request, timeout=self.timeout_s, metadata=metadata)
+            return await credentials.await_rpc(call, self.timeout_s)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            metrics.record_rpc(method, error, time.perf_counter() - started)
 
     async def close(self) -> None:
         if self._channel is not None:
@@ -339,12 +347,15 @@ def build_server(
             outcome = "cancelled" if isinstance(error, asyncio.CancelledError) else "internal_error"
             raise
         finally:
+            elapsed = time.perf_counter() - started
+            metrics.TOOL_CALLS.labels(params.name, outcome).inc()
+            metrics.TOOL_LATENCY.labels(params.name).observe(elapsed)
             log.info(
                 "tool call",
                 extra={
                     "tool": params.name,
                     "outcome": outcome,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "duration_ms": round(elapsed * 1000, 2),
                 },
             )
             request_id_var.reset(token_var)
