@@ -13,7 +13,8 @@ ENV PYTHONUNBUFFERED=1 \
 # sources does not reinstall them (this layer changes only with pyproject.toml).
 WORKDIR /build
 COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+# The otlp extra too, so that MIRRORTREE_OTEL_EXPORTER=otlp works in the image.
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['otlp']))" \
         > /tmp/requirements.txt \
     && pip install --no-cache-dir -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt

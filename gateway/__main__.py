@@ -15,7 +15,7 @@ from gateway import metrics
 from gateway.config import Settings
 from gateway.http import build_http_app
 from gateway.server import GraphClient, build_server
-from mirrortree import logs
+from mirrortree import logs, tracing
 from mirrortree.server import start_metrics_http
 from mirrortree.v1 import graph_pb2
 
@@ -66,6 +66,11 @@ def main() -> int:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_level)  # stderr: on stdio, stdout is the MCP wire
+    try:
+        tracing.configure_from_env("gateway")
+    except ValueError as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
     start_metrics_http(settings.metrics, metrics.REGISTRY)
     if settings.transport == "stdio":
         try:

@@ -36,7 +36,7 @@ from gateway import credentials, metrics, results, tools, translate
 from gateway.config import Settings
 from gateway.ratelimit import RateLimiter
 from gateway.translate import ToolError
-from mirrortree import rpcstatus
+from mirrortree import rpcstatus, tracing
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 
@@ -73,7 +73,9 @@ class GraphClient:
     @property
     def stub(self) -> graph_pb2_grpc.StoryGraphStub:
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS)
+            self._channel = grpc.aio.insecure_channel(
+                self.target, options=CHANNEL_OPTIONS, interceptors=tracing.client_interceptors()
+            )
             self._stub = graph_pb2_grpc.StoryGraphStub(self._channel)
         return self._stub
 

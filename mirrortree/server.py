@@ -24,7 +24,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
-from mirrortree import dbloss, handlers, rpcstatus
+from mirrortree import dbloss, handlers, rpcstatus, tracing
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 
 log = logging.getLogger("mirrortree.server")
@@ -312,7 +312,11 @@ async def start_server(
     `interceptors` run inside the observing one (callers, limits: mirrortree.callers/limits)."""
     metrics = RpcMetrics.create(service)
     server = grpc.aio.server(
-        interceptors=[ObservabilityInterceptor(service, metrics, polled_methods), *interceptors],
+        interceptors=[
+            *tracing.server_interceptors(),  # first: the whole call runs inside its span
+            ObservabilityInterceptor(service, metrics, polled_methods),
+            *interceptors,
+        ],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
