@@ -5,7 +5,9 @@ gateway's MCP tool calls (the gateway runs as `python -m gateway`, configured by
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -261,3 +263,49 @@ async def test_the_gateway_counts_mcp_tool_calls_by_outcome(
     assert delta("mirrortree_tool_call_duration_seconds_count", tool=tool) == 2
     assert delta("mirrortree_gateway_rpc_total", method="Search", code="OK") == 1
     assert delta("mirrortree_gateway_rpc_duration_seconds_count", method="Search") == 1
+
+
+DASHBOARD = ROOT / "deploy" / "grafana" / "mirrortree.json"
+_METRIC = re.compile(r"\bmirrortree_[a-z0-9_]+\b")
+_SUFFIXES = ("_bucket", "_count", "_sum", "_created", "_total")
+
+
+def family(sample: str) -> str:
+    for suffix in _SUFFIXES:
+        if sample.endswith(suffix):
+            return sample.removesuffix(suffix)
+    return sample
+
+
+def dashboard_queries() -> list[str]:
+    dashboard = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    panels = [p for p in dashboard["panels"] if p["type"] != "row"]
+    assert len({p["id"] for p in dashboard["panels"]}) == len(dashboard["panels"])
+    queries = []
+    for panel in panels:
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel
+        assert panel["targets"], panel["title"]
+        queries += [target["expr"] for target in panel["targets"]]
+    return queries
+
+
+async def test_the_dashboard_queries_only_exported_metrics_and_all_of_them(
+    tree, tree_client, graph, graph_client, gateway
+):
+    url, gateway_port = gateway
+    token = await bound_review(tree_client, graph_client, 1)
+    with pytest.raises(grpc.aio.AioRpcError):  # so that the error series exist
+        await tree_client.GetNode(tree_pb2.GetNodeRequest(node_id="not-a-node"))
+    async with http_client(url, token) as client:
+        await client.call_tool("story_graph_search", {"query": "metric"})
+    exported = {
+        name
+        for port in (metrics_port(tree), metrics_port(graph), gateway_port)
+        for name, _ in scrape(port)
+        if name.startswith("mirrortree_")
+    }
+    queried = {name for expr in dashboard_queries() for name in _METRIC.findall(expr)}
+    assert queried
+    assert not queried - exported, f"the dashboard queries missing series {queried - exported}"
+    shown = {family(name) for name in queried}
+    assert not {family(n) for n in exported} - shown, "exported but not on the dashboard"
