@@ -82,6 +82,7 @@ USER_SETTINGS = {
     "MIRRORTREE_PG_PASSWORD",
     "MIRRORTREE_PG_WRITER_PASSWORD",
     "MIRRORTREE_PG_READER_PASSWORD",
+    "MIRRORTREE_PG_REPLICATION_PASSWORD",
     "MIRRORTREE_HOST_APP_TOKEN",
     "MIRRORTREE_OPERATOR_TOKEN",
     "MIRRORTREE_CONFIRMATION_SECRET",
@@ -269,7 +270,12 @@ def test_replica_is_cloned_from_the_primary_with_pg_basebackup(compose):
         assert "exec " in text
         env = environment(replica)
         assert env["MIRRORTREE_PRIMARY_HOST"] == "primary"
-        assert env["PGPASSWORD"] == "mirrortree"
+        primary = environment(services(compose)["primary"])
+        # The replication role's credentials, never the owner's.
+        assert env["MIRRORTREE_REPLICATION_USER"] == primary["MIRRORTREE_REPLICATION_USER"]
+        assert env["PGPASSWORD"] == primary["MIRRORTREE_REPLICATION_PASSWORD"]
+        assert env["PGPASSWORD"] != primary["POSTGRES_PASSWORD"]
+        assert "POSTGRES_PASSWORD" not in env
         assert env["MIRRORTREE_REPLICATION_SLOT"]
 
 

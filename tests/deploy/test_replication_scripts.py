@@ -274,6 +274,8 @@ def healthcheck(deployment: Deployment, name: str) -> bool:
         cwd="/",
         stdin=subprocess.DEVNULL,
     )
+    if result.returncode != 0:
+        print(f"{name} healthcheck: {result.stdout}{result.stderr}")
     return result.returncode == 0
 
 
@@ -391,6 +393,26 @@ def test_the_service_roles_log_in_with_their_passwords_on_every_node(deployment)
             deployment.sql(port, "SHOW default_transaction_read_only", user="mirrortree_reader",
                            password=reader) == "on"
         )  # fmt: skip
+
+
+def test_replicas_stream_as_the_replication_role_which_can_do_nothing_else(deployment):
+    primary_env = service_env(deployment.services["primary"])
+    role = primary_env["MIRRORTREE_REPLICATION_USER"]
+    users = deployment.owner_sql(
+        deployment.primary_port, "SELECT string_agg(DISTINCT usename, ',') FROM pg_stat_replication"
+    )
+    assert users == role
+    attributes = deployment.owner_sql(
+        deployment.primary_port,
+        f"SELECT rolreplication, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
+        f"WHERE rolname = '{role}'",
+    )
+    assert attributes == "t|f|f|f"
+    password = primary_env["MIRRORTREE_REPLICATION_PASSWORD"]
+    with pytest.raises(AssertionError, match="permission denied"):
+        deployment.sql(
+            deployment.primary_port, "CREATE TABLE stolen (n int)", user=role, password=password
+        )
 
 
 def test_a_wrong_password_is_refused(deployment):
