@@ -13,7 +13,8 @@ ENV PYTHONUNBUFFERED=1 \
 # sources does not reinstall them (this layer changes only with pyproject.toml).
 WORKDIR /build
 COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+# The otlp extra too, so that MIRRORTREE_OTEL_EXPORTER=otlp works in the image.
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['otlp']))" \
         > /tmp/requirements.txt \
     && pip install --no-cache-dir -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
@@ -39,6 +40,6 @@ ENV MIRRORTREE_TREE_LISTEN=0.0.0.0:50051 \
     MIRRORTREE_GATEWAY_LISTEN=0.0.0.0:8765
 
 # tree_service gRPC, graph_service gRPC, gateway MCP (HTTP), metrics.
-EXPOSE 50051 50052 8765 9101 9102
+EXPOSE 50051 50052 8765 9101 9102 9103
 
 CMD ["python", "-m", "gateway"]

@@ -17,9 +17,9 @@
 #                                (each replica needs a different one)
 #   MIRRORTREE_PRIMARY_HOST      default "primary"
 #   MIRRORTREE_PRIMARY_PORT      default 5432
-#   POSTGRES_USER                replication user, default "mirrortree"
-#   POSTGRES_DB                  database used for the slot look-up, default $POSTGRES_USER
-#   PGPASSWORD                   the user's password on the primary
+#   MIRRORTREE_REPLICATION_USER  the primary's replication role, default "mirrortree_replicator"
+#   POSTGRES_DB                  database used for the slot look-up, default "mirrortree"
+#   PGPASSWORD                   the replication role's password on the primary
 #   PGDATA                       data directory; the image sets it (/var/lib/postgresql/18/docker
 #                                for postgres:18, inside the volume at /var/lib/postgresql)
 set -Eeuo pipefail
@@ -27,8 +27,8 @@ set -Eeuo pipefail
 export PGDATA="${PGDATA:-/var/lib/postgresql/18/docker}"
 primary_host="${MIRRORTREE_PRIMARY_HOST:-primary}"
 primary_port="${MIRRORTREE_PRIMARY_PORT:-5432}"
-repl_user="${POSTGRES_USER:-mirrortree}"
-repl_db="${POSTGRES_DB:-${repl_user}}"
+repl_user="${MIRRORTREE_REPLICATION_USER:-mirrortree_replicator}"
+repl_db="${POSTGRES_DB:-mirrortree}"
 slot="${MIRRORTREE_REPLICATION_SLOT:-}"
 
 log() { echo "replica-entrypoint: $*" >&2; }

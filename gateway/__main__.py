@@ -11,10 +11,12 @@ import uvicorn
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 
+from gateway import metrics
 from gateway.config import Settings
 from gateway.http import build_http_app
 from gateway.server import GraphClient, build_server
-from mirrortree import logs
+from mirrortree import logs, tracing
+from mirrortree.server import start_metrics_http
 from mirrortree.v1 import graph_pb2
 
 log = logging.getLogger("gateway")
@@ -64,6 +66,12 @@ def main() -> int:
         print(f"gateway: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_level)  # stderr: on stdio, stdout is the MCP wire
+    try:
+        tracing.configure_from_env("gateway")
+    except ValueError as exc:
+        print(f"gateway: {exc}", file=sys.stderr)
+        return 2
+    start_metrics_http(settings.metrics, metrics.REGISTRY)
     if settings.transport == "stdio":
         try:
             asyncio.run(serve_stdio(settings))

@@ -23,6 +23,7 @@ class Settings:
     access_poll_s: float = 2.0  # how often bindings' switches are polled for list_changed
     rate_per_minute: int = 600  # tool calls per binding (gateway.ratelimit)
     rate_burst: int = 60
+    metrics: str = ""  # host:port of the Prometheus endpoint; "" = off
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -55,4 +56,5 @@ class Settings:
             access_poll_s=env_int("MIRRORTREE_GATEWAY_ACCESS_POLL_MS", 2_000, 50, 600_000) / 1000,
             rate_per_minute=env_int("MIRRORTREE_GATEWAY_RATE_PER_MINUTE", 600, 1, 1_000_000),
             rate_burst=env_int("MIRRORTREE_GATEWAY_RATE_BURST", 60, 1, 100_000),
+            metrics=os.environ.get("MIRRORTREE_GATEWAY_METRICS", ""),
         )

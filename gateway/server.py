@@ -32,11 +32,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.authentication import AuthenticationError
 
-from gateway import credentials, results, tools, translate
+from gateway import credentials, metrics, results, tools, translate
 from gateway.config import Settings
 from gateway.ratelimit import RateLimiter
 from gateway.translate import ToolError
-from mirrortree import rpcstatus
+from mirrortree import rpcstatus, tracing
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 
@@ -73,7 +73,9 @@ class GraphClient:
     @property
     def stub(self) -> graph_pb2_grpc.StoryGraphStub:
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS)
+            self._channel = grpc.aio.insecure_channel(
+                self.target, options=CHANNEL_OPTIONS, interceptors=tracing.client_interceptors()
+            )
             self._stub = graph_pb2_grpc.StoryGraphStub(self._channel)
         return self._stub
 
@@ -89,8 +91,16 @@ class GraphClient:
         if problem is not None:
             raise credentials.failed(grpc.StatusCode.INVALID_ARGUMENT, problem)
         rpc = getattr(self.stub, method)
-        call = rpc(request, timeout=self.timeout_s, metadata=metadata)
-        return await credentials.await_rpc(call, self.timeout_s)
+        started = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            call = rpc(request, timeout=self.timeout_s, metadata=metadata)
+            return await credentials.await_rpc(call, self.timeout_s)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            metrics.record_rpc(method, error, time.perf_counter() - started)
 
     async def close(self) -> None:
         if self._channel is not None:
@@ -339,12 +349,15 @@ def build_server(
             outcome = "cancelled" if isinstance(error, asyncio.CancelledError) else "internal_error"
             raise
         finally:
+            elapsed = time.perf_counter() - started
+            metrics.TOOL_CALLS.labels(params.name, outcome).inc()
+            metrics.TOOL_LATENCY.labels(params.name).observe(elapsed)
             log.info(
                 "tool call",
                 extra={
                     "tool": params.name,
                     "outcome": outcome,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "duration_ms": round(elapsed * 1000, 2),
                 },
             )
             request_id_var.reset(token_var)

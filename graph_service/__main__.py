@@ -8,7 +8,7 @@ import sys
 from graph_service import app
 from graph_service.config import Settings
 from graph_service.replicas import PrimaryNotAllowed
-from mirrortree import logs
+from mirrortree import logs, tracing
 from mirrortree.server import tune_gc_for_serving, wait_for_shutdown_signal
 
 
@@ -28,6 +28,11 @@ def main() -> int:
         print(f"graph_service: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_level)
+    try:
+        tracing.configure_from_env("graph_service")
+    except ValueError as exc:
+        print(f"graph_service: {exc}", file=sys.stderr)
+        return 2
     try:
         asyncio.run(serve(settings))
     except PrimaryNotAllowed as exc:

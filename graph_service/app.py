@@ -12,6 +12,7 @@ from graph_service.gate import Gate
 from graph_service.replicas import ReplicaRouter
 from graph_service.servicer import StoryGraphServicer
 from graph_service.store import GraphStore
+from mirrortree import poolmetrics
 from mirrortree.limits import ConcurrencyLimit
 from mirrortree.server import RunningServer, serve_metrics, start_server
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
@@ -75,6 +76,11 @@ async def start(settings: Settings) -> GraphService:
         await router.close()
         raise
     replica_metrics.register(rpc.metrics.registry, router)
+    gate_pool = gate.pool
+    poolmetrics.register(
+        rpc.metrics.registry,
+        lambda: [*((r.name, r.pool) for r in router.replicas), ("gate", gate_pool)],
+    )
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("graph_service serving", extra={"port": rpc.port})
     return GraphService(rpc, router, gate, settings.shutdown_grace_s)

@@ -86,6 +86,11 @@ class Gate:
                 {"disabled_reason": why},
             )
 
+    @property
+    def pool(self) -> asyncpg.Pool | None:
+        """The primary's pool, or None when the gate reads through the replicas."""
+        return self._pool
+
     async def close(self) -> None:
         if self._pool is not None:
             await self._pool.close()

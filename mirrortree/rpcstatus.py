@@ -7,6 +7,7 @@ Clients (the gateway, tests) read them back with `describe`.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -124,6 +125,10 @@ def clip(text: str, max_bytes: int) -> str:
     return f"{head} … {tail}"
 
 
+# The ErrorReason of the status the current RPC was aborted with, read by the server's metrics.
+aborted_reason: contextvars.ContextVar[str] = contextvars.ContextVar("aborted_reason", default="")
+
+
 async def abort(
     context: grpc.aio.ServicerContext[object, object],
     code: grpc.StatusCode,
@@ -134,6 +139,7 @@ async def abort(
     violations: Sequence[FieldViolation] = (),
 ) -> NoReturn:
     """Abort the RPC with a rich status."""
+    aborted_reason.set(reason)
     await context.abort_with_status(
         build_status(code, reason, message, metadata=metadata, violations=violations)
     )

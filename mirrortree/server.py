@@ -17,13 +17,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from wsgiref.simple_server import WSGIServer
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
-from mirrortree import dbloss, handlers, rpcstatus
+from mirrortree import dbloss, handlers, rpcstatus, tracing
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 
 log = logging.getLogger("mirrortree.server")
@@ -52,6 +53,8 @@ class RpcMetrics:
     registry: CollectorRegistry
     calls: Counter
     latency: Histogram
+    errors: Counter
+    http: WSGIServer | None = None  # the /metrics endpoint, once served
 
     @classmethod
     def create(cls, service: str) -> RpcMetrics:
@@ -69,8 +72,14 @@ class RpcMetrics:
             registry=registry,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
         )
+        errors = Counter(
+            "mirrortree_rpc_errors",
+            "RPCs that failed, by method, status code and ErrorReason (none: no reason given)",
+            ["service", "method", "code", "reason"],
+            registry=registry,
+        )
         calls.labels(service, "", "OK")  # make the family visible before the first call
-        return cls(registry, calls, latency)
+        return cls(registry, calls, latency, errors)
 
 
 def _status_of(context: grpc.aio.ServicerContext[Any, Any], error: BaseException | None) -> str:
@@ -210,6 +219,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         ) -> Callable[..., Any]:
             async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 token = request_id_var.set(request_id)
+                rpcstatus.aborted_reason.set("")
                 held = dbloss.start_call()
                 started = time.perf_counter()
                 error: BaseException | None = None
@@ -227,6 +237,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
 
             async def streaming(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 token = request_id_var.set(request_id)
+                rpcstatus.aborted_reason.set("")
                 held = dbloss.start_call()
                 started = time.perf_counter()
                 error: BaseException | None = None
@@ -255,6 +266,9 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
             code = _status_of(context, error)
             metrics.calls.labels(service, method, code).inc()
             metrics.latency.labels(service, method).observe(elapsed)
+            if code != "OK":
+                reason = rpcstatus.aborted_reason.get() or "none"
+                metrics.errors.labels(service, method, code, reason).inc()
             log.log(
                 logging.DEBUG if polled and code == "OK" else logging.INFO,
                 "rpc",
@@ -278,6 +292,9 @@ class RunningServer:
         """Drain: report NOT_SERVING, stop accepting RPCs, give in-flight ones `grace` s."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
+        if self.metrics.http is not None:
+            await asyncio.to_thread(stop_http, self.metrics.http)
+            self.metrics.http = None
 
 
 async def start_server(
@@ -295,7 +312,11 @@ async def start_server(
     `interceptors` run inside the observing one (callers, limits: mirrortree.callers/limits)."""
     metrics = RpcMetrics.create(service)
     server = grpc.aio.server(
-        interceptors=[ObservabilityInterceptor(service, metrics, polled_methods), *interceptors],
+        interceptors=[
+            *tracing.server_interceptors(),  # first: the whole call runs inside its span
+            ObservabilityInterceptor(service, metrics, polled_methods),
+            *interceptors,
+        ],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -326,11 +347,23 @@ async def start_server(
 
 
 def serve_metrics(address: str, metrics: RpcMetrics) -> None:
-    """Expose the server's metrics at http://address/metrics (a daemon thread); "" = off."""
+    """Expose the server's metrics at http://address/metrics (a daemon thread); "" = off.
+    Port 0 takes any free port: `metrics.http.server_port` tells which."""
+    metrics.http = start_metrics_http(address, metrics.registry)
+
+
+def start_metrics_http(address: str, registry: CollectorRegistry) -> WSGIServer | None:
+    """Serve registry at http://address/metrics from a daemon thread; "" = off."""
     if not address:
-        return
+        return None
     host, _, port = address.rpartition(":")
-    start_http_server(int(port), addr=host or "0.0.0.0", registry=metrics.registry)
+    server, _ = start_http_server(int(port), addr=host or "0.0.0.0", registry=registry)
+    return server
+
+
+def stop_http(server: WSGIServer) -> None:
+    server.shutdown()
+    server.server_close()
 
 
 async def wait_for_shutdown_signal() -> None:

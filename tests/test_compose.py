@@ -31,12 +31,25 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
+ENV_EXAMPLE = ROOT / ".env.example"
 
-SERVICES = {"primary", "replica", "tree_service", "graph_service", "gateway"}
+SERVICES = {
+    "primary",
+    "replica1",
+    "replica2",
+    "migrate",
+    "tree_service",
+    "graph_service",
+    "gateway",
+}
+REPLICAS = {"replica1", "replica2"}
+# Services that run to completion (tree_service waits for their success).
+ONE_SHOT = {"migrate"}
 APP_PACKAGES = {
     "tree_service": "tree_service",
     "graph_service": "graph_service",
     "gateway": "gateway",
+    "migrate": "tree_service",
 }
 
 # Every variable each service reads, as documented: (required in compose, optional).
@@ -60,19 +73,23 @@ DOCUMENTED_ENV: dict[str, tuple[set[str], set[str]]] = {
             "MIRRORTREE_GATEWAY_LISTEN",
             "MIRRORTREE_GATEWAY_ALLOWED_HOSTS",
         },
-        {"MIRRORTREE_BINDING_TOKEN", "MIRRORTREE_LOG_LEVEL"},
+        {"MIRRORTREE_BINDING_TOKEN", "MIRRORTREE_LOG_LEVEL", "MIRRORTREE_GATEWAY_METRICS"},
     ),
+    "migrate": ({"MIRRORTREE_TREE_DSN"}, {"MIRRORTREE_LOG_LEVEL"}),
 }
 # Variables a user may set when running `docker compose` (interpolated into the file).
 USER_SETTINGS = {
     "MIRRORTREE_PG_PASSWORD",
     "MIRRORTREE_PG_WRITER_PASSWORD",
     "MIRRORTREE_PG_READER_PASSWORD",
+    "MIRRORTREE_PG_REPLICATION_PASSWORD",
     "MIRRORTREE_HOST_APP_TOKEN",
     "MIRRORTREE_OPERATOR_TOKEN",
     "MIRRORTREE_CONFIRMATION_SECRET",
     "MIRRORTREE_CURSOR_SECRET",
     "MIRRORTREE_LOG_LEVEL",
+    "MIRRORTREE_OTEL_EXPORTER",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
 }
 
 _INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-?]([^}]*))?\}")
@@ -172,8 +189,11 @@ def test_compose_defines_the_five_services_without_an_obsolete_version_key(compo
     assert "version" not in compose
 
 
-def test_every_service_has_a_healthcheck(compose):
+def test_every_long_running_service_has_a_healthcheck(compose):
     for name, svc in services(compose).items():
+        if name in ONE_SHOT:
+            assert "healthcheck" not in svc, name
+            continue
         check = svc.get("healthcheck")
         assert check, f"{name} has no healthcheck"
         assert not check.get("disable", False), name
@@ -182,9 +202,11 @@ def test_every_service_has_a_healthcheck(compose):
 
 def test_every_dependency_waits_for_a_healthy_service(compose):
     expected = {
-        "replica": {"primary"},
-        "tree_service": {"primary"},
-        "graph_service": {"replica", "tree_service"},
+        "replica1": {"primary"},
+        "replica2": {"primary"},
+        "migrate": {"primary"},
+        "tree_service": {"primary", "migrate"},
+        "graph_service": {"replica1", "replica2", "tree_service"},
         "gateway": {"graph_service"},
     }
     for name, svc in services(compose).items():
@@ -192,7 +214,10 @@ def test_every_dependency_waits_for_a_healthy_service(compose):
         assert isinstance(depends_on, dict), f"{name}: depends_on needs conditions"
         assert set(depends_on) == expected.get(name, set()), name
         for dependency, spec in depends_on.items():
-            assert spec == {"condition": "service_healthy"}, f"{name} -> {dependency}"
+            condition = (
+                "service_completed_successfully" if dependency in ONE_SHOT else "service_healthy"
+            )
+            assert spec == {"condition": condition}, f"{name} -> {dependency}"
 
 
 def test_primary_is_configured_for_streaming_replication(compose):
@@ -232,7 +257,7 @@ def test_primary_init_script_allows_replication_and_creates_a_slot(compose):
 
 def test_replica_is_cloned_from_the_primary_with_pg_basebackup(compose):
     replicas = replica_services(compose)
-    assert set(replicas) == {"replica"}
+    assert set(replicas) == REPLICAS
     for name, replica in replicas.items():
         assert replica["image"] == services(compose)["primary"]["image"], name
         entrypoint = replica["entrypoint"]
@@ -245,7 +270,12 @@ def test_replica_is_cloned_from_the_primary_with_pg_basebackup(compose):
         assert "exec " in text
         env = environment(replica)
         assert env["MIRRORTREE_PRIMARY_HOST"] == "primary"
-        assert env["PGPASSWORD"] == "mirrortree"
+        primary = environment(services(compose)["primary"])
+        # The replication role's credentials, never the owner's.
+        assert env["MIRRORTREE_REPLICATION_USER"] == primary["MIRRORTREE_REPLICATION_USER"]
+        assert env["PGPASSWORD"] == primary["MIRRORTREE_REPLICATION_PASSWORD"]
+        assert env["PGPASSWORD"] != primary["POSTGRES_PASSWORD"]
+        assert "POSTGRES_PASSWORD" not in env
         assert env["MIRRORTREE_REPLICATION_SLOT"]
 
 
@@ -260,7 +290,9 @@ def test_postgres_volumes_follow_the_image_layout_of_postgresql_18(compose):
         pgdata = environment(svc).get("PGDATA", pg_image_default)
         # Inside the volume but not its mount point: the replica clones into a sibling folder.
         assert pgdata.startswith("/var/lib/postgresql/"), name
-    script = mounted_host_file(services(compose)["replica"], "/usr/local/bin/replica-entrypoint.sh")
+    script = mounted_host_file(
+        services(compose)["replica1"], "/usr/local/bin/replica-entrypoint.sh"
+    )
     assert f'PGDATA="${{PGDATA:-{pg_image_default}}}"' in script.read_text(encoding="utf-8")
 
 
@@ -375,6 +407,149 @@ def test_every_build_context_has_the_dockerfile(compose):
         )
         assert (ROOT / context / dockerfile).is_file(), name
     assert builds == len(APP_PACKAGES)
+
+
+def env_example() -> dict[str, str]:
+    values = {}
+    for line in ENV_EXAMPLE.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, sep, value = line.partition("=")
+            assert sep, f".env.example: {line!r} is not NAME=value"
+            values[name.strip()] = value
+    return values
+
+
+def test_every_interpolated_variable_is_in_env_example_or_has_a_default():
+    text = COMPOSE_FILE.read_text(encoding="utf-8")
+    example = env_example()
+    for match in _INTERPOLATION.finditer(text):
+        name, default = match.group(1), match.group(2)
+        assert name in example or default, f"${{{name}}} has no default and is not in .env.example"
+    used = {m.group(1) for m in _INTERPOLATION.finditer(text)}
+    assert set(example) <= used, f".env.example sets unused {sorted(set(example) - used)}"
+    assert set(example) >= USER_SETTINGS, sorted(USER_SETTINGS - set(example))
+
+
+def test_env_example_marks_every_secret_to_be_replaced():
+    for name, value in env_example().items():
+        if name.endswith(("_PASSWORD", "_TOKEN", "_SECRET")):
+            assert value.startswith("change-me"), name
+            if name.endswith("_SECRET"):
+                assert len(value) >= 32, name
+
+
+def test_the_env_file_stays_out_of_the_image_and_the_repository():
+    assert ".env" in DOCKERIGNORE.read_text(encoding="utf-8").splitlines()
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert ".env" in ignored
+
+
+def test_long_running_services_restart_and_one_shot_ones_do_not(compose):
+    for name, svc in services(compose).items():
+        expected = "no" if name in ONE_SHOT else "unless-stopped"
+        assert svc.get("restart") == expected, name
+
+
+def module_exists(module: str) -> bool:
+    path = ROOT.joinpath(*module.split("."))
+    return (path / "__main__.py").is_file() or path.with_suffix(".py").is_file()
+
+
+def python_modules(argv: list[str]) -> list[str]:
+    """The modules of every `python -m MODULE` in argv."""
+    return [argv[i + 2] for i in range(len(argv) - 2) if argv[i : i + 2] == ["python", "-m"]]
+
+
+def test_every_command_and_entrypoint_names_what_exists(compose):
+    checked = 0
+    for name, svc in services(compose).items():
+        for key in ("command", "entrypoint"):
+            argv = svc.get(key)
+            if not argv:
+                continue
+            assert isinstance(argv, list), f"{name}.{key}: use the exec (list) form"
+            for module in python_modules(argv):
+                assert module_exists(module), f"{name}.{key}: no module {module}"
+                checked += 1
+            for part in argv:
+                if part.endswith(".sh"):
+                    assert_valid_shell_script(mounted_host_file(svc, part))
+                    checked += 1
+        test = svc.get("healthcheck", {}).get("test", [])
+        if test and test[0] == "CMD":
+            for module in python_modules(test[1:]):
+                assert module_exists(module), f"{name}.healthcheck: no module {module}"
+                checked += 1
+    assert checked >= 8
+
+
+def test_migrate_runs_once_as_the_schema_owner_and_tree_service_does_not_migrate(compose):
+    migrate = services(compose)["migrate"]
+    assert migrate["command"] == ["python", "-m", "tree_service", "migrate"]
+    owner = environment(services(compose)["primary"])["POSTGRES_USER"]
+    assert dsn_users(environment(migrate)["MIRRORTREE_TREE_DSN"]) == {owner}
+    assert dsn_hosts(environment(migrate)["MIRRORTREE_TREE_DSN"]) == ["primary"]
+    assert environment(services(compose)["tree_service"])["MIRRORTREE_TREE_MIGRATE"] == "false"
+
+
+def listen_port(address: str) -> int:
+    return int(address.rpartition(":")[2])
+
+
+def test_every_published_port_is_one_the_service_listens_on(compose):
+    exposed = {
+        int(port)
+        for keyword, rest in dockerfile_instructions()
+        if keyword == "EXPOSE"
+        for port in rest.split()
+    }
+    published_hosts: list[str] = []
+    for name, svc in services(compose).items():
+        env = environment(svc)
+        listening = {
+            listen_port(value)
+            for key, value in env.items()
+            if key.endswith(("_LISTEN", "_METRICS")) and value
+        }
+        for spec in svc.get("ports", []):
+            parts = str(spec).split(":")
+            container = int(parts[-1])
+            host = ":".join(parts[:-1])
+            assert container in listening, (
+                f"{name} publishes {container} but listens on {listening}"
+            )
+            assert container in exposed, f"{name}: the Dockerfile does not EXPOSE {container}"
+            published_hosts.append(host)
+        for port in listening:
+            assert port in exposed, f"{name}: the Dockerfile does not EXPOSE {port}"
+    assert len(published_hosts) == len(set(published_hosts)), published_hosts
+
+
+def test_every_application_service_serves_metrics(compose):
+    ports = set()
+    for name, variable in (
+        ("tree_service", "MIRRORTREE_TREE_METRICS"),
+        ("graph_service", "MIRRORTREE_GRAPH_METRICS"),
+        ("gateway", "MIRRORTREE_GATEWAY_METRICS"),
+    ):
+        address = environment(services(compose)[name])[variable]
+        assert address.startswith("0.0.0.0:"), name
+        ports.add(listen_port(address))
+    assert len(ports) == 3
+
+
+def test_graph_service_reads_both_replicas(compose):
+    env = environment(services(compose)["graph_service"])
+    assert sorted(dsn_hosts(env["MIRRORTREE_GRAPH_REPLICA_DSNS"])) == sorted(REPLICAS)
+
+
+def test_the_primary_creates_a_slot_for_every_replica(compose):
+    slots = environment(services(compose)["primary"])["MIRRORTREE_REPLICATION_SLOTS"].split(",")
+    wanted = {
+        environment(svc)["MIRRORTREE_REPLICATION_SLOT"]
+        for svc in replica_services(compose).values()
+    }
+    assert set(slots) == wanted
 
 
 @pytest.mark.skipif(shutil.which("docker") is None, reason="the docker CLI is not installed")

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 
-from mirrortree import logs
+from mirrortree import logs, tracing
 from mirrortree.server import tune_gc_for_serving, wait_for_shutdown_signal
 from tree_service import app
 from tree_service.config import Settings
@@ -31,6 +31,11 @@ def main() -> int:
         print(f"tree_service: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_level)
+    try:
+        tracing.configure_from_env("tree_service")
+    except ValueError as exc:
+        print(f"tree_service: {exc}", file=sys.stderr)
+        return 2
     if args.command == "migrate":
         applied = asyncio.run(app.run_migrations(settings.dsn))
         print(f"applied migrations: {applied or 'none pending'}")

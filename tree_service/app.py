@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import asyncpg
 import grpc
 
+from mirrortree import counters, poolmetrics
 from mirrortree.callers import CallerInterceptor
 from mirrortree.limits import ConcurrencyLimit
 from mirrortree.server import RunningServer, serve_metrics, start_server
@@ -93,6 +94,8 @@ async def start(settings: Settings) -> TreeService:
         await chunks.stop()
         await store.close()
         raise
+    counters.register(rpc.metrics.registry)
+    poolmetrics.register(rpc.metrics.registry, lambda: [("primary", store.pool)])
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("tree_service serving", extra={"port": rpc.port})
     service = TreeService(rpc, stores, chunks, servicer, settings.shutdown_grace_s)

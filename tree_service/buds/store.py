@@ -7,6 +7,7 @@ import uuid
 
 import asyncpg
 
+from mirrortree import counters
 from tree_service.buds import queries
 from tree_service.conversation import queries as conversation_queries
 from tree_service.conversation.rows import generated_json, node_from_row
@@ -86,4 +87,6 @@ class BudStore:
                     conversation_queries.SELECT_TREE, uuid.UUID(node.tree_id)
                 )
                 await IngestionStore.record_message(conn, node, tree["project_id"])
-            return node, await self._core.commit_lsn(conn)
+            lsn = await self._core.commit_lsn(conn)
+        counters.BUDS_ENDED.labels(state.value, stop_reason or "").inc()
+        return node, lsn

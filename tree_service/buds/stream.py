@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mirrortree import dbloss
+from mirrortree import counters, dbloss
 from mirrortree.v1 import common_pb2, tree_pb2
 from tree_service import convert
 from tree_service.buds.store import BUD_LEASE_S
@@ -149,6 +149,7 @@ class BudStream:
         lsn = await self._servicer.chunks.submit(self._bud, chunk.seq, chunk.text)
         if chunk.seq > self._acked:  # a re-send is stored once, so counted once
             self._acked = chunk.seq
+            counters.CHUNKS_ACKNOWLEDGED.inc()
             self._length += len(chunk.text)
         return tree_pb2.StreamAnswerResponse(
             ack=tree_pb2.StreamAnswerResponse.Ack(seq=chunk.seq),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mirrortree import counters
 from mirrortree.v1 import tree_pb2
 from tree_service import convert, graph_input, source_input
 from tree_service.servicing import Ctx, ServicerBase, request_hash
@@ -24,7 +25,10 @@ class IngestionRpcs(ServicerBase):
             recorded = await self._stores.ingestion.record_review(conn, review, content_hash)
             return convert.recorded_to_proto(recorded)
 
-        return await self._write("RecordReview", request, tree_pb2.RecordReviewResponse, action)
+        response = await self._write("RecordReview", request, tree_pb2.RecordReviewResponse, action)
+        counters.REVIEW_RESULTS.inc()
+        counters.REVIEW_OBJECTS.inc(len(review.objects))
+        return response
 
     async def RecordSource(
         self, request: tree_pb2.RecordSourceRequest, context: Ctx
