@@ -60,6 +60,7 @@ CONFIRMED = {
     "RevokeCitationAuthorization": Confirmed("revoke_citation", lambda r: r.revoked_by),
     "DeclineCanonInvitation": Confirmed("decline_invitation", lambda r: r.declined_by),
     "AcceptCanonCandidate": Confirmed("accept_candidate", lambda r: r.reviewed_by),
+    "Purge": Confirmed("purge", lambda r: r.purged_by),
 }
 # Methods every caller may use: health checks and reflection are not TreeService's.
 _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")

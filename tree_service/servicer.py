@@ -25,6 +25,8 @@ from tree_service.errors import (
 from tree_service.ingestion.rpc import IngestionRpcs
 from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
 from tree_service.lifecycle.merge_rpc import MergeRpcs
+from tree_service.lifecycle.purge_rpc import PurgeRpcs
+from tree_service.lifecycle.purge_rules import PurgePreviewStale
 from tree_service.lifecycle.rpc import LifecycleRpcs
 from tree_service.lifecycle.transplant_rpc import TransplantRpcs
 from tree_service.realms.rpc import RealmRpcs
@@ -47,6 +49,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
     SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
     ContextOverBudget: grpc.StatusCode.FAILED_PRECONDITION,
+    PurgePreviewStale: grpc.StatusCode.ABORTED,
 }
 
 
@@ -65,6 +68,7 @@ class TreeServicer(
     CanonReviewRpcs,
     MergeRpcs,
     TransplantRpcs,
+    PurgeRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

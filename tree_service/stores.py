@@ -14,6 +14,7 @@ from tree_service.conversation.store import ConversationStore
 from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.canon_store import CanonReviewStore
 from tree_service.lifecycle.merge_store import MergeStore
+from tree_service.lifecycle.purge_store import PurgeStore
 from tree_service.lifecycle.store import LifecycleStore
 from tree_service.lifecycle.transplant_store import TransplantStore
 from tree_service.realms.store import RealmStore
@@ -35,6 +36,7 @@ class Stores:
     canon_reviews: CanonReviewStore
     merges: MergeStore
     transplants: TransplantStore
+    purges: PurgeStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -54,4 +56,5 @@ class Stores:
             canon_reviews=CanonReviewStore(core),
             merges=MergeStore(core, conversation),
             transplants=TransplantStore(core),
+            purges=PurgeStore(core),
         )

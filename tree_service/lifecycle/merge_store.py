@@ -22,7 +22,7 @@ INSERT INTO merge_references (question_id, position, tree_id, source_node_id, so
 VALUES ($1, $2, $3, $4, $5, $6)
 """
 
-# Each reference with whether its source now lies in an archived branch.
+# Each reference with whether its source now lies in an archived branch, or was purged.
 SELECT_REFERENCES = """
 SELECT r.question_id::text, r.position, r.source_node_id::text, r.source_tree_id::text,
        r.merged_by, r.created_at,
@@ -33,7 +33,8 @@ SELECT r.question_id::text, r.position, r.source_node_id::text, r.source_tree_id
                SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
            )
            SELECT 1 FROM up JOIN branches b ON b.node_id = up.id WHERE b.state = 'archived'
-       ) AS archived
+       ) AS archived,
+       EXISTS (SELECT 1 FROM purged_nodes p WHERE p.node_id = r.source_node_id) AS purged
 FROM merge_references r
 WHERE r.question_id = $1
 ORDER BY r.position
@@ -46,7 +47,13 @@ def reference_from_row(row: asyncpg.Record) -> MergeReference:
         position=row["position"],
         source_node_id=row["source_node_id"],
         source_tree_id=row["source_tree_id"],
-        source_state=MergeSourceState.ARCHIVED if row["archived"] else MergeSourceState.AVAILABLE,
+        source_state=(
+            MergeSourceState.PURGED
+            if row["purged"]
+            else MergeSourceState.ARCHIVED
+            if row["archived"]
+            else MergeSourceState.AVAILABLE
+        ),
         merged_by=row["merged_by"],
         created_at=row["created_at"],
     )
