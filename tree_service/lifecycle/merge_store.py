@@ -11,6 +11,7 @@ from tree_service.conversation.store import ConversationStore
 from tree_service.domain import NewQuestion, Node
 from tree_service.errors import NotFound, PreconditionFailed
 from tree_service.lifecycle import queries as lifecycle_queries
+from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.lifecycle.rules import MergeReference, MergeRequest, MergeSourceState
 from tree_service.store import TreeStore
 
@@ -78,6 +79,7 @@ class MergeStore:
         for i, source_id in enumerate(wanted.source_node_ids):
             field = f"source_node_ids[{i}]"
             source = await ConversationStore.load(conn, source_id, field)
+            await expect_not_purged(conn, source.id, field)
             if source.tree_id == str(target_uuid):
                 raise PreconditionFailed(
                     f"{field} {source.id} is in the target tree: a merge references other trees",
