@@ -479,7 +479,7 @@ async def test_a_purge_racing_an_append_leaves_exactly_one_of_them(tree_stub, db
     for _ in range(3):
         w = await world(tree_stub)
         shown = await preview(tree_stub, w.branch_id)
-        outcomes: list[Any] = await asyncio.gather(
+        outcomes: tuple[Any, Any] = await asyncio.gather(
             tree_stub.Purge(purge_request(w, shown.preview_token)),
             ask(tree_stub, w.tree_id, "racing", parent_id=w.branch_answer_id),
             return_exceptions=True,
