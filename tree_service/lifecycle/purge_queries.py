@@ -174,10 +174,13 @@ BUMP_TREE = """
 UPDATE trees SET revision = revision + 1, updated_at = clock_timestamp() WHERE id = $1
 """
 
-# Stored responses that name a purged node (its id in their bytes): a replay could return it.
+# Stored responses that name a purged node ($1: the ids as text) in their bytes: a replay
+# could return its content.
 STORED_RESPONSES = """
 SELECT key, method, response FROM idempotency_keys
-WHERE response IS NOT NULL AND position(convert_to($1, 'UTF8') IN response) > 0
+WHERE response IS NOT NULL
+  AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS x (id)
+              WHERE position(convert_to(x.id, 'UTF8') IN response) > 0)
 """
 REWRITE_RESPONSE = "UPDATE idempotency_keys SET response = $2 WHERE key = $1"
 

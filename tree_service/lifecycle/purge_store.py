@@ -331,17 +331,16 @@ async def _scrub_responses(conn: asyncpg.Connection, scope: _Scope) -> None:
     """Stored write responses keep no purged content: a retry replays the frame only."""
     texts = sorted({t for _, t, _ in scope.nodes.values() if t})
     methods = tree_pb2.DESCRIPTOR.services_by_name["TreeService"].methods_by_name
-    for node_id in scope.nodes:
-        for row in await conn.fetch(q.STORED_RESPONSES, node_id):
-            method = methods.get(row["method"])
-            if method is None:
-                continue
-            response = message_factory.GetMessageClass(method.output_type)()
-            response.ParseFromString(row["response"])
-            if scrubbed(response, texts):
-                await conn.execute(
-                    q.REWRITE_RESPONSE, row["key"], response.SerializeToString(deterministic=True)
-                )
+    for row in await conn.fetch(q.STORED_RESPONSES, list(scope.nodes)):
+        method = methods.get(row["method"])
+        if method is None:
+            continue
+        response = message_factory.GetMessageClass(method.output_type)()
+        response.ParseFromString(row["response"])
+        if scrubbed(response, texts):
+            await conn.execute(
+                q.REWRITE_RESPONSE, row["key"], response.SerializeToString(deterministic=True)
+            )
 
 
 async def _apply_graph(
