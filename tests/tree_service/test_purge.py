@@ -17,7 +17,7 @@ from mirrortree.v1 import common_pb2, graph_pb2, purge_pb2, tree_pb2
 from tests.conftest import create_tree, unique
 from tests.graph_service.story import ref
 from tests.tree_service.helpers import answer, ask
-from tests.tree_service.reviews import scope_of
+from tests.tree_service.reviews import review, scope_of
 
 ALL = purge_pb2.PurgeChoice(
     citations=True, canon_entries=True, graph_facts=True, merge_references=True
@@ -94,6 +94,53 @@ async def world(stub, archive: bool = True) -> World:
             merged_by="user-1",
         )
     )
+    # A review that read the branch's answer as a message, a preference about its decision,
+    # and recorded contexts that quote the branch.
+    await stub.RecordReview(
+        review(
+            project,
+            result_id=f"review-{branch.id}",
+            source_references=[
+                tree_pb2.SourceReferenceInput(
+                    id="msg",
+                    source_type="message",
+                    source_id=branch_answer.id,
+                    fragment=f"A: {secret}",
+                )
+            ],
+            events=[
+                tree_pb2.EventInput(
+                    id="plan",
+                    kind=tree_pb2.DECISION,
+                    title="Plan chosen",
+                    source_reference_ids=["msg"],
+                )
+            ],
+            leaf_facts=[
+                tree_pb2.LeafFactInput(
+                    id="said", text=f"The user said {secret}", source_reference_ids=["msg"]
+                )
+            ],
+            summaries=[tree_pb2.SummaryInput(id="sum", title="Summary", text=f"On {secret}")],
+        )
+    )
+    await stub.SetPreference(
+        tree_pb2.SetPreferenceRequest(
+            idempotency_key=unique("k"),
+            preference_id=f"pref-{branch.id}",
+            scope=scope_of(project),
+            subject="travel",
+            text="prefers warm places",
+            about=[ref(common_pb2.EVENT, "plan")],
+            confirmed_by="user-1",
+        )
+    )
+    for node_id in (citing.id, branch_answer.id):
+        await stub.AssembleContext(
+            tree_pb2.AssembleContextRequest(
+                idempotency_key=unique("k"), node_id=node_id, budget=100_000
+            )
+        )
     if archive:
         await set_state(stub, branch.id, tree_pb2.ARCHIVED, 1)
     return World(
@@ -173,6 +220,17 @@ async def test_the_preview_lists_every_impact_and_the_purge_does_exactly_that(tr
     assert [(m.question_id, m.source_node_id) for m in impact.merge_references] == [
         (w.merge_question_id, w.branch_id)
     ]
+    reviewed = {(g.object_id, g.action) for g in impact.graph_objects if "review" in g.result_id}
+    assert reviewed == {
+        ("msg", purge_pb2.GRAPH_TOMBSTONE),
+        ("plan", purge_pb2.GRAPH_RETRACT),  # cites it
+        ("said", purge_pb2.GRAPH_RETRACT),
+        ("sum", purge_pb2.GRAPH_RETRACT),  # quotes it
+    }
+    assert [p.preference_id for p in impact.preferences] == [f"pref-{w.branch_id}"]
+    subjects = {c.subject for c in impact.context_copies}
+    assert f"citation:{w.citing_id}:0" in subjects
+    assert f"node:{w.branch_answer_id}" in subjects
     assert await footprint(db, w.secret)  # the content is there before
 
     done = await tree_stub.Purge(purge_request(w, shown.preview_token))
@@ -189,6 +247,17 @@ async def test_the_preview_lists_every_impact_and_the_purge_does_exactly_that(tr
         uuid.UUID(done.tombstone.purge_id),
     )
     assert count == len(impact.nodes)
+    preference = await db.fetchrow(
+        "SELECT text, revision FROM preferences WHERE id = $1", f"pref-{w.branch_id}"
+    )
+    assert preference["revision"] == 2 and preference["text"].startswith("Retracted:")
+    context = await tree_stub.GetContextVersion(
+        tree_pb2.GetContextVersionRequest(
+            context_version_id=impact.context_copies[0].context_version_id
+        )
+    )
+    purged_items = [i for i in context.items if i.omitted_reason.startswith("purged:")]
+    assert purged_items and all(i.text == "" for i in purged_items)
 
 
 async def test_archive_conclude_and_purge_read_differently_everywhere(tree_stub):

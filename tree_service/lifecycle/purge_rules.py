@@ -20,6 +20,8 @@ TOKEN = re.compile(r"^purge1\.([0-9a-f-]{36})\.([1-9][0-9]{0,18})\.([01])\.([0-9
 # Quoted content shorter than this is not searched for in derived facts: a word that short
 # says nothing about where it came from.
 MIN_QUOTE = 4
+# A run of a longer text this long found elsewhere counts as quoting it.
+QUOTE_RUN = 24
 
 
 class PurgePreviewStale(TreeServiceError):
@@ -139,9 +141,26 @@ class Tombstone:
         )
 
 
-def quotes(texts: list[str], *fields: str) -> bool:
-    """Whether any of the fields quotes one of the purged texts."""
-    return any(t in f for t in texts for f in fields)
+class Quotes:
+    """Finds purged text quoted in other text: whole when short, else any run of QUOTE_RUN
+    code points of it, so that a partial quote is found too."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self._short = [t for t in texts if len(t) < QUOTE_RUN]  # each MIN_QUOTE or longer
+        self._runs = {
+            t[i : i + QUOTE_RUN] for t in texts if len(t) >= QUOTE_RUN
+            for i in range(len(t) - QUOTE_RUN + 1)
+        }  # fmt: skip
+
+    def __call__(self, *fields: str) -> bool:
+        for field in fields:
+            if any(t in field for t in self._short):
+                return True
+            if any(
+                field[i : i + QUOTE_RUN] in self._runs for i in range(len(field) - QUOTE_RUN + 1)
+            ):
+                return True
+        return False
 
 
 def purged_entry(entry: dict[str, Any], branch_id: str) -> dict[str, Any]:

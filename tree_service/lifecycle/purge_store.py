@@ -24,6 +24,7 @@ from tree_service.lifecycle import queries as lifecycle_queries
 from tree_service.lifecycle.purge_rules import (
     MIN_QUOTE,
     PurgePreviewStale,
+    Quotes,
     Tombstone,
     expect_chosen,
     expect_token_for,
@@ -31,7 +32,6 @@ from tree_service.lifecycle.purge_rules import (
     purged_citation,
     purged_entry,
     purged_item,
-    quotes,
     scrubbed,
     token_of,
 )
@@ -157,9 +157,9 @@ async def _graph(conn: asyncpg.Connection, scope: _Scope, impact: purge_pb2.Purg
     results = [r["result_id"] for r in refs]
     for r in await conn.fetch(q.GRAPH_CITING, results, [r["object_id"] for r in refs]):
         found.setdefault((r["result_id"], r["object_type"], r["object_id"]), RETRACT)
-    texts = scope.texts
+    quotes = Quotes(scope.texts)
     for r in await conn.fetch(q.GRAPH_RESULT_OBJECTS, sorted(set(results))):
-        if texts and quotes(texts, r["title"], r["body"]):
+        if quotes(r["title"], r["body"]):
             found.setdefault((r["result_id"], r["object_type"], r["object_id"]), RETRACT)
     for (result_id, object_type, object_id), action in sorted(found.items()):
         impact.graph_objects.append(
