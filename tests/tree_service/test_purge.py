@@ -301,6 +301,26 @@ async def test_archive_conclude_and_purge_read_differently_everywhere(tree_stub)
     )
     states = {n.id: n.branch_state for n in everything.nodes}
     assert states[w.branch_id] == states[w.branch_answer_id] == tree_pb2.PURGED
+    path = await tree_stub.GetPath(tree_pb2.GetPathRequest(node_id=w.branch_answer_id))
+    assert [(n.text, n.branch_state) for n in path.nodes][-2:] == [
+        ("", tree_pb2.PURGED),
+        ("", tree_pb2.PURGED),
+    ]
+    branches = await tree_stub.ListBranches(tree_pb2.ListBranchesRequest(tree_id=w.tree_id))
+    assert list(branches.branches) == []
+    # Like archived ones, purged branches are listed only on request.
+    purged = await tree_stub.ListBranches(
+        tree_pb2.ListBranchesRequest(
+            tree_id=w.tree_id, states=[tree_pb2.PURGED], include_archived=True
+        )
+    )
+    assert [b.node_id for b in purged.branches] == [w.branch_id]
+    archived = await tree_stub.ListBranches(
+        tree_pb2.ListBranchesRequest(
+            tree_id=w.tree_id, states=[tree_pb2.ARCHIVED], include_archived=True
+        )
+    )
+    assert list(archived.branches) == []
     # A purged branch is final: it cannot be restored.
     failure = await failure_of(set_state(tree_stub, w.branch_id, tree_pb2.ACTIVE, branch.revision))
     assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
