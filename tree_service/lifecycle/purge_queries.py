@@ -101,6 +101,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING purged_at
 """
 
+# The response is known only once the purge is applied (it carries the purge's time).
+SET_PURGE_RESPONSE = "UPDATE purges SET response = $2 WHERE id = $1"
+
 SELECT_PURGE = """
 SELECT id::text, branch_id::text, tree_id::text, preview_token, purged_by, reason, purged_at,
        response

@@ -172,9 +172,9 @@ async def _graph(conn: asyncpg.Connection, scope: _Scope, impact: purge_pb2.Purg
         )
     about = sorted({object_id for _, _, object_id in found})
     for r in await conn.fetch(q.PREFERENCES_ABOUT, about):
-        impact.preferences.append(purge_pb2.PreferenceImpact(preference_id=r["id"], **{
-            "subject": r["subject"]
-        }))  # fmt: skip
+        impact.preferences.append(
+            purge_pb2.PreferenceImpact(preference_id=r["id"], subject=r["subject"])
+        )
 
 
 class PurgeStore:
@@ -254,7 +254,7 @@ class PurgeStore:
         await _apply(conn, impact, scope, done_stone, trees)
         response.tombstone.CopyFrom(done_stone.to_proto())
         await conn.execute(
-            "UPDATE purges SET response = $2 WHERE id = $1",
+            q.SET_PURGE_RESPONSE,
             uuid.UUID(purge_id),
             response.SerializeToString(deterministic=True),
         )
