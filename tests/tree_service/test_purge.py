@@ -242,11 +242,29 @@ async def test_the_preview_lists_every_impact_and_the_purge_does_exactly_that(tr
         "I never want to see this again",
     )
     assert await footprint(db, w.secret) == []
-    count = await db.fetchval(
-        "SELECT count(*) FROM purged_nodes WHERE purge_id = $1",
-        uuid.UUID(done.tombstone.purge_id),
+    # What was written is exactly what the preview listed, and nothing else.
+    purge_id = uuid.UUID(done.tombstone.purge_id)
+    purged = await db.fetch("SELECT node_id::text FROM purged_nodes WHERE purge_id = $1", purge_id)
+    assert {r["node_id"] for r in purged} == {n.node_id for n in impact.nodes}
+    rewritten = await db.fetch(
+        "SELECT result_id, object_id, confirmation_state FROM graph_objects "
+        "WHERE details->'purged'->>'purge_id' = $1",
+        str(purge_id),
     )
-    assert count == len(impact.nodes)
+    assert sorted((r["result_id"], r["object_id"]) for r in rewritten) == sorted(
+        (g.result_id, g.object_id) for g in impact.graph_objects
+    )
+    assert {r["confirmation_state"] for r in rewritten} == {"retracted"}
+    tombstoned = await db.fetch(
+        "SELECT n.id::text, c.ord - 1 AS position FROM nodes n, "
+        "jsonb_array_elements(n.citations) WITH ORDINALITY c (value, ord) "
+        "WHERE c.value->>'status' = 'purged'"
+        " AND c.value->>'node_id' = any($1::text[])",
+        [n.node_id for n in impact.nodes],
+    )
+    assert sorted((r["id"], r["position"]) for r in tombstoned) == sorted(
+        (c.citing_node_id, c.position) for c in impact.citations
+    )
     preference = await db.fetchrow(
         "SELECT text, revision FROM preferences WHERE id = $1", f"pref-{w.branch_id}"
     )
