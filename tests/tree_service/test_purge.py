@@ -18,6 +18,7 @@ from tests.conftest import create_tree, unique
 from tests.graph_service.story import ref
 from tests.tree_service.helpers import answer, ask
 from tests.tree_service.reviews import review, scope_of
+from tests.tree_service.test_buds import Stream, chunk, open_message
 
 ALL = purge_pb2.PurgeChoice(
     citations=True, canon_entries=True, graph_facts=True, merge_references=True
@@ -602,3 +603,19 @@ async def test_a_purge_racing_an_append_leaves_exactly_one_of_them(tree_stub, db
                 "SELECT text FROM nodes WHERE parent_id = $1", uuid.UUID(w.branch_answer_id)
             )
             assert texts == []
+
+
+async def test_a_branch_with_a_streaming_answer_is_not_purged(tree_stub):
+    w = await world(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(w.branch_id))).opened
+    await stream.send(chunk(1, "still talking"))
+    failure = await failure_of(preview(tree_stub, w.branch_id))
+    assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert f"answer {opened.id}" in failure.message and "still streams" in failure.message
+    await stream.send(
+        tree_pb2.StreamAnswerRequest(complete=tree_pb2.StreamAnswerRequest.Complete())
+    )
+    await stream.finish()
+    shown = await preview(tree_stub, w.branch_id)
+    assert opened.id in {n.node_id for n in shown.impact.nodes}

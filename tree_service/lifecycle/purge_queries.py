@@ -21,6 +21,11 @@ NODES_TEXT = """
 SELECT id::text, tree_id::text, text FROM nodes WHERE id = any($1::uuid[]) ORDER BY ordinal
 """
 
+# A bud still streaming: its chunks would keep arriving after the purge.
+STREAMING = """
+SELECT id::text FROM nodes WHERE id = any($1::uuid[]) AND answer_state = 'streaming' LIMIT 1
+"""
+
 SUB_BRANCHES = """
 SELECT node_id::text FROM branches WHERE node_id = any($1::uuid[]) AND node_id <> $2
 ORDER BY node_id

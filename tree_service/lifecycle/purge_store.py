@@ -122,6 +122,12 @@ async def _impact(
     )
     scope = await _scope(conn, branch, include_copies, impact)
     ids, texts = scope.ids, list(scope.nodes)
+    streaming = await conn.fetchval(q.STREAMING, ids)
+    if streaming is not None:
+        raise PreconditionFailed(
+            f"answer {streaming} in branch {branch.id} still streams: end it, then purge",
+            {"branch_id": branch.id, "node_id": streaming},
+        )
     citing: set[str] = set()
     subjects = []
     for r in await conn.fetch(q.CITATIONS_IN, ids, texts):
