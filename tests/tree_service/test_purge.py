@@ -4,195 +4,26 @@ purged or retracted."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from dataclasses import dataclass
-from typing import Any
 
 import grpc
-import pytest
 
-from mirrortree.rpcstatus import RpcFailure, describe
+from mirrortree.rpcstatus import RpcFailure
 from mirrortree.v1 import common_pb2, graph_pb2, purge_pb2, tree_pb2
 from tests.conftest import create_tree, unique
 from tests.graph_service.story import ref
-from tests.tree_service.helpers import answer, ask
-from tests.tree_service.reviews import review, scope_of
-from tests.tree_service.test_buds import Stream, chunk, open_message
-
-ALL = purge_pb2.PurgeChoice(
-    citations=True, canon_entries=True, graph_facts=True, merge_references=True
+from tests.tree_service.helpers import ask
+from tests.tree_service.purging import (
+    ALL,
+    failure_of,
+    fields,
+    footprint,
+    preview,
+    purge_request,
+    set_state,
+    world,
 )
-
-
-@dataclass
-class World:
-    project: str
-    tree_id: str
-    root_id: str
-    branch_id: str
-    branch_answer_id: str
-    secret: str
-    citing_id: str
-    merge_question_id: str
-    version: tree_pb2.MainLineVersion
-
-
-async def failure_of(call: Any) -> RpcFailure:
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await call
-    return describe(caught.value)
-
-
-def fields(failure: RpcFailure) -> list[str]:
-    return [v.field for v in failure.violations]
-
-
-async def set_state(stub, node_id: str, state: Any, revision: int) -> Any:
-    response = await stub.SetBranchState(
-        tree_pb2.SetBranchStateRequest(
-            idempotency_key=unique("k"),
-            node_id=node_id,
-            state=state,
-            expected_revision=revision,
-            changed_by="user-1",
-        )
-    )
-    return response.branch
-
-
-async def world(stub, archive: bool = True) -> World:
-    """A tree whose branch was canonicalized (so the story graph holds it), is cited and
-    merged from another tree, and (by default) archived."""
-    project = unique("purge")
-    secret = f"the secret plan {uuid.uuid4().hex}"
-    tree = (await create_tree(stub, project, title="Trip plans")).tree
-    root = await ask(stub, tree.id, "Where to go?")
-    root_answer = await answer(stub, root.id, "Somewhere warm")
-    branch = await ask(stub, tree.id, f"Q: {secret}", parent_id=root_answer.id)
-    branch_answer = await answer(stub, branch.id, f"A: {secret}")
-    confirmed = await stub.Canonicalize(
-        tree_pb2.CanonicalizeRequest(
-            idempotency_key=unique("k"),
-            tree_id=tree.id,
-            leaf_node_id=branch_answer.id,
-            confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="user-1"),
-        )
-    )
-    other = (await create_tree(stub, project, title="Other")).tree
-    citing = await ask(
-        stub,
-        other.id,
-        "As said before",
-        citations=[tree_pb2.Citation(node_id=branch_answer.id, note="keep")],
-    )
-    merged = await stub.MergeByReference(
-        tree_pb2.MergeByReferenceRequest(
-            idempotency_key=unique("k"),
-            tree_id=other.id,
-            text="How do these meet?",
-            source_node_ids=[branch.id],
-            merged_by="user-1",
-        )
-    )
-    # A review that read the branch's answer as a message, a preference about its decision,
-    # and recorded contexts that quote the branch.
-    await stub.RecordReview(
-        review(
-            project,
-            result_id=f"review-{branch.id}",
-            source_references=[
-                tree_pb2.SourceReferenceInput(
-                    id="msg",
-                    source_type="message",
-                    source_id=branch_answer.id,
-                    fragment=f"A: {secret}",
-                )
-            ],
-            events=[
-                tree_pb2.EventInput(
-                    id="plan",
-                    kind=tree_pb2.DECISION,
-                    title="Plan chosen",
-                    source_reference_ids=["msg"],
-                )
-            ],
-            leaf_facts=[
-                tree_pb2.LeafFactInput(
-                    id="said", text=f"The user said {secret}", source_reference_ids=["msg"]
-                )
-            ],
-            summaries=[tree_pb2.SummaryInput(id="sum", title="Summary", text=f"On {secret}")],
-        )
-    )
-    await stub.SetPreference(
-        tree_pb2.SetPreferenceRequest(
-            idempotency_key=unique("k"),
-            preference_id=f"pref-{branch.id}",
-            scope=scope_of(project),
-            subject="travel",
-            text="prefers warm places",
-            about=[ref(common_pb2.EVENT, "plan")],
-            confirmed_by="user-1",
-        )
-    )
-    for node_id in (citing.id, branch_answer.id):
-        await stub.AssembleContext(
-            tree_pb2.AssembleContextRequest(
-                idempotency_key=unique("k"), node_id=node_id, budget=100_000
-            )
-        )
-    if archive:
-        await set_state(stub, branch.id, tree_pb2.ARCHIVED, 1)
-    return World(
-        project,
-        tree.id,
-        root.id,
-        branch.id,
-        branch_answer.id,
-        secret,
-        citing.id,
-        merged.question.id,
-        confirmed.version,
-    )
-
-
-async def preview(stub, node_id: str, copies: bool = False) -> Any:
-    return await stub.PreviewPurge(
-        purge_pb2.PreviewPurgeRequest(node_id=node_id, include_transplant_copies=copies)
-    )
-
-
-def purge_request(w: World, token: str, **fields: Any) -> purge_pb2.PurgeRequest:
-    return purge_pb2.PurgeRequest(
-        idempotency_key=fields.pop("idempotency_key", unique("k")),
-        tree_id=fields.pop("tree_id", w.tree_id),
-        node_id=fields.pop("node_id", w.branch_id),
-        preview_token=token,
-        choice=fields.pop("choice", ALL),
-        purged_by=fields.pop("purged_by", "user-1"),
-        reason=fields.pop("reason", "I never want to see this again"),
-        **fields,
-    )
-
-
-async def footprint(db, secret: str) -> list[str]:
-    """Every table and column whose text still holds `secret`."""
-    rows = await db.fetch(
-        """SELECT table_name, column_name, data_type FROM information_schema.columns
-           WHERE table_schema = 'public' AND data_type IN ('text', 'jsonb', 'bytea')"""
-    )
-    found = []
-    for r in rows:
-        column = f'"{r["table_name"]}"."{r["column_name"]}"'
-        if r["data_type"] == "bytea":
-            test = f"position(convert_to($1::text, 'UTF8') IN {column}) > 0"
-        else:
-            test = f"strpos({column}::text, $1::text) > 0"
-        hit = await db.fetchval(f'SELECT count(*) FROM "{r["table_name"]}" WHERE {test}', secret)
-        if hit:
-            found.append(f"{r['table_name']}.{r['column_name']}")
-    return sorted(found)
+from tests.tree_service.reviews import scope_of
 
 
 async def test_the_preview_lists_every_impact_and_the_purge_does_exactly_that(tree_stub, db):
@@ -526,96 +357,3 @@ async def test_transplanted_copies_are_kept_or_purged_as_chosen(tree_stub, db):
     )
     assert {(n.text, n.branch_state) for n in copy_nodes.nodes} == {("", tree_pb2.PURGED)}
     assert await footprint(db, w.secret) == []
-
-
-async def test_nothing_builds_on_a_purged_node(tree_stub):
-    w = await world(tree_stub)
-    shown = await preview(tree_stub, w.branch_id)
-    await tree_stub.Purge(purge_request(w, shown.preview_token))
-    other = (await create_tree(tree_stub, w.project)).tree
-    attempts = {
-        "answer": answer(tree_stub, w.branch_id, "late answer"),
-        "follow-up": ask(tree_stub, w.tree_id, "late question", parent_id=w.branch_answer_id),
-        "citation": ask(
-            tree_stub, other.id, "cite", citations=[tree_pb2.Citation(node_id=w.branch_id)]
-        ),
-        "merge": tree_stub.MergeByReference(
-            tree_pb2.MergeByReferenceRequest(
-                idempotency_key=unique("k"),
-                tree_id=other.id,
-                text="merge",
-                source_node_ids=[w.branch_id],
-                merged_by="user-1",
-            )
-        ),
-        "transplant": tree_stub.TransplantBranch(
-            tree_pb2.TransplantBranchRequest(
-                idempotency_key=unique("k"), node_id=w.branch_id, title="t", transplanted_by="u"
-            )
-        ),
-        "canonicalize": tree_stub.Canonicalize(
-            tree_pb2.CanonicalizeRequest(
-                idempotency_key=unique("k"),
-                tree_id=w.tree_id,
-                leaf_node_id=w.branch_answer_id,
-                confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="user-1"),
-                expected_version=w.version.version,
-            )
-        ),
-    }
-    for what, call in attempts.items():
-        failure = await failure_of(call)
-        assert failure.code == grpc.StatusCode.FAILED_PRECONDITION, what
-        assert "was purged" in failure.message, what
-
-
-async def test_concurrent_purges_of_one_preview_make_one_purge(tree_stub, db):
-    w = await world(tree_stub)
-    shown = await preview(tree_stub, w.branch_id)
-    done = await asyncio.gather(
-        *(tree_stub.Purge(purge_request(w, shown.preview_token)) for _ in range(4))
-    )
-    assert len({d.tombstone.purge_id for d in done}) == 1
-    assert all(d.impact == shown.impact for d in done)
-    count = await db.fetchval(
-        "SELECT count(*) FROM purges WHERE branch_id = $1", uuid.UUID(w.branch_id)
-    )
-    assert count == 1
-
-
-async def test_a_purge_racing_an_append_leaves_exactly_one_of_them(tree_stub, db):
-    for _ in range(3):
-        w = await world(tree_stub)
-        shown = await preview(tree_stub, w.branch_id)
-        outcomes: tuple[Any, Any] = await asyncio.gather(
-            tree_stub.Purge(purge_request(w, shown.preview_token)),
-            ask(tree_stub, w.tree_id, "racing", parent_id=w.branch_answer_id),
-            return_exceptions=True,
-        )
-        purge, append = outcomes
-        if isinstance(purge, grpc.aio.AioRpcError):
-            assert describe(purge).reason == "purge_preview_stale"
-            assert not isinstance(append, BaseException)
-        else:
-            assert isinstance(append, grpc.aio.AioRpcError)
-            assert describe(append).code == grpc.StatusCode.FAILED_PRECONDITION
-            texts = await db.fetch(
-                "SELECT text FROM nodes WHERE parent_id = $1", uuid.UUID(w.branch_answer_id)
-            )
-            assert texts == []
-
-
-async def test_a_branch_with_a_streaming_answer_is_not_purged(tree_stub):
-    w = await world(tree_stub)
-    stream = Stream(tree_stub)
-    opened = (await stream.send(open_message(w.branch_id))).opened
-    await stream.send(chunk(1, "still talking"))
-    failure = await failure_of(preview(tree_stub, w.branch_id))
-    assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
-    assert f"answer {opened.id}" in failure.message and "still streams" in failure.message
-    await stream.send(
-        tree_pb2.StreamAnswerRequest(complete=tree_pb2.StreamAnswerRequest.Complete())
-    )
-    await stream.finish()
-    shown = await preview(tree_stub, w.branch_id)
-    assert opened.id in {n.node_id for n in shown.impact.nodes}
