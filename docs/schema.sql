@@ -99,6 +99,10 @@ CREATE FUNCTION public.refuse_context_version_rewrite() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
+    IF TG_OP = 'UPDATE' AND coalesce(current_setting('mirrortree.purge', true), '') <> ''
+       AND to_jsonb(NEW) - 'items' = to_jsonb(OLD) - 'items' THEN
+        RETURN NEW;
+    END IF;
     RAISE EXCEPTION 'context versions are immutable (version %)', OLD.id
         USING ERRCODE = 'integrity_constraint_violation';
 END;
@@ -112,6 +116,10 @@ CREATE FUNCTION public.refuse_main_line_rewrite() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
+    IF TG_OP = 'UPDATE' AND coalesce(current_setting('mirrortree.purge', true), '') <> ''
+       AND to_jsonb(NEW) - 'snapshot' = to_jsonb(OLD) - 'snapshot' THEN
+        RETURN NEW;
+    END IF;
     RAISE EXCEPTION 'main-line versions are immutable (version %)', OLD.id
         USING ERRCODE = 'integrity_constraint_violation';
 END;
@@ -201,7 +209,7 @@ CREATE TABLE public.branches (
     revision bigint NOT NULL,
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT branches_revision_check CHECK ((revision >= 1)),
-    CONSTRAINT branches_state_check CHECK ((state = ANY (ARRAY['active'::text, 'paused'::text, 'concluded'::text, 'archived'::text])))
+    CONSTRAINT branches_state_check CHECK ((state = ANY (ARRAY['active'::text, 'paused'::text, 'concluded'::text, 'archived'::text, 'purged'::text])))
 );
 
 --
@@ -674,6 +682,31 @@ CREATE TABLE public.preferences (
 );
 
 --
+-- Name: purged_nodes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.purged_nodes (
+    node_id uuid NOT NULL,
+    purge_id uuid NOT NULL,
+    tree_id uuid NOT NULL
+);
+
+--
+-- Name: purges; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.purges (
+    id uuid NOT NULL,
+    branch_id uuid NOT NULL,
+    tree_id uuid NOT NULL,
+    preview_token text NOT NULL,
+    purged_by text NOT NULL,
+    reason text NOT NULL,
+    purged_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    response bytea NOT NULL
+);
+
+--
 -- Name: quotas; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1036,6 +1069,27 @@ ALTER TABLE ONLY public.preferences
     ADD CONSTRAINT preferences_pkey PRIMARY KEY (id);
 
 --
+-- Name: purged_nodes purged_nodes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purged_nodes
+    ADD CONSTRAINT purged_nodes_pkey PRIMARY KEY (node_id);
+
+--
+-- Name: purges purges_branch_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purges
+    ADD CONSTRAINT purges_branch_id_key UNIQUE (branch_id);
+
+--
+-- Name: purges purges_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purges
+    ADD CONSTRAINT purges_pkey PRIMARY KEY (id);
+
+--
 -- Name: quotas quotas_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1264,6 +1318,12 @@ CREATE INDEX nodes_streaming_leases ON public.nodes USING btree (stream_lease_un
 --
 
 CREATE INDEX preferences_scope ON public.preferences USING btree (scope_key, id);
+
+--
+-- Name: purged_nodes_purge; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX purged_nodes_purge ON public.purged_nodes USING btree (purge_id);
 
 --
 -- Name: review_results_reporting_gaps; Type: INDEX; Schema: public; Owner: -
@@ -1587,6 +1647,41 @@ ALTER TABLE ONLY public.nodes
 
 ALTER TABLE ONLY public.nodes
     ADD CONSTRAINT nodes_version_of_fkey FOREIGN KEY (version_of) REFERENCES public.nodes(id);
+
+--
+-- Name: purged_nodes purged_nodes_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purged_nodes
+    ADD CONSTRAINT purged_nodes_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: purged_nodes purged_nodes_purge_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purged_nodes
+    ADD CONSTRAINT purged_nodes_purge_id_fkey FOREIGN KEY (purge_id) REFERENCES public.purges(id);
+
+--
+-- Name: purged_nodes purged_nodes_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purged_nodes
+    ADD CONSTRAINT purged_nodes_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: purges purges_branch_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purges
+    ADD CONSTRAINT purges_branch_id_fkey FOREIGN KEY (branch_id) REFERENCES public.nodes(id);
+
+--
+-- Name: purges purges_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.purges
+    ADD CONSTRAINT purges_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
 -- Name: source_revisions source_revisions_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

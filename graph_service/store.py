@@ -424,6 +424,7 @@ class GraphStore:
                 str(row["revision"]),
                 row["project_id"],
                 node_id,
+                row["purged"],
                 written_at=row["created_at"],
                 first_written_at=row["first_created_at"],
             )

@@ -64,6 +64,7 @@ CONFIRMED = {
     "ApproveEstimate": Confirmed("approve_estimate", lambda r: r.approved_by),
     # A quota belongs to an owner, not a tree: the grant names "owner:<owner>" as its tree.
     "SetQuota": Confirmed("set_quota", lambda r: r.owner, lambda r: f"owner:{r.owner}"),
+    "Purge": Confirmed("purge", lambda r: r.purged_by),
 }
 # Methods every caller may use: health checks and reflection are not TreeService's.
 _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")

@@ -27,6 +27,8 @@ from tree_service.errors import (
 from tree_service.ingestion.rpc import IngestionRpcs
 from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
 from tree_service.lifecycle.merge_rpc import MergeRpcs
+from tree_service.lifecycle.purge_rpc import PurgeRpcs
+from tree_service.lifecycle.purge_rules import PurgePreviewStale
 from tree_service.lifecycle.rpc import LifecycleRpcs
 from tree_service.lifecycle.transplant_rpc import TransplantRpcs
 from tree_service.realms.rpc import RealmRpcs
@@ -52,6 +54,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     QuotaExceeded: grpc.StatusCode.FAILED_PRECONDITION,
     ApprovalRequired: grpc.StatusCode.FAILED_PRECONDITION,
     EstimateNotApplicable: grpc.StatusCode.FAILED_PRECONDITION,
+    PurgePreviewStale: grpc.StatusCode.ABORTED,
 }
 
 
@@ -71,6 +74,7 @@ class TreeServicer(
     MergeRpcs,
     TransplantRpcs,
     CostRpcs,
+    PurgeRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

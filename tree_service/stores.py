@@ -16,6 +16,7 @@ from tree_service.costs.store import CostStore
 from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.canon_store import CanonReviewStore
 from tree_service.lifecycle.merge_store import MergeStore
+from tree_service.lifecycle.purge_store import PurgeStore
 from tree_service.lifecycle.store import LifecycleStore
 from tree_service.lifecycle.transplant_store import TransplantStore
 from tree_service.realms.store import RealmStore
@@ -39,6 +40,7 @@ class Stores:
     transplants: TransplantStore
     costs: CostStore
     comparisons: ComparisonStore
+    purges: PurgeStore
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -60,4 +62,5 @@ class Stores:
             transplants=TransplantStore(core),
             costs=CostStore(core),
             comparisons=ComparisonStore(),
+            purges=PurgeStore(core),
         )

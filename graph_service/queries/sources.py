@@ -11,11 +11,12 @@ WHERE o.object_type = 'source_reference' AND o.object_id = $1
 ORDER BY r.graph_revision DESC
 """
 
-# The message source behind a tree node: its lineage (source id), its newest revision, and
-# where the conversation lives now.
+# The message source behind a tree node: its lineage (source id), its newest revision, where
+# the conversation lives now, and whether that node was purged (then it reads as deleted).
 CURRENT_MESSAGE_SOURCE = """
 SELECT s.source_id, s.revision, s.text, s.role, s.ordinal, t.project_id, t.id::text AS tree_id,
        s.node_id::text AS node_id, s.created_at,
+       EXISTS (SELECT 1 FROM purged_nodes p WHERE p.node_id = s.node_id) AS purged,
        (SELECT min(f.created_at) FROM source_revisions f WHERE f.source_id = s.source_id)
            AS first_created_at
 FROM source_revisions s

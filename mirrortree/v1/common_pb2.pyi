@@ -33,6 +33,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INTERNAL_REASON: _ClassVar[ErrorReason]
     OUTCOME_UNKNOWN: _ClassVar[ErrorReason]
     DATABASE_UNAVAILABLE: _ClassVar[ErrorReason]
+    PURGE_PREVIEW_STALE: _ClassVar[ErrorReason]
     REALM_NOT_REAL: _ClassVar[ErrorReason]
     RULING_REQUIRED: _ClassVar[ErrorReason]
     SAFETY_STOP_IN_EFFECT: _ClassVar[ErrorReason]
@@ -122,6 +123,7 @@ CONTENTION: ErrorReason
 INTERNAL_REASON: ErrorReason
 OUTCOME_UNKNOWN: ErrorReason
 DATABASE_UNAVAILABLE: ErrorReason
+PURGE_PREVIEW_STALE: ErrorReason
 REALM_NOT_REAL: ErrorReason
 RULING_REQUIRED: ErrorReason
 SAFETY_STOP_IN_EFFECT: ErrorReason

@@ -1,5 +1,6 @@
 from mirrortree.v1 import common_pb2 as _common_pb2
 from mirrortree.v1 import costs_pb2 as _costs_pb2
+from mirrortree.v1 import purge_pb2 as _purge_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -45,6 +46,7 @@ class CitationStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CITATION_CURRENT: _ClassVar[CitationStatus]
     CITATION_SUPERSEDED: _ClassVar[CitationStatus]
     CITATION_REVOKED: _ClassVar[CitationStatus]
+    CITATION_PURGED: _ClassVar[CitationStatus]
 
 class CanonicalScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -123,6 +125,7 @@ class BranchState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PAUSED: _ClassVar[BranchState]
     CONCLUDED: _ClassVar[BranchState]
     ARCHIVED: _ClassVar[BranchState]
+    PURGED: _ClassVar[BranchState]
 
 class InvitationState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -136,6 +139,7 @@ class MergeSourceState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     MERGE_SOURCE_STATE_UNSPECIFIED: _ClassVar[MergeSourceState]
     SOURCE_AVAILABLE: _ClassVar[MergeSourceState]
     SOURCE_ARCHIVED: _ClassVar[MergeSourceState]
+    SOURCE_PURGED: _ClassVar[MergeSourceState]
 REALM_UNSPECIFIED: Realm
 REAL: Realm
 WORLD: Realm
@@ -158,6 +162,7 @@ CITATION_STATUS_UNSPECIFIED: CitationStatus
 CITATION_CURRENT: CitationStatus
 CITATION_SUPERSEDED: CitationStatus
 CITATION_REVOKED: CitationStatus
+CITATION_PURGED: CitationStatus
 CANONICAL_SCOPE_UNSPECIFIED: CanonicalScope
 REAL_EXPERIENCE: CanonicalScope
 WORLD_CANON: CanonicalScope
@@ -209,6 +214,7 @@ ACTIVE: BranchState
 PAUSED: BranchState
 CONCLUDED: BranchState
 ARCHIVED: BranchState
+PURGED: BranchState
 INVITATION_STATE_UNSPECIFIED: InvitationState
 INVITATION_PENDING: InvitationState
 INVITATION_ACCEPTED: InvitationState
@@ -216,6 +222,7 @@ INVITATION_DECLINED: InvitationState
 MERGE_SOURCE_STATE_UNSPECIFIED: MergeSourceState
 SOURCE_AVAILABLE: MergeSourceState
 SOURCE_ARCHIVED: MergeSourceState
+SOURCE_PURGED: MergeSourceState
 
 class Tree(_message.Message):
     __slots__ = ("id", "title", "owner", "project_id", "default_realm", "revision", "created_at", "updated_at", "default_world")

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from mirrortree.v1 import costs_pb2 as mirrortree_dot_v1_dot_costs__pb2
+from mirrortree.v1 import purge_pb2 as mirrortree_dot_v1_dot_purge__pb2
 from mirrortree.v1 import tree_pb2 as mirrortree_dot_v1_dot_tree__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -324,6 +325,21 @@ class TreeServiceStub:
                 '/mirrortree.v1.TreeService/CompareCandidates',
                 request_serializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesResponse.FromString,
+                _registered_method=True)
+        self.PreviewPurge = channel.unary_unary(
+                '/mirrortree.v1.TreeService/PreviewPurge',
+                request_serializer=mirrortree_dot_v1_dot_purge__pb2.PreviewPurgeRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_purge__pb2.PreviewPurgeResponse.FromString,
+                _registered_method=True)
+        self.Purge = channel.unary_unary(
+                '/mirrortree.v1.TreeService/Purge',
+                request_serializer=mirrortree_dot_v1_dot_purge__pb2.PurgeRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_purge__pb2.PurgeResponse.FromString,
+                _registered_method=True)
+        self.GetPurgeTombstone = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetPurgeTombstone',
+                request_serializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneResponse.FromString,
                 _registered_method=True)
 
 
@@ -852,6 +868,33 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PreviewPurge(self, request, context):
+        """T16: what purging an archived branch would remove, retract or tombstone, and a token
+        binding the preview to the branch as it is now. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
+        FAILED_PRECONDITION (the branch is not archived, or is purged already).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Purge(self, request, context):
+        """T16: purges an archived branch as previewed, with the user's confirmation (grant action
+        "purge"). Codes: OK, INVALID_ARGUMENT (bad token or choice), NOT_FOUND,
+        FAILED_PRECONDITION (not archived, purged by another preview, an impact not chosen),
+        ABORTED (`purge_preview_stale`: the branch changed since the preview), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPurgeTombstone(self, request, context):
+        """T16: the tombstone a purge left for a node. Codes: OK, INVALID_ARGUMENT, NOT_FOUND (no such
+        node, or a node that was not purged).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1144,6 +1187,21 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.CompareCandidates,
                     request_deserializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesResponse.SerializeToString,
+            ),
+            'PreviewPurge': grpc.unary_unary_rpc_method_handler(
+                    servicer.PreviewPurge,
+                    request_deserializer=mirrortree_dot_v1_dot_purge__pb2.PreviewPurgeRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_purge__pb2.PreviewPurgeResponse.SerializeToString,
+            ),
+            'Purge': grpc.unary_unary_rpc_method_handler(
+                    servicer.Purge,
+                    request_deserializer=mirrortree_dot_v1_dot_purge__pb2.PurgeRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_purge__pb2.PurgeResponse.SerializeToString,
+            ),
+            'GetPurgeTombstone': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPurgeTombstone,
+                    request_deserializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2712,6 +2770,87 @@ class TreeService:
             '/mirrortree.v1.TreeService/CompareCandidates',
             mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesRequest.SerializeToString,
             mirrortree_dot_v1_dot_costs__pb2.CompareCandidatesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PreviewPurge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/PreviewPurge',
+            mirrortree_dot_v1_dot_purge__pb2.PreviewPurgeRequest.SerializeToString,
+            mirrortree_dot_v1_dot_purge__pb2.PreviewPurgeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Purge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/Purge',
+            mirrortree_dot_v1_dot_purge__pb2.PurgeRequest.SerializeToString,
+            mirrortree_dot_v1_dot_purge__pb2.PurgeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPurgeTombstone(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetPurgeTombstone',
+            mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneRequest.SerializeToString,
+            mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneResponse.FromString,
             options,
             channel_credentials,
             insecure,

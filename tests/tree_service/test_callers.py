@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from devtools.pgcluster import roles
 from mirrortree import callers
 from mirrortree.rpcstatus import describe
-from mirrortree.v1 import tree_pb2, tree_pb2_grpc
+from mirrortree.v1 import purge_pb2, tree_pb2, tree_pb2_grpc
 from tests.conftest import unique
 from tests.tree_service.helpers import answer, ask, confirmation
 from tree_service import app as tree_app
@@ -531,3 +531,58 @@ async def test_a_host_app_limited_to_owners_cannot_decide_their_invitations(guar
         tree_pb2.ListCanonInvitationsRequest(tree_id=theirs.id), metadata=desk
     )
     assert [i.state for i in listed.invitations] == [tree_pb2.INVITATION_PENDING]
+
+
+async def test_only_the_users_grant_purges_and_a_host_app_previews(guarded):
+    tree_id, leaf = await answered_tree(guarded)
+    question = (
+        await guarded.GetNode(tree_pb2.GetNodeRequest(node_id=leaf), metadata=bearer(HOST))
+    ).node.parent_id
+    await guarded.SetBranchState(
+        tree_pb2.SetBranchStateRequest(
+            idempotency_key=unique("k"),
+            node_id=question,
+            state=tree_pb2.ARCHIVED,
+            expected_revision=1,
+            changed_by="user-1",
+        ),
+        metadata=bearer(HOST),
+    )
+    for caller in (HOST, OPERATOR):
+        shown = await guarded.PreviewPurge(
+            purge_pb2.PreviewPurgeRequest(node_id=question), metadata=bearer(caller)
+        )
+
+    def purge() -> purge_pb2.PurgeRequest:
+        return purge_pb2.PurgeRequest(
+            idempotency_key=unique("k"),
+            tree_id=tree_id,
+            node_id=question,
+            preview_token=shown.preview_token,
+            purged_by="user-1",
+            reason="gone",
+        )
+
+    for meta in (
+        bearer(HOST),  # no confirmation at all
+        with_grant(HOST, "canonicalize", tree_id, "user-1"),
+        with_grant(HOST, "purge", tree_id, "user-2"),
+    ):
+        await refused(
+            guarded.Purge(purge(), metadata=meta),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "confirmation_required",
+        )
+    await refused(
+        guarded.PreviewPurge(
+            purge_pb2.PreviewPurgeRequest(node_id=question), metadata=bearer(GATEWAY)
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "permission_denied",
+    )
+    got = await guarded.GetNode(tree_pb2.GetNodeRequest(node_id=leaf), metadata=bearer(HOST))
+    assert (got.node.text, got.node.branch_state) == ("Plan A", tree_pb2.ARCHIVED)
+    done = await guarded.Purge(purge(), metadata=with_grant(HOST, "purge", tree_id, "user-1"))
+    assert done.tombstone.purged_by == "user-1"
+    got = await guarded.GetNode(tree_pb2.GetNodeRequest(node_id=leaf), metadata=bearer(HOST))
+    assert (got.node.text, got.node.branch_state) == ("", tree_pb2.PURGED)

@@ -62,6 +62,7 @@ def citations(check: Checker, values: list[tree_pb2.Citation]) -> tuple[Citation
 
 _CITATION_STATUS = {
     "revoked": tree_pb2.CITATION_REVOKED,
+    "purged": tree_pb2.CITATION_PURGED,
     "superseded": tree_pb2.CITATION_SUPERSEDED,
 }
 

@@ -32,6 +32,7 @@ from tree_service.domain import (
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.canon_store import accept_invitation
+from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.store import TreeStore
 
 
@@ -55,6 +56,8 @@ class MainLineStore:
             if node.id not in extended:
                 extended[node.id] = await self._extended_parts(conn, node)
         nodes, parts = rules.with_extended_parts(selected, extended)
+        for node in nodes:
+            await expect_not_purged(conn, node.id, "selected node")
         scope, world = rules.canonical_scope(nodes, parts)
         key = (tree_uuid, scope.value, world)
         if request.expected_version == 0:

@@ -37,6 +37,7 @@ from tree_service.domain import (
 )
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
+from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.store import TreeStore
 
 
@@ -110,6 +111,8 @@ class ConversationStore:
         bumped = await conn.fetchrow(queries.BUMP_TREE_FOR_APPEND, tree_uuid)
         if bumped is None:
             raise NotFound("tree", tree_id)
+        if parent is not None:  # checked under the tree's lock, which a purge holds too
+            await expect_not_purged(conn, parent.id, "parent")
         default = RealmChoice(Realm(bumped["default_realm"]), bumped["default_world"])
         node_realm, world = rules.node_realm(realm, parent, default)
         node_id = uuid.uuid4()
@@ -161,6 +164,7 @@ class ConversationStore:
         cited_length = 0
         for i, citation in enumerate(requested):
             cited = await self.load(conn, citation.node_id, f"citations[{i}].node_id")
+            await expect_not_purged(conn, cited.id, f"citations[{i}].node_id")
             if cited.tree_id not in owners:
                 cited_tree = await conn.fetchrow(queries.SELECT_TREE, uuid.UUID(cited.tree_id))
                 owners[cited.tree_id] = cited_tree["owner"]

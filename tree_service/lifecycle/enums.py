@@ -18,5 +18,6 @@ STATE_TO_PROTO = {
     BranchState.PAUSED: tree_pb2.PAUSED,
     BranchState.CONCLUDED: tree_pb2.CONCLUDED,
     BranchState.ARCHIVED: tree_pb2.ARCHIVED,
+    BranchState.PURGED: tree_pb2.PURGED,
 }
 STATE_FROM_PROTO: dict[int, BranchState] = {v: k for k, v in STATE_TO_PROTO.items()}

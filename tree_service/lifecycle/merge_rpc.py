@@ -15,6 +15,7 @@ MAX_SOURCES = 100
 SOURCE_STATE_TO_PROTO = {
     MergeSourceState.AVAILABLE: tree_pb2.SOURCE_AVAILABLE,
     MergeSourceState.ARCHIVED: tree_pb2.SOURCE_ARCHIVED,
+    MergeSourceState.PURGED: tree_pb2.SOURCE_PURGED,
 }
 
 

@@ -11,6 +11,7 @@ from tree_service.conversation.store import ConversationStore
 from tree_service.domain import NewQuestion, Node
 from tree_service.errors import NotFound, PreconditionFailed
 from tree_service.lifecycle import queries as lifecycle_queries
+from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.lifecycle.rules import MergeReference, MergeRequest, MergeSourceState
 from tree_service.store import TreeStore
 
@@ -22,7 +23,7 @@ INSERT INTO merge_references (question_id, position, tree_id, source_node_id, so
 VALUES ($1, $2, $3, $4, $5, $6)
 """
 
-# Each reference with whether its source now lies in an archived branch.
+# Each reference with whether its source now lies in an archived branch, or was purged.
 SELECT_REFERENCES = """
 SELECT r.question_id::text, r.position, r.source_node_id::text, r.source_tree_id::text,
        r.merged_by, r.created_at,
@@ -33,7 +34,8 @@ SELECT r.question_id::text, r.position, r.source_node_id::text, r.source_tree_id
                SELECT n.id, n.parent_id FROM nodes n JOIN up ON n.id = up.parent_id
            )
            SELECT 1 FROM up JOIN branches b ON b.node_id = up.id WHERE b.state = 'archived'
-       ) AS archived
+       ) AS archived,
+       EXISTS (SELECT 1 FROM purged_nodes p WHERE p.node_id = r.source_node_id) AS purged
 FROM merge_references r
 WHERE r.question_id = $1
 ORDER BY r.position
@@ -46,7 +48,13 @@ def reference_from_row(row: asyncpg.Record) -> MergeReference:
         position=row["position"],
         source_node_id=row["source_node_id"],
         source_tree_id=row["source_tree_id"],
-        source_state=MergeSourceState.ARCHIVED if row["archived"] else MergeSourceState.AVAILABLE,
+        source_state=(
+            MergeSourceState.PURGED
+            if row["purged"]
+            else MergeSourceState.ARCHIVED
+            if row["archived"]
+            else MergeSourceState.AVAILABLE
+        ),
         merged_by=row["merged_by"],
         created_at=row["created_at"],
     )
@@ -71,6 +79,7 @@ class MergeStore:
         for i, source_id in enumerate(wanted.source_node_ids):
             field = f"source_node_ids[{i}]"
             source = await ConversationStore.load(conn, source_id, field)
+            await expect_not_purged(conn, source.id, field)
             if source.tree_id == str(target_uuid):
                 raise PreconditionFailed(
                     f"{field} {source.id} is in the target tree: a merge references other trees",

@@ -38,7 +38,7 @@ def state_filter(check: Checker, values: list[int]) -> tuple[BranchState, ...]:
     found = []
     for i, value in enumerate(values):
         if value not in STATE_FROM_PROTO:
-            check.fail(f"states[{i}]", "must be ACTIVE, PAUSED, CONCLUDED or ARCHIVED")
+            check.fail(f"states[{i}]", "must be ACTIVE, PAUSED, CONCLUDED, ARCHIVED or PURGED")
         else:
             found.append(STATE_FROM_PROTO[value])
     return tuple(found)

@@ -15,8 +15,8 @@ CASE WHEN n.kind <> 'answer' THEN NULL
      ELSE 'adopted' END
 """
 
-# Every node under a moved branch of tree $1 with the branch that decides its state: an
-# archived branch above hides everything under it, else the innermost moved branch counts.
+# Every node under a moved branch of tree $1 with the branch that decides its state: a purged,
+# then an archived branch above decides for everything under it, else the innermost one.
 PLACED = """
 under AS (
     SELECT b.node_id AS id, b.node_id AS branch_id, b.state, 0 AS depth
@@ -26,7 +26,7 @@ under AS (
     FROM under u JOIN nodes n ON n.parent_id = u.id
 ), placed AS (
     SELECT DISTINCT ON (id) id, branch_id, state
-    FROM under ORDER BY id, state = 'archived' DESC, depth
+    FROM under ORDER BY id, state = 'purged' DESC, state = 'archived' DESC, depth
 )
 """
 
@@ -42,7 +42,7 @@ LEFT JOIN LATERAL (
     )
     SELECT b.node_id::text AS branch_id, b.state
     FROM up JOIN branches b ON b.node_id = up.id
-    ORDER BY b.state = 'archived' DESC, up.depth
+    ORDER BY b.state = 'purged' DESC, b.state = 'archived' DESC, up.depth
     LIMIT 1
 ) p ON true
 """
@@ -105,7 +105,7 @@ ORDER BY node_id, revision
 LIST_BRANCHES = """
 SELECT b.node_id::text, b.tree_id::text, b.state, b.revision, n.ordinal
 FROM branches b JOIN nodes n ON n.id = b.node_id
-WHERE b.tree_id = $1 AND n.ordinal > $2 AND ($3 OR b.state <> 'archived')
+WHERE b.tree_id = $1 AND n.ordinal > $2 AND ($3 OR b.state NOT IN ('archived', 'purged'))
   AND (cardinality($5::text[]) = 0 OR b.state = any($5::text[]))
 ORDER BY n.ordinal
 LIMIT $4

@@ -22,6 +22,7 @@ class BranchState(StrEnum):
     PAUSED = "paused"
     CONCLUDED = "concluded"
     ARCHIVED = "archived"
+    PURGED = "purged"  # reached only by a purge (T16), and final
 
 
 # From → the states it may move to: a concluded branch is reopened (to active) before it is
@@ -31,12 +32,18 @@ ALLOWED = {
     BranchState.PAUSED: {BranchState.ACTIVE, BranchState.CONCLUDED, BranchState.ARCHIVED},
     BranchState.CONCLUDED: {BranchState.ACTIVE, BranchState.ARCHIVED},
     BranchState.ARCHIVED: {BranchState.ACTIVE},
+    BranchState.PURGED: set(),
 }
 
 
 def expect_transition(branch_id: str, current: BranchState, wanted: BranchState) -> None:
+    if wanted is BranchState.PURGED:
+        raise PreconditionFailed(
+            f"branch {branch_id} is {current.value}: only Purge, after PreviewPurge, purges",
+            {"branch_id": branch_id, "state": current.value},
+        )
     if wanted not in ALLOWED[current]:
-        allowed = ", ".join(sorted(s.value for s in ALLOWED[current]))
+        allowed = ", ".join(sorted(s.value for s in ALLOWED[current])) or "no other state"
         raise PreconditionFailed(
             f"branch {branch_id} is {current.value}: it may move to {allowed}, "
             f"not to {wanted.value}",
@@ -132,6 +139,7 @@ class CandidateReview:
 class MergeSourceState(StrEnum):
     AVAILABLE = "available"
     ARCHIVED = "archived"
+    PURGED = "purged"
 
 
 @dataclass(frozen=True)

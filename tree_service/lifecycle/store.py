@@ -33,7 +33,8 @@ LIST_NODES = (
     + conversation_queries.NODE_COLUMNS
     + """, p.branch_id::text AS branch_id, p.state AS branch_state
 FROM nodes n LEFT JOIN placed p ON p.id = n.id
-WHERE n.tree_id = $1 AND n.ordinal > $2 AND ($4 OR p.state IS DISTINCT FROM 'archived')
+WHERE n.tree_id = $1 AND n.ordinal > $2
+  AND ($4 OR p.state IS NULL OR p.state NOT IN ('archived', 'purged'))
   AND (cardinality($5::text[]) = 0 OR ("""
     + queries.LIFECYCLE
     + """) = any($5::text[]))

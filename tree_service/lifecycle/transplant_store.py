@@ -17,6 +17,7 @@ from tree_service.conversation.rows import (
 from tree_service.conversation.store import ConversationStore
 from tree_service.domain import AnswerState, NodeKind, Tree
 from tree_service.errors import NotFound, PreconditionFailed
+from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.lifecycle.rules import TransplantOrigin, TransplantRequest
 from tree_service.rules import parse_id
 from tree_service.store import TreeStore
@@ -132,6 +133,7 @@ class TransplantStore:
         conn: asyncpg.Connection, wanted: TransplantRequest
     ) -> tuple[Tree, TransplantOrigin]:
         root = await ConversationStore.load(conn, wanted.node_id, "node_id")
+        await expect_not_purged(conn, root.id, "node_id")
         if root.kind is not NodeKind.QUESTION:
             raise PreconditionFailed(
                 f"node {root.id} is an {root.kind.value}: a transplanted tree starts with a "
