@@ -32,11 +32,12 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 
-SERVICES = {"primary", "replica", "tree_service", "graph_service", "gateway"}
+SERVICES = {"primary", "replica", "tree_service", "graph_service", "gateway", "webview"}
 APP_PACKAGES = {
     "tree_service": "tree_service",
     "graph_service": "graph_service",
     "gateway": "gateway",
+    "webview": "webview",
 }
 
 # Every variable each service reads, as documented: (required in compose, optional).
@@ -62,6 +63,15 @@ DOCUMENTED_ENV: dict[str, tuple[set[str], set[str]]] = {
         },
         {"MIRRORTREE_BINDING_TOKEN", "MIRRORTREE_LOG_LEVEL"},
     ),
+    "webview": (
+        {
+            "MIRRORTREE_WEBVIEW_LISTEN",
+            "MIRRORTREE_WEBVIEW_TREE_TARGET",
+            "MIRRORTREE_WEBVIEW_GRAPH_TARGET",
+            "MIRRORTREE_WEBVIEW_TREE_TOKEN",
+        },
+        {"MIRRORTREE_LOG_LEVEL"},
+    ),
 }
 # Variables a user may set when running `docker compose` (interpolated into the file).
 USER_SETTINGS = {
@@ -73,6 +83,7 @@ USER_SETTINGS = {
     "MIRRORTREE_CONFIRMATION_SECRET",
     "MIRRORTREE_CURSOR_SECRET",
     "MIRRORTREE_LOG_LEVEL",
+    "MIRRORTREE_WEBVIEW_TOKEN",
 }
 
 _INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-?]([^}]*))?\}")
@@ -186,6 +197,7 @@ def test_every_dependency_waits_for_a_healthy_service(compose):
         "tree_service": {"primary"},
         "graph_service": {"replica", "tree_service"},
         "gateway": {"graph_service"},
+        "webview": {"tree_service", "graph_service"},
     }
     for name, svc in services(compose).items():
         depends_on = svc.get("depends_on", {})
