@@ -30,6 +30,10 @@ def short(text: str, limit: int = SHORT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def count(number: int, thing: str) -> str:
+    return f"{number} {thing}" if number == 1 else f"{number} {thing}s"
+
+
 def badge(text: str, kind: str) -> Markup:
     return el("span", text, class_=f"badge {kind}")
 
@@ -283,7 +287,7 @@ class TreePage:
             ),
             el("div", question.text, class_="text"),
             self.extras(question),
-            el("p", f"{len(answers)} candidate answers", class_="count") if answers else None,
+            el("p", count(len(answers), "candidate answer"), class_="count") if answers else None,
             row,
             id=f"node-{question.id}",
             class_="node question",
@@ -375,9 +379,9 @@ class TreePage:
         questions = [n for n in below if n.kind == tree_pb2.QUESTION]
         label = []
         if continuations:
-            label.append(f"{len(continuations)} continuations")
+            label.append(count(len(continuations), "continuation"))
         if questions:
-            label.append(f"{len(questions)} follow-up questions")
+            label.append(count(len(questions), "follow-up question"))
         return el(
             "details",
             el("summary", " and ".join(label)),

@@ -18,13 +18,18 @@ Req = tree_pb2.StreamAnswerRequest
 async def test_the_demo_tree_renders_with_its_main_lines(page, webview_url, demo_info):
     await sign_in(page, webview_url, demo_info.binding_token)
     assert await page.inner_text("h1") == "Choosing the storage engine"
-    questions = page.locator("section.question")
-    assert await questions.count() == 2
-    assert "Which database should the sync server use?" in await questions.first.inner_text()
+    first = page.locator("section.question").first
+    assert "Which database should the sync server use?" in await first.inner_text()
+    # Its two candidate answers, side by side.
+    candidates = first.locator(":scope > .answers > article.answer")
+    assert await candidates.count() == 2
+    left, right = [await candidates.nth(i).bounding_box() for i in range(2)]
+    assert left["y"] == right["y"] and right["x"] > left["x"]
     adopted = page.locator("article.answer.is-adopted")
     assert await adopted.count() == 1
     assert "move the sync server to PostgreSQL" in await adopted.inner_text()
     assert "adopted" in await adopted.locator(".badge.adopted").inner_text()
+    assert "verification" in await adopted.locator("article.continuation").inner_text()
     real = page.locator(".main-line[data-scope=real]")
     assert "v1" in await real.inner_text()
     assert "it replaced nothing" in await real.inner_text()
@@ -34,6 +39,18 @@ async def test_the_demo_tree_renders_with_its_main_lines(page, webview_url, demo
     # Each node of the confirmed path says it is on the main line.
     assert await page.locator(".badge.on-main-line").count() == 4
     await screenshot(page, "web-view-tree")
+
+
+async def test_the_demo_trees_concluded_branch_expands(page, webview_url, demo_info):
+    await sign_in(page, webview_url, demo_info.binding_token)
+    branch = page.locator("details.branch[data-state=concluded]")
+    assert await branch.count() == 1
+    answer = branch.locator("article.answer")
+    assert not await answer.is_visible()
+    await branch.locator("> summary").click()
+    assert await answer.is_visible()
+    assert "still one writer at a time" in await answer.inner_text()
+    assert "settled by moving to PostgreSQL" in await branch.inner_text()
 
 
 async def test_answers_sit_side_by_side_and_edits_show_as_versions(page, webview_url, tree_stub):
