@@ -60,7 +60,7 @@ class TreePage:
 
     @staticmethod
     def scope_label(version: tree_pb2.MainLineVersion) -> str:
-        label = {s: name for s, name, _ in SCOPES}.get(version.scope, "unknown scope")
+        label = {s: title.lower() for s, _, title in SCOPES}.get(version.scope, "unknown scope")
         return f"{label} ({version.world})" if version.world else label
 
     # ---- the page ----------------------------------------------------------------------------

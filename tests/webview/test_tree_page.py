@@ -184,3 +184,51 @@ async def test_a_streaming_bud_shows_each_chunk_once_acknowledged(page, webview_
         "el => el.textContent === 'sealed'",
         arg=await card.locator(".badge.state").element_handle(),
     )
+
+
+async def canonicalize(stub, tree_id: str, leaf: str, expected: int) -> tree_pb2.MainLineVersion:
+    version: tree_pb2.MainLineVersion = (
+        await write(
+            stub,
+            "Canonicalize",
+            tree_id=tree_id,
+            leaf_node_id=leaf,
+            confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="u"),
+            expected_version=expected,
+        )
+    ).version
+    return version
+
+
+async def test_each_scopes_main_line_says_what_each_version_replaced(page, webview_url, tree_stub):
+    tree = (
+        await write(tree_stub, "CreateTree", title="Main lines", owner="u", project_id=unique("p"))
+    ).tree
+    question = (await write(tree_stub, "AskQuestion", tree_id=tree.id, text="Which?")).node
+    first = (await write(tree_stub, "AddAnswer", question_id=question.id, text="First way")).node
+    second = (await write(tree_stub, "AddAnswer", question_id=question.id, text="Second way")).node
+    v1 = await canonicalize(tree_stub, tree.id, first.id, 0)
+    v2 = await canonicalize(tree_stub, tree.id, second.id, 1)
+    assert v2.replaces_version_id == v1.id
+    rehearsal = (
+        await write(
+            tree_stub, "AskQuestion", tree_id=tree.id, text="Try it?", realm=tree_pb2.REHEARSAL
+        )
+    ).node
+    tried = (await write(tree_stub, "AddAnswer", question_id=rehearsal.id, text="Tried.")).node
+    await canonicalize(tree_stub, tree.id, tried.id, 0)
+    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+
+    real = page.locator(".main-line[data-scope=real] li.version")
+    assert await real.count() == 2
+    newest = real.first
+    assert (await newest.locator(".version-head").inner_text()).startswith("v2")
+    assert "Replaces v1" in await newest.locator(".replaces").inner_text()
+    assert await newest.locator(".replaces .left").inner_text() == "Left the line: First way"
+    assert await newest.locator(".replaces .joined").inner_text() == "Joined: Second way"
+    assert "it replaced nothing" in await real.nth(1).inner_text()
+    assert "Try it?" in await page.inner_text(".main-line[data-scope=rehearsal]")
+    assert "No version yet" in await page.inner_text(".main-line[data-scope=world]")
+    # The nodes of each newest version carry its badge; the replaced answer does not.
+    assert "main line: real experience v2" in await page.inner_text(f"#node-{second.id}")
+    assert "main line" not in await page.inner_text(f"#node-{first.id} > .badges")
