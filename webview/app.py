@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import grpc
 from starlette.applications import Starlette
@@ -36,7 +37,7 @@ HEADERS = {
     "img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
     "frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
 }
 STATUS = {
@@ -121,6 +122,16 @@ def safe_next(value: str) -> str:
     return "/"
 
 
+def same_origin(request: Request) -> bool:
+    """Whether a form post comes from a page of this site (browsers send Origin on POST; a
+    client that sends none is not a cross-site browser form)."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    # Host only: behind a TLS-terminating proxy the scheme seen here is not the browser's.
+    return urlsplit(origin).netloc == request.headers.get("host", "")
+
+
 def failure_page(error: grpc.aio.AioRpcError) -> HTMLResponse:
     failure = rpcstatus.describe(error)
     status = STATUS.get(failure.code, 502)
@@ -200,6 +211,10 @@ def build_app(settings: Settings, readers: Readers | None = None) -> Starlette:
         return RedirectResponse(f"/tree/{binding.session_id}", 303)
 
     async def login(request: Request) -> Response:
+        if not same_origin(request):
+            # A form posted from another site would sign the browser in as someone else.
+            body = el("section", el("h1", "403: sign in from this site"))
+            return html("Refused", body, 403, signed_in=False)
         form = await request.form()
         token = str(form.get("token") or "").strip()
         next_path = safe_next(str(form.get("next") or "/"))
@@ -270,8 +285,10 @@ def build_app(settings: Settings, readers: Readers | None = None) -> Starlette:
             )
             return html("Not found", body, 404)
         ref = common_pb2.ObjectRef(type=OBJECT_TYPES[kind], id=request.path_params["object_id"])
-        current = await reads.context(ref, graph_pb2.CURRENT, token)
-        timeline = await reads.context(ref, graph_pb2.TIMELINE, token)
+        current = await reads.context_whole(ref, graph_pb2.CURRENT, token, ("relations",))
+        timeline = await reads.context_whole(
+            ref, graph_pb2.TIMELINE, token, ("timeline", "undated", "sources")
+        )
         docs: Docs = {}
         for mode, response in ((graph_pb2.CURRENT, current), (graph_pb2.TIMELINE, timeline)):
             for found in response.collections:

@@ -23,6 +23,8 @@ MAX_VERSIONS = 200
 # A source page reads at most this many code points of the whole source around a fragment.
 MAX_SOURCE_CHARS = 400_000
 MAX_CONTENT_CHARS = 200_000
+# A story page follows a collection's cursors up to this many items; past it the page says so.
+MAX_ITEMS = 500
 
 OBJECT_TYPES = {
     "story_line": common_pb2.STORY_LINE,
@@ -189,6 +191,28 @@ class Readers:
             object_ref=ref, mode=mode, page_size=50, content_page_size=8000, cursor=cursor
         )
         response: graph_pb2.GetContextResponse = await self.graph_call("GetContext", request, token)
+        return response
+
+    async def context_whole(
+        self,
+        ref: common_pb2.ObjectRef,
+        mode: graph_pb2.ContextMode,
+        token: str,
+        names: tuple[str, ...],
+    ) -> graph_pb2.GetContextResponse:
+        """A context read whose `names` collections are followed page by page (up to
+        MAX_ITEMS each), so a long timeline is shown whole rather than its first page."""
+        response = await self.context(ref, mode, token)
+        for found in response.collections:
+            if found.name not in names:
+                continue
+            while found.page.has_more and len(found.items) < MAX_ITEMS:
+                more = await self.context(ref, mode, token, found.page.next_cursor)
+                page = next((c for c in more.collections if c.name == found.name), None)
+                if page is None:
+                    break
+                found.items.extend(page.items)
+                found.page.CopyFrom(page.page)
         return response
 
     async def item_json(

@@ -308,7 +308,6 @@ class StoryPage:
                 if moment:
                     times.append(moment)
         axis = Axis.over(times)  # coverage is drawn within it, clipped, never widening it
-        page = collection(self.timeline, "timeline").page
         rows = [self.timeline_row(item, axis) for item in dated]
         body: object
         if rows:
@@ -331,7 +330,7 @@ class StoryPage:
             ),
             axis_ticks(axis) if axis else None,
             body,
-            more_note(page, "timeline"),
+            more_note(collection(self.timeline, "timeline"), "timeline"),
             self.coverage_track(axis, processed) if axis else None,
             class_="story-timeline",
         )
@@ -458,7 +457,7 @@ class StoryPage:
             el("ol", rows, class_="timeline undated-list")
             if rows
             else el("p", "None: every piece of evidence here has an event time.", class_="empty"),
-            more_note(undated.page, "undated"),
+            more_note(undated, "undated"),
             class_="story-undated",
         )
 
@@ -584,7 +583,7 @@ class StoryPage:
                         [el("li", self.item_body(i, self.doc(i))) for i in found.items],
                         class_="items",
                     ),
-                    more_note(found.page, name),
+                    more_note(found, name),
                     class_=f"collection collection-{name}",
                     open=name == "relations",
                 )
@@ -602,13 +601,15 @@ def compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)[:300]
 
 
-def more_note(page: common_pb2.PageInfo, name: str) -> Markup | None:
-    if not page.has_more:
+def more_note(found: graph_pb2.ContextCollection, name: str) -> Markup | None:
+    if not found.page.has_more:
         return None
+    page = found.page
     total = page.total.exact if page.total.HasField("exact") else "an unknown number of"
     return el(
         "p",
-        f"Showing {page.returned_count} of {total} {name} items; the rest are not shown here.",
+        f"Showing the first {len(found.items)} of {total} {name} items; the rest are not "
+        "shown here.",
         class_="notice",
     )
 

@@ -88,3 +88,14 @@ async def test_hostile_text_renders_inert(page, webview_url, tree_stub):
     assert await page.inner_text(f"#node-{question.id} > .text") == hostile
     assert await page.evaluate("() => window.pwned") is None
     assert await page.locator("main img, main script").count() == 0
+
+
+async def test_a_sign_in_posted_from_another_site_is_refused(page, webview_url, demo_info):
+    response = await page.request.post(
+        f"{webview_url}/login",
+        form={"token": demo_info.binding_token, "next": "/"},
+        headers={"Origin": "https://evil.example"},
+        max_redirects=0,
+    )
+    assert response.status == 403
+    assert "set-cookie" not in response.headers

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.webview.helpers import screenshot, sign_in
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from tests.conftest import unique
+from tests.graph_service.story import project_scope, record
+from tests.webview.helpers import binding_for, screenshot, sign_in, write
 
 STORY = json.loads(
     (Path(__file__).parents[2] / "devtools" / "demo_story.json").read_text(encoding="utf-8")
@@ -86,3 +89,46 @@ async def test_a_source_whose_version_is_gone_still_shows_its_saved_fragment(
     await page.goto(f"{webview_url}/source/src-notes-v1#fragment")
     assert await page.inner_text("mark#fragment") == FRAGMENTS["src-notes-v1"]
     assert "Only the saved fragment can be shown" in await page.inner_text("section.source-head")
+
+
+async def test_a_long_timeline_is_shown_whole_across_pages(
+    page, webview_url, tree_stub, graph_stub
+):
+    project = unique("long")
+    tree = (await write(tree_stub, "CreateTree", title="Long", owner="u", project_id=project)).tree
+    events = [
+        tree_pb2.EventInput(
+            id=f"ev-{n:03}",
+            kind=tree_pb2.MILESTONE,
+            title=f"Step {n}",
+            # Recorded out of order: the page orders by event time, never by input order.
+            event_time=common_pb2.EventTime(
+                start=f"2026-03-{1 + (n * 7) % 28:02}T{n % 24:02}:00:00Z",
+                precision=common_pb2.MINUTE,
+                basis="stated_in_source",
+                known=True,
+            ),
+        )
+        for n in range(120)
+    ]
+    line = tree_pb2.StoryLineInput(
+        id="line-long", title="A long line", event_ids=[e.id for e in events]
+    )
+    written = await record(tree_stub, project, events=events, story_lines=[line])
+    await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="Step",
+            scope=project_scope(project),
+            options=graph_pb2.ReadOptions(min_consistency=written.consistency),
+        )
+    )
+    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+    await page.goto(f"{webview_url}/story/story_line/line-long")
+
+    dated = page.locator("section.story-timeline li.timeline-item")
+    times = await dated.locator(".when time").evaluate_all(
+        "nodes => nodes.map(n => n.getAttribute('datetime'))"
+    )
+    assert len(times) == 120  # every page of the timeline, not its first 50
+    assert times == sorted(times)
+    assert await page.locator("section.story-timeline .notice").count() == 0

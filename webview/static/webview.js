@@ -22,10 +22,16 @@
     function poll() {
       fetch(url, { credentials: "same-origin", cache: "no-store" })
         .then(function (response) {
+          if (response.status >= 400 && response.status < 500) {
+            // Signed out, not this tree's, or gone: polling again cannot help.
+            element.dataset.state = "unreadable";
+            return null;
+          }
           if (!response.ok) throw new Error(String(response.status));
           return response.json();
         })
         .then(function (node) {
+          if (node === null) return;
           element.textContent = node.text;
           var chunks = card && card.querySelector(".chunks");
           if (chunks) chunks.textContent = String(node.acknowledged_chunks);
