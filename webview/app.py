@@ -25,7 +25,9 @@ from webview.auth import COOKIE, Bindings, CannotCheck, NotSignedIn, token_of
 from webview.config import Settings
 from webview.markup import Markup, el, page
 from webview.reads import OBJECT_TYPES, Readers
-from webview.story_page import Docs, StoryPage, item_key, search_page, source_page
+from webview.search_page import search_page
+from webview.source_page import source_page
+from webview.story_page import Docs, StoryPage, item_key
 from webview.tree_page import TreePage
 
 log = logging.getLogger("webview")

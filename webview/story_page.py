@@ -5,13 +5,13 @@ that shows a claim's saved fragment in place."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from mirrortree.v1 import common_pb2, graph_pb2
 from webview.markup import Markup, el, join
-from webview.reads import TYPE_NAMES, SourceData
+from webview.reads import TYPE_NAMES
+from webview.timeaxis import Axis, parse_time, track
 
 VALIDITY = {
     common_pb2.VALIDITY_CURRENT: "current",
@@ -37,15 +37,6 @@ def item_key(item: graph_pb2.ContextItem) -> ItemKey:
     )
 
 
-def parse_time(text: str) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def type_name(ref: common_pb2.ObjectRef) -> str:
     return TYPE_NAMES.get(ref.type, "object")
 
@@ -63,52 +54,6 @@ def collection(response: graph_pb2.GetContextResponse, name: str) -> graph_pb2.C
         if found.name == name:
             return found
     return graph_pb2.ContextCollection(name=name)
-
-
-@dataclass(frozen=True)
-class Axis:
-    """A time axis over every dated thing the page shows, in percent of its width."""
-
-    start: datetime
-    end: datetime
-
-    @classmethod
-    def over(cls, times: list[datetime]) -> Axis | None:
-        if not times:
-            return None
-        start, end = min(times), max(times)
-        if start == end:
-            return None
-        # Room after the last event, so an open validity visibly runs on past it.
-        return cls(start - (end - start) * 0.03, end + (end - start) * 0.12)
-
-    def at(self, moment: datetime) -> float:
-        span = (self.end - self.start).total_seconds()
-        offset = (moment - self.start).total_seconds()
-        return max(0.0, min(100.0, offset / span * 100))
-
-    def band(self, start: datetime | None, end: datetime | None, text: str, cls: str) -> Markup:
-        """An SVG band (attributes, not inline style, so the page's CSP allows it and it
-        draws without script)."""
-        left = self.at(start) if start else 0.0
-        right = self.at(end) if end else 100.0
-        width = max(right - left, 0.6)
-        # About two characters per percent of the track fit; a narrower band keeps its label
-        # in its tooltip only.
-        room = int(width * 1.8)
-        label = text if len(text) <= room else (text[: room - 1] + "…" if room >= 6 else "")
-        ends = f"{' open-start' if start is None else ''}{' open-end' if end is None else ''}"
-        return el(
-            "g",
-            el("title", text),
-            el("rect", x=f"{left:.2f}%", y="2", width=f"{width:.2f}%", height="20", rx="3"),
-            el("text", label, x=f"{left + 0.4:.2f}%", y="16") if label else None,
-            class_=f"band {cls}{ends}",
-        )
-
-
-def track(*children: object, label: str, cls: str = "track") -> Markup:
-    return el("svg", *children, class_=cls, width="100%", height="24", role="img", aria_label=label)
 
 
 class StoryPage:
@@ -621,114 +566,3 @@ def axis_ticks(axis: Axis) -> Markup:
         el("span", axis.end.strftime("%Y-%m-%d %H:%M"), class_="tick-end"),
         class_="axis",
     )
-
-
-# ---- the source page -------------------------------------------------------------------------
-
-
-def source_page(reference_id: str, data: SourceData) -> Markup:
-    snap = data.snapshot
-    start, end = snap.fragment_start, snap.fragment_end
-    placed = (
-        data.whole is not None
-        and 0 <= start <= end <= len(data.whole)
-        and data.whole[start:end] == data.fragment
-    )
-    if placed and data.whole is not None:
-        text = el(
-            "pre",
-            data.whole[:start],
-            el("mark", data.fragment, id="fragment", class_="fragment"),
-            data.whole[end:],
-            class_="source-text",
-        )
-        where = (
-            f"The saved fragment is highlighted in version {snap.returned_version} of the "
-            f"source, code points {start}–{end}."
-        )
-    else:
-        text = el(
-            "pre", el("mark", data.fragment, id="fragment", class_="fragment"), class_="source-text"
-        )
-        why = data.whole_note or "the whole version differs from the saved fragment's place"
-        where = (
-            f"Only the saved fragment can be shown (code points {start}–{end} of version "
-            f"{snap.returned_version or 'unknown'}): {why}."
-        )
-    availability = graph_pb2.SourceAvailability.Name(snap.availability).lower()
-    times = snap.time_metadata
-    time_rows = []
-    for label, value in (
-        ("created", times.created),
-        ("updated", times.updated),
-        ("captured", times.captured),
-    ):
-        shown = value.at if value.HasField("at") else f"unknown ({value.unknown.reason})"
-        time_rows.append(
-            [el("dt", label), el("dd", shown, f" — {value.basis}" if value.basis else "")]
-        )
-    return join(
-        [
-            el(
-                "section",
-                el("p", "source reference ", el("code", reference_id), class_="kicker"),
-                el("h1", f"{snap.source_type} {snap.source_id}"),
-                el("p", where, class_="hint"),
-                el(
-                    "dl",
-                    el("dt", "availability"),
-                    el("dd", availability),
-                    el("dt", "read kinds"),
-                    el(
-                        "dd",
-                        ", ".join(
-                            graph_pb2.ReadKind.Name(k).lower() for k in snap.available_read_kinds
-                        ),
-                    ),
-                    time_rows,
-                    class_="facts",
-                ),
-                class_="source-head",
-            ),
-            el("section", text, class_="source-body"),
-        ]
-    )
-
-
-def search_page(query: str, response: graph_pb2.SearchResponse | None) -> Markup:
-    form = el(
-        "form",
-        el(
-            "label",
-            "Search the story graph ",
-            el("input", type="search", name="q", value=query, required=True, maxlength="500"),
-        ),
-        el("button", "Search", type="submit"),
-        action="/search",
-        method="get",
-        class_="search",
-    )
-    if response is None:
-        return join([el("h1", "Story graph"), form])
-    seen: set[tuple[int, str]] = set()
-    rows = []
-    for hit in response.hits:
-        key = (hit.ref.type, hit.ref.id)
-        if key in seen:
-            continue
-        seen.add(key)
-        rows.append(
-            el(
-                "li",
-                el("span", type_name(hit.ref).replace("_", " "), class_="badge kind"),
-                " ",
-                el("a", hit.title or hit.ref.id, href=story_href(hit.ref), class_="hit"),
-                el("p", hit.excerpt.text, class_="meta") if hit.excerpt.text else None,
-            )
-        )
-    body = (
-        el("ul", rows, class_="hits")
-        if rows
-        else el("p", "No object in your scope matches.", class_="empty")
-    )
-    return join([el("h1", "Story graph"), form, body])

@@ -271,7 +271,6 @@ class TreePage:
                 "div",
                 [self.answer(a, question) for a in answers],
                 class_="answers",
-                style=None,
             )
             if answers
             else el("p", "No answer yet.", class_="empty")
