@@ -121,7 +121,30 @@ async def test_a_concluded_branch_starts_folded_and_expands(page, webview_url, t
         changed_by="u",
         summary="Not needed for now.",
     )
+    moved = {}
+    for state, text in ((tree_pb2.PAUSED, "Later: a CDN?"), (tree_pb2.ARCHIVED, "Old idea")):
+        question = (
+            await write(tree_stub, "AskQuestion", tree_id=tree.id, parent_id=answer.id, text=text)
+        ).node
+        await write(
+            tree_stub,
+            "SetBranchState",
+            node_id=question.id,
+            state=state,
+            expected_revision=1,
+            changed_by="u",
+            reason="for the test",
+        )
+        moved[state] = question.id
     await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+
+    paused = page.locator(f"details.branch[data-branch='{moved[tree_pb2.PAUSED]}']")
+    assert await paused.get_attribute("data-state") == "paused"
+    assert await paused.evaluate("d => d.open")  # paused work stays in sight
+    archived = page.locator(f"details.branch[data-branch='{moved[tree_pb2.ARCHIVED]}']")
+    assert await archived.get_attribute("data-state") == "archived"
+    assert not await archived.evaluate("d => d.open")  # hidden, yet still there to open
+    assert "active → archived" in await archived.text_content()
 
     branch = page.locator(f"details.branch[data-branch='{side.id}']")
     assert await branch.get_attribute("data-state") == "concluded"
