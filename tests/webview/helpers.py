@@ -7,18 +7,37 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mirrortree.v1 import tree_pb2
+import grpc
+
+from mirrortree.protoscope import project_scope
+from mirrortree.v1 import graph_pb2, tree_pb2
 from tests.conftest import unique
 
 SHOTS = os.environ.get("MIRRORTREE_WEBVIEW_SCREENSHOTS", "")
 
 
-async def binding_for(tree_stub, tree_id: str) -> str:
+async def binding_for(tree_stub, graph_stub, tree_id: str) -> str:
+    """A new binding for the tree, once a replica has it: graph_service resolves tokens from
+    its replicas, so a token used before they replay it is not known yet."""
     response = await tree_stub.CreateBinding(
         tree_pb2.CreateBindingRequest(
             idempotency_key=unique("bind"), session_id=tree_id, runtime="OpenCode"
         )
     )
+    for attempt in range(10):
+        try:
+            await graph_stub.Search(
+                graph_pb2.SearchRequest(
+                    query="any",
+                    scope=project_scope([unique("none")]),
+                    options=graph_pb2.ReadOptions(min_consistency=response.consistency),
+                )
+            )
+            break
+        except grpc.aio.AioRpcError as error:
+            # consistency_timeout: the replica is further behind than one wait allows.
+            if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == 9:
+                raise
     token: str = response.token
     return token
 

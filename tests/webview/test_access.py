@@ -49,12 +49,12 @@ async def test_an_unknown_token_is_refused_at_sign_in(page, webview_url):
 
 
 async def test_another_sessions_binding_does_not_open_this_tree(
-    page, webview_url, demo_info, tree_stub
+    page, webview_url, demo_info, tree_stub, graph_stub
 ):
     other = (
         await write(tree_stub, "CreateTree", title="Elsewhere", owner="u", project_id=unique("p"))
     ).tree
-    token = await binding_for(tree_stub, other.id)
+    token = await binding_for(tree_stub, graph_stub, other.id)
     status, body = await fetch(f"{webview_url}/tree/{demo_info.session_id}", token)
     assert status == 403
     assert "Choosing the storage engine" not in body and "SQLite" not in body
@@ -70,7 +70,7 @@ async def test_a_revoked_or_signed_out_session_loses_the_view(page, webview_url,
     assert response.status == 401
 
 
-async def test_hostile_text_renders_inert(page, webview_url, tree_stub):
+async def test_hostile_text_renders_inert(page, webview_url, tree_stub, graph_stub):
     hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>"\'&'
     tree = (
         await write(tree_stub, "CreateTree", title=hostile, owner="u", project_id=unique("p"))
@@ -83,7 +83,7 @@ async def test_hostile_text_renders_inert(page, webview_url, tree_stub):
         text=hostile,
         content=tree_pb2.GeneratedContent(evidence=[hostile], reasoning_summary=hostile),
     )
-    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+    await sign_in(page, webview_url, await binding_for(tree_stub, graph_stub, tree.id))
     assert await page.inner_text("h1") == hostile
     assert await page.inner_text(f"#node-{question.id} > .text") == hostile
     assert await page.evaluate("() => window.pwned") is None

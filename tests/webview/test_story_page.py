@@ -122,7 +122,7 @@ async def test_a_long_timeline_is_shown_whole_across_pages(
             options=graph_pb2.ReadOptions(min_consistency=written.consistency),
         )
     )
-    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+    await sign_in(page, webview_url, await binding_for(tree_stub, graph_stub, tree.id))
     await page.goto(f"{webview_url}/story/story_line/line-long")
 
     dated = page.locator("section.story-timeline li.timeline-item")

@@ -53,7 +53,9 @@ async def test_the_demo_trees_concluded_branch_expands(page, webview_url, demo_i
     assert "settled by moving to PostgreSQL" in await branch.inner_text()
 
 
-async def test_answers_sit_side_by_side_and_edits_show_as_versions(page, webview_url, tree_stub):
+async def test_answers_sit_side_by_side_and_edits_show_as_versions(
+    page, webview_url, tree_stub, graph_stub
+):
     tree = (
         await write(
             tree_stub, "CreateTree", title="Side by side", owner="u", project_id=unique("p")
@@ -76,7 +78,7 @@ async def test_answers_sit_side_by_side_and_edits_show_as_versions(page, webview
         text="Tabs or spaces, for Python?",
         expected_revision=question.revision,
     )
-    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+    await sign_in(page, webview_url, await binding_for(tree_stub, graph_stub, tree.id))
 
     versions = page.locator(".lineage details.question-version")
     assert await versions.count() == 2
@@ -96,7 +98,9 @@ async def test_answers_sit_side_by_side_and_edits_show_as_versions(page, webview
     assert "verification" in await continuation.inner_text()
 
 
-async def test_a_concluded_branch_starts_folded_and_expands(page, webview_url, tree_stub):
+async def test_a_concluded_branch_starts_folded_and_expands(
+    page, webview_url, tree_stub, graph_stub
+):
     tree = (
         await write(tree_stub, "CreateTree", title="Branches", owner="u", project_id=unique("p"))
     ).tree
@@ -136,7 +140,7 @@ async def test_a_concluded_branch_starts_folded_and_expands(page, webview_url, t
             reason="for the test",
         )
         moved[state] = question.id
-    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+    await sign_in(page, webview_url, await binding_for(tree_stub, graph_stub, tree.id))
 
     paused = page.locator(f"details.branch[data-branch='{moved[tree_pb2.PAUSED]}']")
     assert await paused.get_attribute("data-state") == "paused"
@@ -178,7 +182,9 @@ class Stream:
             pass
 
 
-async def test_a_streaming_bud_shows_each_chunk_once_acknowledged(page, webview_url, tree_stub):
+async def test_a_streaming_bud_shows_each_chunk_once_acknowledged(
+    page, webview_url, tree_stub, graph_stub
+):
     tree = (
         await write(tree_stub, "CreateTree", title="Buds", owner="u", project_id=unique("p"))
     ).tree
@@ -188,7 +194,7 @@ async def test_a_streaming_bud_shows_each_chunk_once_acknowledged(page, webview_
         await stream.send(Req(open=Req.Open(idempotency_key=unique("k"), question_id=question.id)))
     ).opened
     assert (await stream.send(Req(chunk=Req.Chunk(seq=1, text="First words")))).ack.seq == 1
-    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+    await sign_in(page, webview_url, await binding_for(tree_stub, graph_stub, tree.id))
 
     text = page.locator(f"[data-bud='{bud.id}']")
     assert await text.inner_text() == "First words"
@@ -223,7 +229,9 @@ async def canonicalize(stub, tree_id: str, leaf: str, expected: int) -> tree_pb2
     return version
 
 
-async def test_each_scopes_main_line_says_what_each_version_replaced(page, webview_url, tree_stub):
+async def test_each_scopes_main_line_says_what_each_version_replaced(
+    page, webview_url, tree_stub, graph_stub
+):
     tree = (
         await write(tree_stub, "CreateTree", title="Main lines", owner="u", project_id=unique("p"))
     ).tree
@@ -240,7 +248,7 @@ async def test_each_scopes_main_line_says_what_each_version_replaced(page, webvi
     ).node
     tried = (await write(tree_stub, "AddAnswer", question_id=rehearsal.id, text="Tried.")).node
     await canonicalize(tree_stub, tree.id, tried.id, 0)
-    await sign_in(page, webview_url, await binding_for(tree_stub, tree.id))
+    await sign_in(page, webview_url, await binding_for(tree_stub, graph_stub, tree.id))
 
     real = page.locator(".main-line[data-scope=real] li.version")
     assert await real.count() == 2
