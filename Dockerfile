@@ -25,6 +25,7 @@ COPY mirrortree ./mirrortree
 COPY tree_service ./tree_service
 COPY graph_service ./graph_service
 COPY gateway ./gateway
+COPY webview ./webview
 RUN pip install --no-cache-dir . \
     && rm -rf /build
 
@@ -40,6 +41,6 @@ ENV MIRRORTREE_TREE_LISTEN=0.0.0.0:50051 \
     MIRRORTREE_GATEWAY_LISTEN=0.0.0.0:8765
 
 # tree_service gRPC, graph_service gRPC, gateway MCP (HTTP), metrics.
-EXPOSE 50051 50052 8765 9101 9102 9103
+EXPOSE 50051 50052 8765 8766 9101 9102 9103
 
 CMD ["python", "-m", "gateway"]

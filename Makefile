@@ -9,8 +9,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-clients lint typecheck protos check-protos venv clean-data stack-stop bench \
-	schema fuzz load
+.PHONY: run test test-clients browser lint typecheck protos check-protos venv clean-data stack-stop \
+	bench schema fuzz load
 
 venv: $(STAMP)
 
@@ -33,7 +33,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-test: $(STAMP) check-protos lint typecheck test-clients
+test: $(STAMP) check-protos lint typecheck test-clients browser
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
 # The MCP Inspector CLI is the suite's second real MCP client; without npm its tests skip.
@@ -44,6 +44,20 @@ node_modules/.installed: package.json package-lock.json
 		npm ci --no-audit --no-fund --loglevel=error && touch $@; \
 	else \
 		echo "npm not found: the MCP Inspector tests will be skipped"; \
+	fi
+
+# The web view's browser tests drive the distribution's Chromium (Playwright, from the dev
+# extra, talks to it; no browser build is downloaded). Installed with apt when missing and
+# possible; otherwise those tests skip and say why.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		:; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Chromium (apt) for the web view's browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium fonts-dejavu-core >/dev/null; \
+	else \
+		echo "Chromium not found (apt-get install chromium): the browser tests will be skipped"; \
 	fi
 
 run: $(STAMP) check-protos

@@ -1,7 +1,9 @@
 """A small demo dataset, written through TreeService's public API (never straight to SQL).
 
 Two parts: a conversation tree (two questions, their answers, the adopted answer and a
-user-confirmed main-line version), written here; and the story graph, loaded from the story file
+user-confirmed main-line version, then beside that path a second candidate answer, a
+verification of the adopted answer and a side question settled as a concluded branch), written
+here; and the story graph, loaded from the story file
 `demo_story.json` (see docs/story-file-format.md). The story follows the acceptance scenario of
 the story-graph contract: a meeting-notes document with three revisions, decision A, a later
 evidenced revision to B that replaces it, an added option C that does not replace B and
@@ -111,6 +113,7 @@ async def load(tree_target: str) -> DemoInfo:
                 confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="demo-user"),
             )
         )
+        await _side_work(stub, tree.id, first.node.id, sqlite.node.id, postgres.node.id)
         loaded = await storyfile.load_story(story, tree_target)
         binding = await stub.CreateBinding(
             tree_pb2.CreateBindingRequest(
@@ -121,6 +124,61 @@ async def load(tree_target: str) -> DemoInfo:
         )
     consistency = storyfile.latest(canonical.consistency, binding.consistency, loaded.consistency)
     return DemoInfo(tree.id, DEMO_PROJECT, binding.token, consistency)
+
+
+async def _side_work(
+    stub: tree_pb2_grpc.TreeServiceStub,
+    tree_id: str,
+    question_id: str,
+    sqlite_id: str,
+    postgres_id: str,
+) -> None:
+    """What grew beside the confirmed path: a second candidate answer, a verification of the
+    adopted one, and a side question settled as a concluded branch."""
+    await stub.AddAnswer(
+        tree_pb2.AddAnswerRequest(
+            idempotency_key=_key("a1-alt"),
+            question_id=question_id,
+            text="Use PostgreSQL from day one: no migration later, one more service now.",
+            content=tree_pb2.GeneratedContent(
+                conditions=tree_pb2.RunConditions(model_strategy="demo/thorough")
+            ),
+        )
+    )
+    await stub.AddContinuation(
+        tree_pb2.AddContinuationRequest(
+            idempotency_key=_key("verify-postgres"),
+            answer_id=postgres_id,
+            kind=tree_pb2.VERIFICATION,
+            text="Re-ran the load test against PostgreSQL: no lock waits at 8 concurrent writers.",
+        )
+    )
+    side = await stub.AskQuestion(
+        tree_pb2.AskQuestionRequest(
+            idempotency_key=_key("q-wal"),
+            tree_id=tree_id,
+            parent_id=sqlite_id,
+            text="Would SQLite in WAL mode be enough for several writers?",
+        )
+    )
+    await stub.AddAnswer(
+        tree_pb2.AddAnswerRequest(
+            idempotency_key=_key("a-wal"),
+            question_id=side.node.id,
+            text="No: WAL lets readers run beside the writer, but still one writer at a time.",
+        )
+    )
+    await stub.SetBranchState(
+        tree_pb2.SetBranchStateRequest(
+            idempotency_key=_key("conclude-wal"),
+            node_id=side.node.id,
+            state=tree_pb2.CONCLUDED,
+            expected_revision=1,
+            changed_by="demo-user",
+            summary="WAL mode does not lift the single-writer limit; settled by moving to "
+            "PostgreSQL.",
+        )
+    )
 
 
 def demo_story() -> storyfile.Story:

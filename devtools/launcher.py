@@ -2,12 +2,13 @@
 
 Starts the local PostgreSQL primary + streaming replica (devtools.pgcluster), tree_service
 (which migrates the primary), loads the demo data through TreeService, starts graph_service on
-the replica and the MCP gateway over Streamable HTTP, then prints the MCP endpoint, a
-development binding token and an example call. Ctrl-C, SIGTERM or SIGHUP (the terminal closed)
-stops everything it started, in reverse order, at once, even during start-up; PostgreSQL is
-stopped only when this run started it. The run exits when a service or the PostgreSQL primary
-goes away; a replica that stops and comes back is reported, and graph_service reads from the
-other replicas meanwhile (MIRRORTREE_PG_REPLICAS starts more than one).
+the replica, the MCP gateway over Streamable HTTP and the web view, then prints the MCP
+endpoint, a development binding token, an example call and the web view's sign-in link.
+Ctrl-C, SIGTERM or SIGHUP (the terminal closed) stops everything it started, in reverse order,
+at once, even during start-up; PostgreSQL is stopped only when this run started it. The run
+exits when a service or the PostgreSQL primary goes away; a replica that stops and comes back
+is reported, and graph_service reads from the other replicas meanwhile (MIRRORTREE_PG_REPLICAS
+starts more than one).
 
 Each run records its own pid and the services' pids in the data folder's `run/`, so a run that
 was killed (SIGKILL) leaves nothing behind that `python -m devtools.launcher stop` (`make
@@ -59,7 +60,7 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
-SERVICES = ("tree_service", "graph_service", "gateway")
+SERVICES = ("tree_service", "graph_service", "gateway", "webview")
 LAUNCHER = "launcher"
 
 
@@ -305,19 +306,22 @@ def _cursor_secret(data_dir: Path) -> str:
 
 @dataclass(frozen=True)
 class ServicePorts:
-    """The loopback ports of the three services."""
+    """The loopback ports of the services."""
 
     tree: int = 50051
     graph: int = 50052
     gateway: int = 8765
+    webview: int = 8766
 
     @classmethod
     def from_env(cls) -> ServicePorts:
-        """From MIRRORTREE_{TREE,GRAPH,GATEWAY}_PORT; a malformed value is a ValueError."""
+        """From MIRRORTREE_{TREE,GRAPH,GATEWAY,WEBVIEW}_PORT; a malformed value is a
+        ValueError."""
         return cls(
             tree=env_int("MIRRORTREE_TREE_PORT", cls.tree, 1, 65535),
             graph=env_int("MIRRORTREE_GRAPH_PORT", cls.graph, 1, 65535),
             gateway=env_int("MIRRORTREE_GATEWAY_PORT", cls.gateway, 1, 65535),
+            webview=env_int("MIRRORTREE_WEBVIEW_PORT", cls.webview, 1, 65535),
         )
 
 
@@ -328,6 +332,7 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
         ("MIRRORTREE_TREE_PORT", tree_port),
         ("MIRRORTREE_GRAPH_PORT", graph_port),
         ("MIRRORTREE_GATEWAY_PORT", gateway_port),
+        ("MIRRORTREE_WEBVIEW_PORT", ports.webview),
     ):
         if not _port_free(port):
             message = f"port {port} on 127.0.0.1 is in use; set {name} to a free port"
@@ -408,12 +413,33 @@ def launch(stack: Stack, ports: ServicePorts) -> str:
 
     _wait("gateway", gateway_ready, stack, stack.log_dir / "gateway.log")
 
+    web = f"http://127.0.0.1:{ports.webview}"
+    stack.spawn(
+        "webview",
+        "webview",
+        {
+            "MIRRORTREE_WEBVIEW_LISTEN": f"127.0.0.1:{ports.webview}",
+            "MIRRORTREE_WEBVIEW_TREE_TARGET": tree_target,
+            "MIRRORTREE_WEBVIEW_GRAPH_TARGET": graph_target,
+        },
+    )
+
+    def webview_ready() -> bool:
+        with urllib.request.urlopen(f"{web}/healthz", timeout=1) as response:
+            return bool(response.status == 200)
+
+    _wait("webview", webview_ready, stack, stack.log_dir / "webview.log")
+
     endpoint = f"http://127.0.0.1:{gateway_port}/mcp"
     return "\n".join(
         [
             "",
             f"MCP endpoint: {endpoint}",
             f"MCP token: {loaded.binding_token}",
+            "",
+            # The token rides in the fragment, which the browser never sends to a server.
+            f"Web view: {web}/#token={loaded.binding_token}",
+            f"  the demo story (decision A → B): {web}/story/story_line/line-storage",
             "",
             "Try it (MCP Inspector CLI):",
             f"  npx -y @modelcontextprotocol/inspector --cli {endpoint} --transport http "

@@ -199,7 +199,9 @@ def local_stack() -> Iterator[Deployment]:
     cluster = pgcluster.ClusterConfig(
         data_dir=data, primary_port=free_port(), replica_port=free_port()
     )
-    ports = launcher.ServicePorts(tree=free_port(), graph=free_port(), gateway=free_port())
+    ports = launcher.ServicePorts(
+        tree=free_port(), graph=free_port(), gateway=free_port(), webview=free_port()
+    )
     stack = launcher.Stack(cluster, data / "logs")
     try:
         launcher.launch(stack, ports)

@@ -41,6 +41,7 @@ SERVICES = {
     "tree_service",
     "graph_service",
     "gateway",
+    "webview",
 }
 REPLICAS = {"replica1", "replica2"}
 # Services that run to completion (tree_service waits for their success).
@@ -50,6 +51,7 @@ APP_PACKAGES = {
     "graph_service": "graph_service",
     "gateway": "gateway",
     "migrate": "tree_service",
+    "webview": "webview",
 }
 
 # Every variable each service reads, as documented: (required in compose, optional).
@@ -76,6 +78,15 @@ DOCUMENTED_ENV: dict[str, tuple[set[str], set[str]]] = {
         {"MIRRORTREE_BINDING_TOKEN", "MIRRORTREE_LOG_LEVEL", "MIRRORTREE_GATEWAY_METRICS"},
     ),
     "migrate": ({"MIRRORTREE_TREE_DSN"}, {"MIRRORTREE_LOG_LEVEL"}),
+    "webview": (
+        {
+            "MIRRORTREE_WEBVIEW_LISTEN",
+            "MIRRORTREE_WEBVIEW_TREE_TARGET",
+            "MIRRORTREE_WEBVIEW_GRAPH_TARGET",
+            "MIRRORTREE_WEBVIEW_TREE_TOKEN",
+        },
+        {"MIRRORTREE_LOG_LEVEL"},
+    ),
 }
 # Variables a user may set when running `docker compose` (interpolated into the file).
 USER_SETTINGS = {
@@ -90,6 +101,7 @@ USER_SETTINGS = {
     "MIRRORTREE_LOG_LEVEL",
     "MIRRORTREE_OTEL_EXPORTER",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "MIRRORTREE_WEBVIEW_TOKEN",
 }
 
 _INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-?]([^}]*))?\}")
@@ -208,6 +220,7 @@ def test_every_dependency_waits_for_a_healthy_service(compose):
         "tree_service": {"primary", "migrate"},
         "graph_service": {"replica1", "replica2", "tree_service"},
         "gateway": {"graph_service"},
+        "webview": {"tree_service", "graph_service"},
     }
     for name, svc in services(compose).items():
         depends_on = svc.get("depends_on", {})

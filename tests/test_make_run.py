@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,7 @@ async def test_make_run_serves_demo_data_over_mcp_and_stops_cleanly():
         "MIRRORTREE_TREE_PORT": free_port(),
         "MIRRORTREE_GRAPH_PORT": free_port(),
         "MIRRORTREE_GATEWAY_PORT": free_port(),
+        "MIRRORTREE_WEBVIEW_PORT": free_port(),
     }
     env = {**os.environ, "MIRRORTREE_DATA_DIR": str(data_dir)}
     env.update({k: str(v) for k, v in ports.items()})
@@ -61,8 +63,8 @@ async def test_make_run_serves_demo_data_over_mcp_and_stops_cleanly():
     assert launcher.stdout is not None
     printed: list[str] = []
     try:
-        endpoint = token = ""
-        while not token:
+        endpoint = token = web = ""
+        while not web:
             line = (await asyncio.wait_for(launcher.stdout.readline(), 120)).decode()
             assert line, "launcher exited early:\n" + "".join(printed)
             printed.append(line)
@@ -70,7 +72,15 @@ async def test_make_run_serves_demo_data_over_mcp_and_stops_cleanly():
                 endpoint = line.removeprefix("MCP endpoint: ").strip()
             if line.startswith("MCP token: "):
                 token = line.removeprefix("MCP token: ").strip()
+            if line.startswith("Web view: "):
+                web = line.removeprefix("Web view: ").strip()
         assert endpoint == f"http://127.0.0.1:{ports['MIRRORTREE_GATEWAY_PORT']}/mcp"
+        # The printed sign-in link holds the binding in its fragment; the tree answers to it.
+        base, _, fragment = web.partition("/#")
+        assert base == f"http://127.0.0.1:{ports['MIRRORTREE_WEBVIEW_PORT']}"
+        assert fragment == f"token={token}"
+        status, page = await asyncio.to_thread(web_page, f"{base}/", token)
+        assert status == 200 and "Choosing the storage engine" in page
 
         async with http_client(endpoint, token) as client:
             listed = await client.list_tools()
@@ -98,6 +108,12 @@ async def test_make_run_serves_demo_data_over_mcp_and_stops_cleanly():
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
+def web_page(url: str, token: str) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.status, response.read().decode()
+
+
 # ---- what a run owns, and what it leaves behind when killed -----------------------------
 
 
@@ -122,6 +138,7 @@ class Run:
                 "MIRRORTREE_TREE_PORT": free_port(),
                 "MIRRORTREE_GRAPH_PORT": free_port(),
                 "MIRRORTREE_GATEWAY_PORT": free_port(),
+                "MIRRORTREE_WEBVIEW_PORT": free_port(),
             },
         )
 
@@ -202,7 +219,7 @@ async def test_a_second_run_leaves_the_first_alone_and_stack_stop_clears_a_kille
         token = (await first.until("MCP token: ")).removeprefix("MCP token: ").strip()
         assert first.process is not None
         services = {k: v for k, v in first.recorded_pids().items() if k != "launcher"}
-        assert sorted(services) == ["gateway", "graph_service", "tree_service"]
+        assert sorted(services) == ["gateway", "graph_service", "tree_service", "webview"]
         assert first.recorded_pids()["launcher"] == first.process.pid
 
         # A second run from the same checkout is refused and stops nothing of the first.
@@ -349,7 +366,13 @@ async def test_a_run_on_a_running_cluster_says_ctrl_c_leaves_postgresql_running(
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(
-    "variable", ["MIRRORTREE_TREE_PORT", "MIRRORTREE_GRAPH_PORT", "MIRRORTREE_GATEWAY_PORT"]
+    "variable",
+    [
+        "MIRRORTREE_TREE_PORT",
+        "MIRRORTREE_GRAPH_PORT",
+        "MIRRORTREE_GATEWAY_PORT",
+        "MIRRORTREE_WEBVIEW_PORT",
+    ],
 )
 async def test_a_malformed_service_port_is_refused_with_a_message_before_anything_starts(
     variable,

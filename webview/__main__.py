@@ -1,0 +1,34 @@
+"""`python -m webview`: the read-only web view over HTTP."""
+
+from __future__ import annotations
+
+import sys
+
+import uvicorn
+
+from mirrortree import logs
+from webview.app import build_app
+from webview.config import Settings
+
+
+def main() -> int:
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"webview: {exc}", file=sys.stderr)
+        return 2
+    logs.configure(settings.log_level)
+    host, _, port = settings.listen.rpartition(":")
+    uvicorn.run(
+        build_app(settings),
+        host=host or "127.0.0.1",
+        port=int(port),
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
