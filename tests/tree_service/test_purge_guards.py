@@ -140,3 +140,30 @@ async def test_a_comparison_in_the_branch_loses_its_criteria_and_verdict(tree_st
     node = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=compared.node_id))).node
     assert list(node.comparison.answer_ids) == [w.branch_answer_id, second.id]
     assert (node.text, list(node.comparison.criteria)) == ("", [])
+
+
+async def test_a_purge_racing_a_canonicalization_leaves_no_copy_of_the_text(tree_stub, db):
+    for _ in range(3):
+        w = await world(tree_stub)
+        shown = await preview(tree_stub, w.branch_id)
+        outcomes: tuple[Any, Any] = await asyncio.gather(
+            tree_stub.Purge(purge_request(w, shown.preview_token)),
+            tree_stub.Canonicalize(
+                tree_pb2.CanonicalizeRequest(
+                    idempotency_key=unique("k"),
+                    tree_id=w.tree_id,
+                    leaf_node_id=w.branch_answer_id,
+                    expected_version=w.version.version,
+                    confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="user-1"),
+                )
+            ),
+            return_exceptions=True,
+        )
+        purge, canon = outcomes
+        if isinstance(purge, grpc.aio.AioRpcError):
+            assert describe(purge).reason == "purge_preview_stale"
+            assert not isinstance(canon, BaseException)
+        else:
+            assert isinstance(canon, grpc.aio.AioRpcError)
+            assert describe(canon).code == grpc.StatusCode.FAILED_PRECONDITION
+            assert await footprint(db, w.secret) == []

@@ -48,7 +48,7 @@ class MainLineStore:
     ) -> MainLineVersion:
         """Append a main-line version for the selection's scope; nothing earlier changes."""
         tree_uuid = rules.parse_id(request.tree_id, "tree_id")
-        tree = await conn.fetchrow(queries.SELECT_TREE, tree_uuid)
+        tree = await conn.fetchrow(queries.SELECT_TREE_FOR_CANON, tree_uuid)
         if tree is None:
             raise NotFound("tree", request.tree_id)
         selected, extended = await self._selection(conn, request)

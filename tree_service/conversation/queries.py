@@ -15,6 +15,10 @@ SELECT id::text, title, owner, project_id, default_realm, default_world, revisio
 FROM trees WHERE id = $1
 """
 
+# Canonicalize holds the tree row against a purge (which locks it FOR UPDATE) while it copies
+# the selected nodes, so no version can hold text a purge removed; appends still run beside it.
+SELECT_TREE_FOR_CANON = SELECT_TREE.rstrip() + " FOR KEY SHARE\n"
+
 # Appending a node bumps the tree revision and hands out the next ordinal in one statement;
 # the row lock serializes appends to one tree only for the length of this statement's txn.
 BUMP_TREE_FOR_APPEND = """
