@@ -7,7 +7,9 @@ the caller and its role:
   needs a user-confirmation grant; an entry may name the owners whose trees it serves, and
   then every tree a call refers to must belong to one of them;
 - `operator`: all of host_app, plus the app-wide switches (SetAppEnabled, SetCapability);
-- `gateway`: nothing on TreeService (it only resolves bindings, on graph_service).
+- `gateway`: nothing on TreeService (it only resolves bindings, on graph_service);
+- `viewer`: only reads (methods named Get…, List… or Watch…), for read-only views such as
+  the web view, and none of the writes a host app may do.
 
 A user-confirmation grant is a short-lived credential (`x-mirrortree-confirmation` metadata)
 signed with a secret that only the component which sees the user click holds; it names the
@@ -37,7 +39,9 @@ import grpc
 
 from mirrortree import handlers, rpcstatus
 
-ROLES = ("host_app", "operator", "gateway")
+ROLES = ("host_app", "operator", "gateway", "viewer")
+# A viewer may call only the methods whose names say they read.
+READ_PREFIXES = ("Get", "List", "Watch")
 CONFIRMATION_HEADER = "x-mirrortree-confirmation"
 MAX_GRANT_LIFETIME_S = 300
 MAX_CREDENTIAL_CHARS = 2048
@@ -184,7 +188,11 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 "unauthenticated",
                 "TreeService needs a caller token: authorization metadata 'Bearer <token>'",
             )
-        if caller.role == "gateway" or (method in OPERATOR_ONLY and caller.role != "operator"):
+        if (
+            caller.role == "gateway"
+            or (method in OPERATOR_ONLY and caller.role != "operator")
+            or (caller.role == "viewer" and not method.startswith(READ_PREFIXES))
+        ):
             return _refusal(
                 handler,
                 grpc.StatusCode.PERMISSION_DENIED,

@@ -732,7 +732,8 @@ def test_primary_init_script_creates_the_roles_migration_0022_grants_to(compose)
 def test_tree_service_authenticates_its_callers_by_default(compose):
     env = environment(services(compose)["tree_service"])
     table = callers.parse_callers(env["MIRRORTREE_TREE_CALLERS"])
-    assert {c.role for c in table.values()} == {"host_app", "operator"}
+    assert {c.role for c in table.values()} == {"host_app", "operator", "viewer"}
+    assert {c.name for c in table.values() if c.role == "viewer"} == {"web"}
     assert len(env["MIRRORTREE_CONFIRMATION_SECRET"]) >= 32
     graph = environment(services(compose)["graph_service"])
     assert graph.get("MIRRORTREE_GRAPH_ANONYMOUS_READS", "false") == "false"

@@ -13,7 +13,7 @@ class Settings:
     listen: str = "127.0.0.1:8766"
     tree_target: str = "127.0.0.1:50051"
     graph_target: str = "127.0.0.1:50052"
-    # The web view's own TreeService caller token (role host_app); empty for an open
+    # The web view's own TreeService caller token (role viewer); empty for an open
     # development TreeService, which needs none.
     tree_token: str = ""
     call_timeout_s: float = 15.0

@@ -26,9 +26,10 @@ HOST = "host-app-token-0123456789"
 OPERATOR = "operator-token-0123456789"
 GATEWAY = "gateway-token-01234567890"
 SHOP = "shop-app-token-0123456789"  # a host app serving alice's trees only
+VIEWER = "viewer-token-012345678901"
 CALLERS = (
     f"desk:host_app:{HOST},ops:operator:{OPERATOR},gw:gateway:{GATEWAY},"
-    f"shop:host_app:{SHOP}:alice|carol"
+    f"shop:host_app:{SHOP}:alice|carol,web:viewer:{VIEWER}"
 )
 
 
@@ -117,6 +118,36 @@ async def test_the_gateway_role_may_call_nothing_on_tree_service(guarded):
         guarded.CreateBinding(
             tree_pb2.CreateBindingRequest(
                 idempotency_key=unique("k"), session_id=unique("s"), runtime="Model"
+            ),
+            metadata=meta,
+        ),
+        denied,
+        "permission_denied",
+    )
+
+
+async def test_a_viewer_reads_trees_and_writes_nothing(guarded):
+    created = await guarded.CreateTree(create_request(), metadata=bearer(HOST))
+    meta = bearer(VIEWER)
+    read = await guarded.GetTree(tree_pb2.GetTreeRequest(tree_id=created.tree.id), metadata=meta)
+    assert read.tree.id == created.tree.id
+    await guarded.ListNodes(tree_pb2.ListNodesRequest(tree_id=created.tree.id), metadata=meta)
+    denied = grpc.StatusCode.PERMISSION_DENIED
+    await refused(guarded.CreateTree(create_request(), metadata=meta), denied, "permission_denied")
+    await refused(
+        guarded.AskQuestion(
+            tree_pb2.AskQuestionRequest(
+                idempotency_key=unique("k"), tree_id=created.tree.id, text="may I?"
+            ),
+            metadata=meta,
+        ),
+        denied,
+        "permission_denied",
+    )
+    await refused(
+        guarded.AssembleContext(
+            tree_pb2.AssembleContextRequest(
+                idempotency_key=unique("k"), node_id=created.tree.id, budget=10
             ),
             metadata=meta,
         ),
