@@ -7,7 +7,12 @@ the caller and its role:
   needs a user-confirmation grant; an entry may name the owners whose trees it serves, and
   then every tree a call refers to must belong to one of them;
 - `operator`: all of host_app, plus the app-wide switches (SetAppEnabled, SetCapability);
-- `gateway`: nothing on TreeService (it only resolves bindings, on graph_service).
+- `gateway`: nothing on TreeService (it only resolves bindings, on graph_service);
+- `worker`: a delegated-task worker (T19): only the worker's side of the task protocol
+  (WORKER_METHODS: claim, heartbeat, report, complete, fail, read a task). Its own role rather
+  than host_app or operator so that a worker process, which runs model calls on the caller's
+  behalf, can never start tasks, give them new instructions, accept their results or write
+  trees; extending a task's budget, deadline or scope is not among its methods at all.
 
 A user-confirmation grant is a short-lived credential (`x-mirrortree-confirmation` metadata)
 signed with a secret that only the component which sees the user click holds; it names the
@@ -37,11 +42,14 @@ import grpc
 
 from mirrortree import handlers, rpcstatus
 
-ROLES = ("host_app", "operator", "gateway")
+ROLES = ("host_app", "operator", "gateway", "worker")
 CONFIRMATION_HEADER = "x-mirrortree-confirmation"
 MAX_GRANT_LIFETIME_S = 300
 MAX_CREDENTIAL_CHARS = 2048
 OPERATOR_ONLY = frozenset({"SetAppEnabled", "SetCapability"})
+WORKER_METHODS = frozenset(
+    {"ClaimTask", "HeartbeatTask", "ReportTaskProgress", "CompleteTask", "FailTask", "GetTask"}
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,8 @@ CONFIRMED = {
     "RevokeCitationAuthorization": Confirmed("revoke_citation", lambda r: r.revoked_by),
     "DeclineCanonInvitation": Confirmed("decline_invitation", lambda r: r.declined_by),
     "AcceptCanonCandidate": Confirmed("accept_candidate", lambda r: r.reviewed_by),
+    "InstructTask": Confirmed("instruct_task", lambda r: r.instructed_by),
+    "AcceptObservation": Confirmed("accept_observation", lambda r: r.accepted_by),
 }
 # Methods every caller may use: health checks and reflection are not TreeService's.
 _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
@@ -179,7 +189,11 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 "unauthenticated",
                 "TreeService needs a caller token: authorization metadata 'Bearer <token>'",
             )
-        if caller.role == "gateway" or (method in OPERATOR_ONLY and caller.role != "operator"):
+        if (
+            caller.role == "gateway"
+            or (method in OPERATOR_ONLY and caller.role != "operator")
+            or (caller.role == "worker" and method not in WORKER_METHODS)
+        ):
             return _refusal(
                 handler,
                 grpc.StatusCode.PERMISSION_DENIED,

@@ -83,6 +83,7 @@ _KIND_TO_PROTO = {
     NodeKind.QUESTION: tree_pb2.QUESTION,
     NodeKind.ANSWER: tree_pb2.ANSWER,
     NodeKind.CONTINUATION: tree_pb2.CONTINUATION,
+    NodeKind.OBSERVATION: tree_pb2.OBSERVATION,
 }
 
 

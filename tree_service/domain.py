@@ -29,6 +29,7 @@ class NodeKind(StrEnum):
     QUESTION = "question"
     ANSWER = "answer"
     CONTINUATION = "continuation"
+    OBSERVATION = "observation"  # a delegated task's result on its branch (T19)
 
 
 class ObjectType(StrEnum):

@@ -32,6 +32,7 @@ SELECT t.owner FROM trees t WHERE t.id IN (
     UNION ALL SELECT tree_id FROM canon_invitations WHERE id = any($1::uuid[])
     UNION ALL SELECT v.tree_id FROM canon_candidates c JOIN main_line_versions v
               ON v.id = c.version_id WHERE c.id = any($1::uuid[])
+    UNION ALL SELECT tree_id FROM tasks WHERE id = any($1::uuid[])
 )
 """
 
@@ -43,6 +44,7 @@ UNION ALL SELECT tree_id FROM citation_authorizations WHERE id = $1
 UNION ALL SELECT tree_id FROM canon_invitations WHERE id = $1
 UNION ALL SELECT v.tree_id FROM canon_candidates c JOIN main_line_versions v ON v.id = c.version_id
 WHERE c.id = $1
+UNION ALL SELECT tree_id FROM tasks WHERE id = $1
 LIMIT 1
 """
 
@@ -87,7 +89,13 @@ class TreeOwners:
         named = str(getattr(request, "tree_id", ""))
         if named:
             return named
-        for field in ("commitment_id", "authorization_id", "invitation_id", "candidate_id"):
+        for field in (
+            "commitment_id",
+            "authorization_id",
+            "invitation_id",
+            "candidate_id",
+            "task_id",
+        ):
             try:
                 record = uuid.UUID(str(getattr(request, field, "")))
             except ValueError:

@@ -34,6 +34,8 @@ from tree_service.realms.rules import (
     RulingRequired,
     SafetyStopInEffect,
 )
+from tree_service.tasks.rpc import TaskRpcs
+from tree_service.tasks.rules import BranchClosed, LeaseLost, TaskStopped
 
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
@@ -47,6 +49,9 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
     SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
     ContextOverBudget: grpc.StatusCode.FAILED_PRECONDITION,
+    BranchClosed: grpc.StatusCode.FAILED_PRECONDITION,
+    LeaseLost: grpc.StatusCode.FAILED_PRECONDITION,
+    TaskStopped: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -65,6 +70,7 @@ class TreeServicer(
     CanonReviewRpcs,
     MergeRpcs,
     TransplantRpcs,
+    TaskRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

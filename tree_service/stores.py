@@ -18,6 +18,8 @@ from tree_service.lifecycle.store import LifecycleStore
 from tree_service.lifecycle.transplant_store import TransplantStore
 from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
+from tree_service.tasks.store import TaskStore
+from tree_service.tasks.watch import EventHub
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class Stores:
     canon_reviews: CanonReviewStore
     merges: MergeStore
     transplants: TransplantStore
+    tasks: TaskStore
+    watch: EventHub
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -54,4 +58,6 @@ class Stores:
             canon_reviews=CanonReviewStore(core),
             merges=MergeStore(core, conversation),
             transplants=TransplantStore(core),
+            tasks=TaskStore(core, conversation),
+            watch=EventHub(core.pool),
         )

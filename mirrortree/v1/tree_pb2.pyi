@@ -1,4 +1,5 @@
 from mirrortree.v1 import common_pb2 as _common_pb2
+from mirrortree.v1 import tasks_pb2 as _tasks_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -21,6 +22,7 @@ class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     QUESTION: _ClassVar[NodeKind]
     ANSWER: _ClassVar[NodeKind]
     CONTINUATION: _ClassVar[NodeKind]
+    OBSERVATION: _ClassVar[NodeKind]
 
 class ContinuationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -142,6 +144,7 @@ NODE_KIND_UNSPECIFIED: NodeKind
 QUESTION: NodeKind
 ANSWER: NodeKind
 CONTINUATION: NodeKind
+OBSERVATION: NodeKind
 CONTINUATION_KIND_UNSPECIFIED: ContinuationKind
 ELABORATION: ContinuationKind
 VERIFICATION: ContinuationKind
