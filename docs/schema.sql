@@ -1401,6 +1401,12 @@ CREATE INDEX tasks_branch ON public.tasks USING btree (branch_node_id, "position
 CREATE INDEX tasks_claimable ON public.tasks USING btree ("position") WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
 
 --
+-- Name: tasks_deadline; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tasks_deadline ON public.tasks USING btree (deadline) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
+
+--
 -- Name: tasks_tree; Type: INDEX; Schema: public; Owner: -
 --
 

@@ -412,3 +412,16 @@ async def test_a_worker_retry_replays_instead_of_reporting_twice(tree_stub):
     again = await tree_stub.ReportTaskProgress(request)
     assert first.task.spent.tokens == again.task.spent.tokens == 100
     assert (await get(tree_stub, task.id)).task.spent.tokens == 100
+
+
+async def test_the_sweep_stops_a_queued_task_past_its_deadline_nobody_claims(
+    tree_stub, tree_service, db
+):
+    tree, question = await branch(tree_stub)
+    task = await start(tree_stub, question.id)
+    await db.execute(PASS_DEADLINE, uuid.UUID(task.id))
+    assert await tree_service.stores.tasks.stop_overdue() >= 1
+    found = await get(tree_stub, task.id)
+    assert found.task.state == tasks_pb2.TASK_NEEDS_INSTRUCTIONS
+    assert found.task.stop_reason == tasks_pb2.TASK_DEADLINE
+    assert kinds(found) == [tasks_pb2.REPORT_STOPPED]

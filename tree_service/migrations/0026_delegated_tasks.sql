@@ -44,6 +44,8 @@ CREATE TABLE tasks (
 );
 -- Workers take the oldest claimable task; a lease that ran out makes its task claimable again.
 CREATE INDEX tasks_claimable ON tasks (position) WHERE state IN ('queued', 'running');
+-- The sweep that stops tasks past their deadline nobody is working on.
+CREATE INDEX tasks_deadline ON tasks (deadline) WHERE state IN ('queued', 'running');
 CREATE INDEX tasks_branch ON tasks (branch_node_id, position);
 CREATE INDEX tasks_tree ON tasks (tree_id, position);
 

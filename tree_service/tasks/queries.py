@@ -44,7 +44,7 @@ OVERDUE = """
 SELECT t.id FROM tasks t
 WHERE t.state IN ('queued', 'running') AND t.deadline <= clock_timestamp()
   AND (t.state = 'queued' OR t.lease_expires_at <= clock_timestamp())
-ORDER BY t.position
+ORDER BY t.deadline
 LIMIT $1
 FOR UPDATE SKIP LOCKED
 """

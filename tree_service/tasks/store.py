@@ -43,7 +43,6 @@ from tree_service.tasks.rules import (
 CLOSED = (BranchState.CONCLUDED.value, BranchState.ARCHIVED.value)
 # Candidates looked at per claim: those a stop or a closed branch takes out are skipped.
 CLAIM_CANDIDATES = 8
-OVERDUE_PER_CLAIM = 20
 MAX_REPORTS = 500
 SERVICE = "service"
 NO_SPEND = Spend()
@@ -162,9 +161,8 @@ class TaskStore:
         return task_from_row(row)
 
     async def claim(self, conn: asyncpg.Connection, claim: Claim) -> tuple[Task | None, str]:
-        """The oldest claimable task under a new lease (None: nothing to do) and its token."""
-        for row in await conn.fetch(queries.OVERDUE, OVERDUE_PER_CLAIM):
-            await self._reclaim_or_stop(conn, str(row["id"]))
+        """The oldest claimable task under a new lease (None: nothing to do) and its token;
+        a candidate due to stop is stopped on the way, so no claim hands out an overdue task."""
         tree = tree_rules.parse_id(claim.tree_id, "tree_id") if claim.tree_id else None
         branch = (
             tree_rules.parse_id(claim.branch_node_id, "branch_node_id")
@@ -194,6 +192,15 @@ class TaskStore:
             )
             return leased, str(token)
         return None, ""
+
+    async def stop_overdue(self, limit: int = 100) -> int:
+        """Stop tasks past their deadline that no live lease holds (queued ones nobody claims
+        would otherwise show as queued for ever); how many were stopped."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            rows = await conn.fetch(queries.OVERDUE, limit)
+            for row in rows:
+                await self._reclaim_or_stop(conn, str(row["id"]))
+        return len(rows)
 
     async def _reclaim_or_stop(self, conn: asyncpg.Connection, task_id: str) -> Task | None:
         """A locked claimable task made ready to lease: a lost lease is recorded (once: the
