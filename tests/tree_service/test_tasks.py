@@ -417,7 +417,7 @@ async def test_a_worker_retry_replays_instead_of_reporting_twice(tree_stub):
 async def test_the_sweep_stops_a_queued_task_past_its_deadline_nobody_claims(
     tree_stub, tree_service, db
 ):
-    tree, question = await branch(tree_stub)
+    _tree, question = await branch(tree_stub)
     task = await start(tree_stub, question.id)
     await db.execute(PASS_DEADLINE, uuid.UUID(task.id))
     assert await tree_service.stores.tasks.stop_overdue() >= 1
