@@ -224,10 +224,28 @@ def _refusal(
     )
 
 
+def _claims_anywhere(request: Any) -> bool:
+    """A ClaimTask naming no tree or branch, which could take a task of any owner's tree."""
+    descriptor = getattr(request, "DESCRIPTOR", None)
+    return (
+        descriptor is not None
+        and descriptor.name == "ClaimTaskRequest"
+        and not (request.tree_id or request.branch_node_id)
+    )
+
+
 def _owned(handler: grpc.RpcMethodHandler, caller: Caller, owners_of: OwnersOf) -> Any:
     """handler, refusing a request that refers to a tree of an owner the caller does not serve."""
 
     async def check(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if _claims_anywhere(request):
+            await rpcstatus.abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "permission_denied",
+                f"caller {caller.name!r} serves only the trees of its own owners; name the "
+                "tree (tree_id) or branch (branch_node_id) to claim a task from",
+            )
         foreign = sorted((await owners_of(request)) - caller.owners)
         if foreign:
             await rpcstatus.abort(

@@ -21,7 +21,8 @@ from tree_service.config import Settings as TreeSettings
 SECRET = b"task-confirmation-secret-0123456789abcd"
 HOST = "task-host-token-0123456789"
 WORKER = "task-worker-token-0123456"
-CALLERS = f"desk:host_app:{HOST},bee:worker:{WORKER}"
+ALICES = "alices-worker-token-012345"  # a worker serving alice's trees only
+CALLERS = f"desk:host_app:{HOST},bee:worker:{WORKER},ant:worker:{ALICES}:alice"
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 
 
@@ -141,6 +142,24 @@ async def test_only_the_users_grant_accepts_an_observation(guarded_stub):
     grant = callers.issue_grant(SECRET, "accept_observation", tree_id, "user-1")
     accepted = await As(guarded_stub, HOST, grant).AcceptObservation(request)
     assert accepted.answer_id
+
+
+async def test_a_worker_limited_to_owners_claims_only_from_their_trees(guarded_stub):
+    host, worker = As(guarded_stub, HOST), As(guarded_stub, ALICES)
+    bobs = (
+        await host.CreateTree(
+            tree_pb2.CreateTreeRequest(idempotency_key=unique("k"), title="t", owner="bob")
+        )
+    ).tree
+    question = (
+        await host.AskQuestion(
+            tree_pb2.AskQuestionRequest(idempotency_key=unique("k"), tree_id=bobs.id, text="q")
+        )
+    ).node
+    await start(host, question.id)
+    await refused(claim(worker, ""), DENIED, "permission_denied")
+    await refused(claim(worker, bobs.id), DENIED, "permission_denied")
+    assert (await claim(As(guarded_stub, WORKER), bobs.id)).HasField("task")
 
 
 @pytest.mark.parametrize("method", sorted(callers.WORKER_METHODS))
