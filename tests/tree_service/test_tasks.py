@@ -425,3 +425,23 @@ async def test_the_sweep_stops_a_queued_task_past_its_deadline_nobody_claims(
     assert found.task.state == tasks_pb2.TASK_NEEDS_INSTRUCTIONS
     assert found.task.stop_reason == tasks_pb2.TASK_DEADLINE
     assert kinds(found) == [tasks_pb2.REPORT_STOPPED]
+
+
+async def test_a_result_on_its_budget_is_echoed_and_one_over_it_is_kept_and_asks(tree_stub):
+    tree, question = await branch(tree_stub)
+    exact = await start(tree_stub, question.id)
+    lease = await claim(tree_stub, tree.id)
+    spend = tasks_pb2.TaskSpend(tokens=1_000, cost_micros=500_000)
+    done = await complete(tree_stub, exact.id, lease.lease_token, "on budget", spend=spend)
+    assert done.task.state == tasks_pb2.TASK_COMPLETED
+    assert done.task.observation_id
+    over = await start(tree_stub, question.id)
+    lease = await claim(tree_stub, tree.id)
+    spend = tasks_pb2.TaskSpend(tokens=1_001)
+    kept = await complete(tree_stub, over.id, lease.lease_token, "over budget", spend=spend)
+    assert kept.task.state == tasks_pb2.TASK_NEEDS_INSTRUCTIONS
+    assert kept.task.stop_reason == tasks_pb2.TASK_TOKEN_BUDGET
+    assert kept.task.observation_id == ""
+    found = await get(tree_stub, over.id)
+    assert kinds(found) == [tasks_pb2.REPORT_RESULT, tasks_pb2.REPORT_STOPPED]
+    assert found.reports[0].message == "over budget"

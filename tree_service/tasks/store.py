@@ -46,6 +46,7 @@ CLAIM_CANDIDATES = 8
 MAX_REPORTS = 500
 SERVICE = "service"
 NO_SPEND = Spend()
+BUDGETS = (StopReason.TOKEN_BUDGET, StopReason.COST_BUDGET)
 
 
 async def _now(conn: asyncpg.Connection) -> datetime:
@@ -111,6 +112,12 @@ def _due(task: Task, now: datetime) -> StopReason | None:
         now,
         failures=task.consecutive_failures,
         max_failures=task.max_consecutive_failures,
+    )
+
+
+def _overdrawn(task: Task) -> bool:
+    return (
+        task.spent.tokens > task.budget.tokens or task.spent.cost_micros > task.budget.cost_micros
     )
 
 
@@ -273,6 +280,8 @@ class TaskStore:
             spend=report.spend,
         )
         reason = _due(task, now)
+        if report.kind is ReportKind.RESULT and reason in BUDGETS and not _overdrawn(task):
+            reason = None  # the work ended exactly on its budget: nothing more is spent
         if reason is not None:
             return await _stop(conn, task, reason)
         if report.kind is ReportKind.ATTEMPT_FAILED:
