@@ -21,7 +21,12 @@ RETURNING """
 
 SELECT_TASK = "SELECT " + TASK_COLUMNS + " FROM tasks t WHERE t.id = $1"
 
-LOCK_TASK = SELECT_TASK + " FOR UPDATE"
+# With the database's clock, the one leases and deadlines are compared with in SQL.
+SELECT_TASK_NOW = (
+    "SELECT " + TASK_COLUMNS + ", clock_timestamp() AS now FROM tasks t WHERE t.id = $1"
+)
+
+LOCK_TASK = SELECT_TASK_NOW + " FOR UPDATE"
 
 # Claimable: queued, or running under a lease that ran out (its worker is gone). SKIP LOCKED
 # lets concurrent claimers pass over each other's candidates instead of queueing behind them;

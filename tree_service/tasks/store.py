@@ -17,6 +17,7 @@ from tree_service import rules as tree_rules
 from tree_service.conversation.store import ConversationStore
 from tree_service.domain import Generated, NewAnswer, Node, NodeKind, RealmChoice
 from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
+from tree_service.lifecycle.queries import PLACEMENTS
 from tree_service.lifecycle.rules import BranchState
 from tree_service.lifecycle.store import LifecycleStore
 from tree_service.store import TreeStore
@@ -47,12 +48,6 @@ MAX_REPORTS = 500
 SERVICE = "service"
 NO_SPEND = Spend()
 BUDGETS = (StopReason.TOKEN_BUDGET, StopReason.COST_BUDGET)
-
-
-async def _now(conn: asyncpg.Connection) -> datetime:
-    """The database's clock, the one leases and deadlines are compared with in SQL."""
-    value: datetime = await conn.fetchval("SELECT clock_timestamp()")
-    return value
 
 
 async def _report(
@@ -129,11 +124,12 @@ class TaskStore:
         self._conversation = conversation
 
     @staticmethod
-    async def _locked(conn: asyncpg.Connection, task_id: str) -> Task:
+    async def _locked(conn: asyncpg.Connection, task_id: str) -> tuple[Task, datetime]:
+        """The task's row, locked, and the database's clock."""
         row = await conn.fetchrow(queries.LOCK_TASK, tree_rules.parse_id(task_id, "task_id"))
         if row is None:
             raise NotFound("task", task_id)
-        return task_from_row(row)
+        return task_from_row(row), row["now"]
 
     async def start(self, conn: asyncpg.Connection, new: NewTask) -> Task:
         node = await ConversationStore.load(conn, new.branch_node_id, "branch_node_id")
@@ -213,8 +209,8 @@ class TaskStore:
         """A locked claimable task made ready to lease: a lost lease is recorded (once: the
         row is locked and leaves the expired state here) and counts as a failure; a task due
         to stop is stopped. None when it cannot be leased."""
-        task = task_from_row(await conn.fetchrow(queries.SELECT_TASK, uuid.UUID(task_id)))
-        now = await _now(conn)
+        row = await conn.fetchrow(queries.SELECT_TASK_NOW, uuid.UUID(task_id))
+        task, now = task_from_row(row), row["now"]
         if task.state is TaskState.RUNNING:
             assert task.lease is not None
             await _report(
@@ -237,15 +233,14 @@ class TaskStore:
         if reason is not None:
             await _stop(conn, task, reason)
             return None
-        node = await ConversationStore.load(conn, task.branch_node_id, "branch_node_id")
-        if await _branch_state(conn, node) in CLOSED:
+        placed = await conn.fetchrow(PLACEMENTS, [uuid.UUID(task.branch_node_id)])
+        if placed["state"] in CLOSED:
             return None  # it waits: reopening the branch lets it run
         return task
 
     async def heartbeat(self, conn: asyncpg.Connection, task_id: str, token: str) -> Task:
         """Extends the lease (only the lease); a task due to stop is stopped instead."""
-        task = await self._locked(conn, task_id)
-        now = await _now(conn)
+        task, now = await self._locked(conn, task_id)
         expect_running(task)
         expect_lease(task, token, now)
         reason = _due(task, now)
@@ -255,8 +250,7 @@ class TaskStore:
 
     async def work(self, conn: asyncpg.Connection, report: WorkReport) -> Task:
         """A step, a failed attempt or the result; the service decides what follows."""
-        task = await self._locked(conn, report.task_id)
-        now = await _now(conn)
+        task, now = await self._locked(conn, report.task_id)
         expect_running(task)
         expect_lease(task, report.lease_token, now)
         failed = report.kind in (ReportKind.STEP_FAILED, ReportKind.ATTEMPT_FAILED)
@@ -341,7 +335,7 @@ class TaskStore:
 
     async def instruct(self, conn: asyncpg.Connection, given: Instructions) -> Task:
         """The user's word on a task: resume it with a new budget or deadline, or cancel it."""
-        task = await self._locked(conn, given.task_id)
+        task, now = await self._locked(conn, given.task_id)
         if task.revision != given.expected_revision:
             raise RevisionConflict("task", task.id, given.expected_revision, task.revision)
         if given.instruction is Instruction.CANCEL:
@@ -365,7 +359,6 @@ class TaskStore:
                 {"field": "budget.currency"},
             )
         deadline = given.deadline or task.deadline
-        now = await _now(conn)
         still = stop_reason(
             budget,
             task.spent,
@@ -400,7 +393,7 @@ class TaskStore:
     ) -> tuple[Task, Node, int]:
         """The user makes a completed task's observation a candidate answer under the
         question its branch hangs from; nothing but canonicalization carries it further."""
-        task = await self._locked(conn, task_id)
+        task, _ = await self._locked(conn, task_id)
         if task.state is not TaskState.COMPLETED or task.observation_id is None:
             raise PreconditionFailed(
                 f"task {task.id!r} is {task.state}; only a completed task's observation can be "
