@@ -445,3 +445,30 @@ async def test_a_result_on_its_budget_is_echoed_and_one_over_it_is_kept_and_asks
     found = await get(tree_stub, over.id)
     assert kinds(found) == [tasks_pb2.REPORT_RESULT, tasks_pb2.REPORT_STOPPED]
     assert found.reports[0].message == "over budget"
+
+
+async def test_a_heartbeat_extends_the_lease_and_nothing_else(tree_stub, db):
+    tree, question = await branch(tree_stub)
+    task = await start(tree_stub, question.id)
+    lease = await claim(tree_stub, tree.id, lease_seconds=30)
+    await db.execute(
+        "UPDATE tasks SET lease_expires_at = clock_timestamp() + interval '2 seconds' "
+        "WHERE id = $1",
+        uuid.UUID(task.id),
+    )
+    beat = await heartbeat(tree_stub, task.id, lease.lease_token)
+    assert beat.keep_working
+    seen = (await get(tree_stub, task.id, reports=False)).task
+    assert seen.lease.lease_seconds == 30
+    assert seen.lease.worker_id == "w1"
+    assert seen.lease.token == ""  # the claim's credential is not shown to readers
+    assert (seen.budget, seen.deadline, list(seen.capability_scope)) == (
+        task.budget,
+        task.deadline,
+        list(task.capability_scope),
+    )
+    remaining = await db.fetchval(
+        "SELECT extract(epoch FROM lease_expires_at - clock_timestamp()) FROM tasks WHERE id = $1",
+        uuid.UUID(task.id),
+    )
+    assert 20 < remaining <= 30  # renewed by its own length, not left at two seconds
