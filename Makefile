@@ -81,6 +81,7 @@ bench: $(STAMP)
 	$(PY) -m bench.tree
 	$(PY) -m bench.gateway
 	$(PY) -m bench.replicas
+	$(PY) -m bench.tasks
 
 clean-data: stack-stop
 	rm -rf "$$($(PY) -c 'from devtools.pgcluster import ClusterConfig; print(ClusterConfig.from_env().data_dir)')"

@@ -30,6 +30,21 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 COMMENT ON EXTENSION pg_trgm IS 'text similarity measurement and index searching based on trigrams';
 
 --
+-- Name: branch_tree_event(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.branch_tree_event() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM record_tree_event(b.tree_id, 'branch_state_changed', NEW.node_id, jsonb_build_object(
+        'from_state', NEW.from_state, 'to_state', NEW.to_state, 'revision', NEW.revision))
+    FROM branches b WHERE b.node_id = NEW.node_id;
+    RETURN NULL;
+END;
+$$;
+
+--
 -- Name: day_number(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -84,12 +99,51 @@ CREATE FUNCTION public.event_time_until(start_at timestamp with time zone, end_a
     RETURN CASE WHEN (time_precision = ANY (ARRAY['minute'::text, 'hour'::text, 'day'::text, 'month'::text, 'year'::text])) THEN ((((COALESCE(end_at, start_at) AT TIME ZONE 'UTC'::text) + CASE time_precision WHEN 'minute'::text THEN '00:01:00'::interval WHEN 'hour'::text THEN '01:00:00'::interval WHEN 'day'::text THEN '1 day'::interval WHEN 'month'::text THEN '1 mon'::interval ELSE '1 year'::interval END) - '00:00:00.000001'::interval) AT TIME ZONE 'UTC'::text) ELSE COALESCE(end_at, start_at) END;
 
 --
+-- Name: node_tree_event(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.node_tree_event() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM record_tree_event(NEW.tree_id, 'node_appended', NEW.id, jsonb_build_object(
+            'kind', NEW.kind, 'parent_id', NEW.parent_id, 'answer_state', NEW.answer_state));
+    ELSIF OLD.answer_state = 'streaming' AND NEW.answer_state <> 'streaming' THEN
+        PERFORM record_tree_event(NEW.tree_id, 'bud_ended', NEW.id, jsonb_build_object(
+            'answer_state', NEW.answer_state, 'stop_reason', NEW.stop_reason));
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+--
 -- Name: range_days(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
 CREATE FUNCTION public.range_days(from_at timestamp with time zone, until_at timestamp with time zone) RETURNS integer[]
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     RETURN (public.days_between(from_at, until_at) || '-2147483648'::integer);
+
+--
+-- Name: record_tree_event(uuid, text, uuid, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.record_tree_event(tree uuid, event_kind text, subject uuid, info jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    next_seq bigint;
+BEGIN
+    INSERT INTO tree_event_heads AS h (tree_id, seq) VALUES (tree, 1)
+    ON CONFLICT (tree_id) DO UPDATE SET seq = h.seq + 1
+    RETURNING seq INTO next_seq;
+    INSERT INTO tree_events (tree_id, seq, kind, subject_id, detail)
+    VALUES (tree, next_seq, event_kind, subject, info);
+    -- Delivered at commit only: a woken watcher always finds the event committed.
+    PERFORM pg_notify('tree_events', tree::text);
+END;
+$$;
 
 --
 -- Name: refuse_context_version_rewrite(); Type: FUNCTION; Schema: public; Owner: -
@@ -122,6 +176,26 @@ BEGIN
     END IF;
     RAISE EXCEPTION 'main-line versions are immutable (version %)', OLD.id
         USING ERRCODE = 'integrity_constraint_violation';
+END;
+$$;
+
+--
+-- Name: task_tree_event(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.task_tree_event() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR OLD.state IS DISTINCT FROM NEW.state
+       OR OLD.attempts IS DISTINCT FROM NEW.attempts
+       OR OLD.accepted_answer_id IS DISTINCT FROM NEW.accepted_answer_id THEN
+        PERFORM record_tree_event(NEW.tree_id, 'task_changed', NEW.id, jsonb_build_object(
+            'state', NEW.state, 'stop_reason', NEW.stop_reason,
+            'branch_node_id', NEW.branch_node_id, 'observation_id', NEW.observation_id,
+            'accepted_answer_id', NEW.accepted_answer_id, 'revision', NEW.revision));
+    END IF;
+    RETURN NULL;
 END;
 $$;
 
@@ -659,7 +733,7 @@ CREATE TABLE public.nodes (
     CONSTRAINT nodes_answer_state_only_on_answers CHECK (((kind = 'answer'::text) = (answer_state IS NOT NULL))),
     CONSTRAINT nodes_continuation_kind_check CHECK ((continuation_kind = ANY (ARRAY['elaboration'::text, 'verification'::text, 'tool_work'::text, 'deeper_reasoning'::text]))),
     CONSTRAINT nodes_continuation_kind_only_on_continuations CHECK (((kind = 'continuation'::text) = (continuation_kind IS NOT NULL))),
-    CONSTRAINT nodes_kind_check CHECK ((kind = ANY (ARRAY['question'::text, 'answer'::text, 'continuation'::text, 'comparison'::text]))),
+    CONSTRAINT nodes_kind_check CHECK ((kind = ANY (ARRAY['question'::text, 'answer'::text, 'continuation'::text, 'observation'::text, 'comparison'::text]))),
     CONSTRAINT nodes_realm_check CHECK ((realm = ANY (ARRAY['real'::text, 'world'::text, 'rehearsal'::text]))),
     CONSTRAINT nodes_root_is_a_question CHECK (((parent_id IS NOT NULL) OR (kind = 'question'::text))),
     CONSTRAINT nodes_world_with_world_realm CHECK (((realm = 'world'::text) = (world IS NOT NULL)))
@@ -796,6 +870,85 @@ CREATE TABLE public.sources (
 );
 
 --
+-- Name: task_reports; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.task_reports (
+    task_id uuid NOT NULL,
+    seq integer NOT NULL,
+    attempt integer NOT NULL,
+    kind text NOT NULL,
+    message text NOT NULL,
+    evidence jsonb DEFAULT '[]'::jsonb NOT NULL,
+    tokens bigint DEFAULT 0 NOT NULL,
+    cost_micros bigint DEFAULT 0 NOT NULL,
+    reported_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT task_reports_kind_check CHECK ((kind = ANY (ARRAY['progress'::text, 'step_failed'::text, 'attempt_failed'::text, 'lease_expired'::text, 'stopped'::text, 'result'::text, 'instructions'::text, 'cancelled'::text])))
+);
+
+--
+-- Name: tasks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tasks (
+    id uuid NOT NULL,
+    "position" bigint NOT NULL,
+    tree_id uuid NOT NULL,
+    branch_node_id uuid NOT NULL,
+    goal text NOT NULL,
+    budget_tokens bigint NOT NULL,
+    budget_cost_micros bigint NOT NULL,
+    currency text NOT NULL,
+    deadline timestamp with time zone NOT NULL,
+    capability_scope text[] NOT NULL,
+    data_scope text[] NOT NULL,
+    stop_conditions text[] NOT NULL,
+    max_consecutive_failures integer NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    stop_reason text,
+    spent_tokens bigint DEFAULT 0 NOT NULL,
+    spent_cost_micros bigint DEFAULT 0 NOT NULL,
+    consecutive_failures integer DEFAULT 0 NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    lease_token uuid,
+    leased_by text,
+    lease_seconds integer,
+    lease_expires_at timestamp with time zone,
+    observation_id uuid,
+    accepted_answer_id uuid,
+    accepted_by text,
+    started_by text NOT NULL,
+    revision bigint DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT tasks_budget_cost_micros_check CHECK ((budget_cost_micros > 0)),
+    CONSTRAINT tasks_budget_tokens_check CHECK ((budget_tokens > 0)),
+    CONSTRAINT tasks_check CHECK (((state = 'running'::text) = (lease_token IS NOT NULL))),
+    CONSTRAINT tasks_check1 CHECK (((state = 'needs_instructions'::text) = (stop_reason IS NOT NULL))),
+    CONSTRAINT tasks_max_consecutive_failures_check CHECK ((max_consecutive_failures >= 1)),
+    CONSTRAINT tasks_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'needs_instructions'::text, 'completed'::text, 'cancelled'::text]))),
+    CONSTRAINT tasks_stop_reason_check CHECK ((stop_reason = ANY (ARRAY['token_budget'::text, 'cost_budget'::text, 'deadline'::text, 'consecutive_failures'::text])))
+);
+
+--
+-- Name: tasks_position_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.tasks_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: tasks_position_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.tasks_position_seq OWNED BY public.tasks."position";
+
+--
 -- Name: transplants; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -808,6 +961,29 @@ CREATE TABLE public.transplants (
     copies jsonb NOT NULL,
     transplanted_by text NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+);
+
+--
+-- Name: tree_event_heads; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tree_event_heads (
+    tree_id uuid NOT NULL,
+    seq bigint NOT NULL
+);
+
+--
+-- Name: tree_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tree_events (
+    tree_id uuid NOT NULL,
+    seq bigint NOT NULL,
+    kind text NOT NULL,
+    subject_id uuid NOT NULL,
+    detail jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT tree_events_kind_check CHECK ((kind = ANY (ARRAY['node_appended'::text, 'bud_ended'::text, 'branch_state_changed'::text, 'task_changed'::text])))
 );
 
 --
@@ -836,6 +1012,12 @@ CREATE TABLE public.trees (
 --
 
 ALTER TABLE ONLY public.canon_invitations ALTER COLUMN "position" SET DEFAULT nextval('public.canon_invitations_position_seq'::regclass);
+
+--
+-- Name: tasks position; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks ALTER COLUMN "position" SET DEFAULT nextval('public.tasks_position_seq'::regclass);
 
 --
 -- Name: app_settings app_settings_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1132,11 +1314,46 @@ ALTER TABLE ONLY public.sources
     ADD CONSTRAINT sources_pkey PRIMARY KEY (source_id);
 
 --
+-- Name: task_reports task_reports_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.task_reports
+    ADD CONSTRAINT task_reports_pkey PRIMARY KEY (task_id, seq);
+
+--
+-- Name: tasks tasks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
+
+--
+-- Name: tasks tasks_position_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_position_key UNIQUE ("position");
+
+--
 -- Name: transplants transplants_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.transplants
     ADD CONSTRAINT transplants_pkey PRIMARY KEY (tree_id);
+
+--
+-- Name: tree_event_heads tree_event_heads_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tree_event_heads
+    ADD CONSTRAINT tree_event_heads_pkey PRIMARY KEY (tree_id);
+
+--
+-- Name: tree_events tree_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tree_events
+    ADD CONSTRAINT tree_events_pkey PRIMARY KEY (tree_id, seq);
 
 --
 -- Name: trees trees_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -1344,10 +1561,40 @@ CREATE INDEX review_results_scope_revision ON public.review_results USING btree 
 CREATE INDEX source_revisions_node ON public.source_revisions USING btree (node_id);
 
 --
+-- Name: tasks_branch; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tasks_branch ON public.tasks USING btree (branch_node_id, "position");
+
+--
+-- Name: tasks_claimable; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tasks_claimable ON public.tasks USING btree ("position") WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
+
+--
+-- Name: tasks_deadline; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tasks_deadline ON public.tasks USING btree (deadline) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
+
+--
+-- Name: tasks_tree; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX tasks_tree ON public.tasks USING btree (tree_id, "position");
+
+--
 -- Name: transplants_source; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX transplants_source ON public.transplants USING btree (source_node_id);
+
+--
+-- Name: branch_transitions branch_transitions_tree_events; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER branch_transitions_tree_events AFTER INSERT ON public.branch_transitions FOR EACH ROW EXECUTE FUNCTION public.branch_tree_event();
 
 --
 -- Name: context_versions context_versions_immutable; Type: TRIGGER; Schema: public; Owner: -
@@ -1360,6 +1607,18 @@ CREATE TRIGGER context_versions_immutable BEFORE DELETE OR UPDATE ON public.cont
 --
 
 CREATE TRIGGER main_line_versions_immutable BEFORE DELETE OR UPDATE ON public.main_line_versions FOR EACH ROW EXECUTE FUNCTION public.refuse_main_line_rewrite();
+
+--
+-- Name: nodes nodes_tree_events; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER nodes_tree_events AFTER INSERT OR UPDATE OF answer_state ON public.nodes FOR EACH ROW EXECUTE FUNCTION public.node_tree_event();
+
+--
+-- Name: tasks tasks_tree_events; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER tasks_tree_events AFTER INSERT OR UPDATE ON public.tasks FOR EACH ROW EXECUTE FUNCTION public.task_tree_event();
 
 --
 -- Name: arbiter_rulings arbiter_rulings_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
@@ -1698,11 +1957,60 @@ ALTER TABLE ONLY public.source_revisions
     ADD CONSTRAINT source_revisions_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
 
 --
+-- Name: task_reports task_reports_task_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.task_reports
+    ADD CONSTRAINT task_reports_task_id_fkey FOREIGN KEY (task_id) REFERENCES public.tasks(id) ON DELETE CASCADE;
+
+--
+-- Name: tasks tasks_accepted_answer_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_accepted_answer_id_fkey FOREIGN KEY (accepted_answer_id) REFERENCES public.nodes(id) ON DELETE SET NULL;
+
+--
+-- Name: tasks tasks_branch_node_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_branch_node_id_fkey FOREIGN KEY (branch_node_id) REFERENCES public.nodes(id) ON DELETE CASCADE;
+
+--
+-- Name: tasks tasks_observation_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_observation_id_fkey FOREIGN KEY (observation_id) REFERENCES public.nodes(id) ON DELETE SET NULL;
+
+--
+-- Name: tasks tasks_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id) ON DELETE CASCADE;
+
+--
 -- Name: transplants transplants_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
 ALTER TABLE ONLY public.transplants
     ADD CONSTRAINT transplants_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id);
+
+--
+-- Name: tree_event_heads tree_event_heads_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tree_event_heads
+    ADD CONSTRAINT tree_event_heads_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id) ON DELETE CASCADE;
+
+--
+-- Name: tree_events tree_events_tree_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tree_events
+    ADD CONSTRAINT tree_events_tree_id_fkey FOREIGN KEY (tree_id) REFERENCES public.trees(id) ON DELETE CASCADE;
 
 --
 -- PostgreSQL database dump complete

@@ -10,6 +10,11 @@ the caller and its role:
 - `gateway`: nothing on TreeService (it only resolves bindings, on graph_service);
 - `viewer`: only reads (methods named Get…, List… or Watch…), for read-only views such as
   the web view, and none of the writes a host app may do.
+- `worker`: a delegated-task worker (T19): only the worker's side of the task protocol
+  (WORKER_METHODS: claim, heartbeat, report, complete, fail, read a task). Its own role rather
+  than host_app or operator so that a worker process, which runs model calls on the caller's
+  behalf, can never start tasks, give them new instructions, accept their results or write
+  trees; extending a task's budget, deadline or scope is not among its methods at all.
 
 A user-confirmation grant is a short-lived credential (`x-mirrortree-confirmation` metadata)
 signed with a secret that only the component which sees the user click holds; it names the
@@ -39,13 +44,16 @@ import grpc
 
 from mirrortree import handlers, rpcstatus
 
-ROLES = ("host_app", "operator", "gateway", "viewer")
+ROLES = ("host_app", "operator", "gateway", "viewer", "worker")
 # A viewer may call only the methods whose names say they read.
 READ_PREFIXES = ("Get", "List", "Watch")
 CONFIRMATION_HEADER = "x-mirrortree-confirmation"
 MAX_GRANT_LIFETIME_S = 300
 MAX_CREDENTIAL_CHARS = 2048
 OPERATOR_ONLY = frozenset({"SetAppEnabled", "SetCapability"})
+WORKER_METHODS = frozenset(
+    {"ClaimTask", "HeartbeatTask", "ReportTaskProgress", "CompleteTask", "FailTask", "GetTask"}
+)
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,8 @@ CONFIRMED = {
     # A quota belongs to an owner, not a tree: the grant names "owner:<owner>" as its tree.
     "SetQuota": Confirmed("set_quota", lambda r: r.owner, lambda r: f"owner:{r.owner}"),
     "Purge": Confirmed("purge", lambda r: r.purged_by),
+    "InstructTask": Confirmed("instruct_task", lambda r: r.instructed_by),
+    "AcceptObservation": Confirmed("accept_observation", lambda r: r.accepted_by),
 }
 # Methods every caller may use: health checks and reflection are not TreeService's.
 _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
@@ -192,6 +202,7 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             caller.role == "gateway"
             or (method in OPERATOR_ONLY and caller.role != "operator")
             or (caller.role == "viewer" and not method.startswith(READ_PREFIXES))
+            or (caller.role == "worker" and method not in WORKER_METHODS)
         ):
             return _refusal(
                 handler,
@@ -223,10 +234,28 @@ def _refusal(
     )
 
 
+def _claims_anywhere(request: Any) -> bool:
+    """A ClaimTask naming no tree or branch, which could take a task of any owner's tree."""
+    descriptor = getattr(request, "DESCRIPTOR", None)
+    return (
+        descriptor is not None
+        and descriptor.name == "ClaimTaskRequest"
+        and not (request.tree_id or request.branch_node_id)
+    )
+
+
 def _owned(handler: grpc.RpcMethodHandler, caller: Caller, owners_of: OwnersOf) -> Any:
     """handler, refusing a request that refers to a tree of an owner the caller does not serve."""
 
     async def check(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if _claims_anywhere(request):
+            await rpcstatus.abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                "permission_denied",
+                f"caller {caller.name!r} serves only the trees of its own owners; name the "
+                "tree (tree_id) or branch (branch_node_id) to claim a task from",
+            )
         foreign = sorted((await owners_of(request)) - caller.owners)
         if foreign:
             await rpcstatus.abort(

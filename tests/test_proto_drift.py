@@ -27,7 +27,7 @@ from graph_service import cursors as graph_cursors
 from graph_service import errors as graph_errors
 from graph_service import source_convert
 from mirrortree import scopes, validation, vocabulary
-from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
+from mirrortree.v1 import common_pb2, graph_pb2, tasks_pb2, tree_pb2
 from tree_service import convert as tree_convert
 from tree_service import domain, graph_input
 from tree_service import errors as tree_errors
@@ -39,6 +39,8 @@ from tree_service.lifecycle import enums as lifecycle_enums
 from tree_service.lifecycle import rules as lifecycle_rules
 from tree_service.realms import messages as realm_messages
 from tree_service.realms import rules as realm_rules
+from tree_service.tasks import messages as task_messages
+from tree_service.tasks import rules as task_rules
 
 
 def lower(name: str) -> str:
@@ -428,6 +430,43 @@ MAPS = (
         True,
         lambda name: name.lower().removeprefix("citation_"),
         not_mapped=("CITATION_CURRENT",),  # a stored citation without a status is current
+    ),
+    # tree_service/tasks/messages.py
+    EnumMap(
+        "tree_service.tasks.messages.STATE_TO_PROTO",
+        tasks_pb2.TaskState.DESCRIPTOR,
+        task_messages.STATE_TO_PROTO,
+        True,
+        lambda name: task_rules.TaskState(name.removeprefix("TASK_").lower()),
+        tuple(task_rules.TaskState),
+    ),
+    EnumMap(
+        "tree_service.tasks.messages.STOP_TO_PROTO",
+        tasks_pb2.TaskStopReason.DESCRIPTOR,
+        task_messages.STOP_TO_PROTO,
+        True,
+        lambda name: task_rules.StopReason(name.removeprefix("TASK_").lower()),
+        tuple(task_rules.StopReason),
+    ),
+    EnumMap(
+        "tree_service.tasks.messages.REPORT_TO_PROTO",
+        tasks_pb2.TaskReportKind.DESCRIPTOR,
+        task_messages.REPORT_TO_PROTO,
+        True,
+        lambda name: (
+            task_rules.ReportKind.CANCELLED
+            if name == "REPORT_CANCELLATION"
+            else task_rules.ReportKind(name.removeprefix("REPORT_").lower())
+        ),
+        tuple(task_rules.ReportKind),
+    ),
+    EnumMap(
+        "tree_service.tasks.messages.INSTRUCTION_FROM_PROTO",
+        tasks_pb2.TaskInstruction.DESCRIPTOR,
+        task_messages.INSTRUCTION_FROM_PROTO,
+        False,
+        lambda name: task_rules.Instruction(name.removeprefix("TASK_").lower()),
+        tuple(task_rules.Instruction),
     ),
 )
 

@@ -24,8 +24,11 @@ from tree_service.ownership import TreeOwners
 from tree_service.servicer import TreeServicer
 from tree_service.store import TreeStore
 from tree_service.stores import Stores
+from tree_service.tasks.store import TaskStore
 
 log = logging.getLogger("tree_service")
+# How often tasks past their deadline that nobody works on are stopped.
+TASK_SWEEP_S = 5.0
 SERVICE_NAME = tree_pb2.DESCRIPTOR.services_by_name["TreeService"].full_name
 
 
@@ -39,6 +42,7 @@ class TreeService:
     servicer: TreeServicer
     grace_s: float
     sweeper: asyncio.Task[None] | None = None
+    task_sweeper: asyncio.Task[None] | None = None
     # Makes hubs of the objects a lower threshold than the last one applied covers; done in
     # the background, while serving (hubs change how fast a context is read, not what it says).
     hub_catch_up: asyncio.Task[int] | None = None
@@ -48,7 +52,7 @@ class TreeService:
         return self.rpc.port
 
     async def stop(self) -> None:
-        for task in (self.sweeper, self.hub_catch_up):
+        for task in (self.sweeper, self.hub_catch_up, self.task_sweeper):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -101,6 +105,7 @@ async def start(settings: Settings) -> TreeService:
     service = TreeService(rpc, stores, chunks, servicer, settings.shutdown_grace_s)
     service.sweeper = asyncio.create_task(sweep_lost_buds(stores.buds), name="bud-sweeper")
     service.hub_catch_up = asyncio.create_task(catch_up_hubs(stores.ingestion), name="hub-catch-up")
+    service.task_sweeper = asyncio.create_task(sweep_overdue_tasks(stores.tasks), name="tasks")
     return service
 
 
@@ -142,3 +147,16 @@ async def sweep_lost_buds(store: BudStore, every_s: float = BUD_LEASE_S / 3) -> 
             continue
         if frozen:
             log.warning("froze buds whose stream was lost", extra={"answer_ids": frozen})
+
+
+async def sweep_overdue_tasks(store: TaskStore, every_s: float = TASK_SWEEP_S) -> None:
+    """Stop delegated tasks whose deadline passed while no worker held them (T19)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            stopped = await store.stop_overdue()
+        except Exception:
+            log.exception("sweeping overdue tasks failed; retrying")
+            continue
+        if stopped:
+            log.info("stopped overdue tasks", extra={"tasks": stopped})

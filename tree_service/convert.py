@@ -84,6 +84,7 @@ _KIND_TO_PROTO = {
     NodeKind.ANSWER: tree_pb2.ANSWER,
     NodeKind.CONTINUATION: tree_pb2.CONTINUATION,
     NodeKind.COMPARISON: tree_pb2.COMPARISON,
+    NodeKind.OBSERVATION: tree_pb2.OBSERVATION,
 }
 
 

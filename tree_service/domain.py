@@ -30,6 +30,7 @@ class NodeKind(StrEnum):
     ANSWER = "answer"
     CONTINUATION = "continuation"
     COMPARISON = "comparison"
+    OBSERVATION = "observation"  # a delegated task's result on its branch (T19)
 
 
 class ObjectType(StrEnum):

@@ -33,6 +33,7 @@ SELECT t.owner FROM trees t WHERE t.id IN (
     UNION ALL SELECT v.tree_id FROM canon_candidates c JOIN main_line_versions v
               ON v.id = c.version_id WHERE c.id = any($1::uuid[])
     UNION ALL SELECT tree_id FROM estimates WHERE id = any($1::uuid[])
+    UNION ALL SELECT tree_id FROM tasks WHERE id = any($1::uuid[])
 )
 """
 
@@ -45,6 +46,7 @@ UNION ALL SELECT tree_id FROM canon_invitations WHERE id = $1
 UNION ALL SELECT v.tree_id FROM canon_candidates c JOIN main_line_versions v ON v.id = c.version_id
 WHERE c.id = $1
 UNION ALL SELECT tree_id FROM estimates WHERE id = $1
+UNION ALL SELECT tree_id FROM tasks WHERE id = $1
 LIMIT 1
 """
 
@@ -99,6 +101,7 @@ class TreeOwners:
             "invitation_id",
             "candidate_id",
             "estimate_id",
+            "task_id",
         ):
             try:
                 record = uuid.UUID(str(getattr(request, field, "")))

@@ -38,6 +38,8 @@ from tree_service.realms.rules import (
     RulingRequired,
     SafetyStopInEffect,
 )
+from tree_service.tasks.rpc import TaskRpcs
+from tree_service.tasks.rules import BranchClosed, LeaseLost, TaskStopped
 
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
@@ -55,6 +57,9 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     ApprovalRequired: grpc.StatusCode.FAILED_PRECONDITION,
     EstimateNotApplicable: grpc.StatusCode.FAILED_PRECONDITION,
     PurgePreviewStale: grpc.StatusCode.ABORTED,
+    BranchClosed: grpc.StatusCode.FAILED_PRECONDITION,
+    LeaseLost: grpc.StatusCode.FAILED_PRECONDITION,
+    TaskStopped: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -75,6 +80,7 @@ class TreeServicer(
     TransplantRpcs,
     CostRpcs,
     PurgeRpcs,
+    TaskRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

@@ -21,6 +21,8 @@ from tree_service.lifecycle.store import LifecycleStore
 from tree_service.lifecycle.transplant_store import TransplantStore
 from tree_service.realms.store import RealmStore
 from tree_service.store import TreeStore
+from tree_service.tasks.store import TaskStore
+from tree_service.tasks.watch import EventHub
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Stores:
     costs: CostStore
     comparisons: ComparisonStore
     purges: PurgeStore
+    tasks: TaskStore
+    watch: EventHub
 
     @classmethod
     def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
@@ -63,4 +67,6 @@ class Stores:
             costs=CostStore(core),
             comparisons=ComparisonStore(),
             purges=PurgeStore(core),
+            tasks=TaskStore(core, conversation),
+            watch=EventHub(core.pool),
         )

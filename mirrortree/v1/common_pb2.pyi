@@ -39,6 +39,9 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SAFETY_STOP_IN_EFFECT: _ClassVar[ErrorReason]
     CONTEXT_OVER_BUDGET: _ClassVar[ErrorReason]
     NOT_CANONICALIZED: _ClassVar[ErrorReason]
+    BRANCH_CLOSED: _ClassVar[ErrorReason]
+    LEASE_LOST: _ClassVar[ErrorReason]
+    TASK_STOPPED: _ClassVar[ErrorReason]
     PERMISSION_DENIED_REASON: _ClassVar[ErrorReason]
     CONFIRMATION_REQUIRED: _ClassVar[ErrorReason]
     RATE_LIMITED: _ClassVar[ErrorReason]
@@ -129,6 +132,9 @@ RULING_REQUIRED: ErrorReason
 SAFETY_STOP_IN_EFFECT: ErrorReason
 CONTEXT_OVER_BUDGET: ErrorReason
 NOT_CANONICALIZED: ErrorReason
+BRANCH_CLOSED: ErrorReason
+LEASE_LOST: ErrorReason
+TASK_STOPPED: ErrorReason
 PERMISSION_DENIED_REASON: ErrorReason
 CONFIRMATION_REQUIRED: ErrorReason
 RATE_LIMITED: ErrorReason

@@ -1,6 +1,7 @@
 from mirrortree.v1 import common_pb2 as _common_pb2
 from mirrortree.v1 import costs_pb2 as _costs_pb2
 from mirrortree.v1 import purge_pb2 as _purge_pb2
+from mirrortree.v1 import tasks_pb2 as _tasks_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -24,6 +25,7 @@ class NodeKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ANSWER: _ClassVar[NodeKind]
     CONTINUATION: _ClassVar[NodeKind]
     COMPARISON: _ClassVar[NodeKind]
+    OBSERVATION: _ClassVar[NodeKind]
 
 class ContinuationKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -149,6 +151,7 @@ QUESTION: NodeKind
 ANSWER: NodeKind
 CONTINUATION: NodeKind
 COMPARISON: NodeKind
+OBSERVATION: NodeKind
 CONTINUATION_KIND_UNSPECIFIED: ContinuationKind
 ELABORATION: ContinuationKind
 VERIFICATION: ContinuationKind

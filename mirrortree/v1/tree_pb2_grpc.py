@@ -5,6 +5,7 @@ import warnings
 
 from mirrortree.v1 import costs_pb2 as mirrortree_dot_v1_dot_costs__pb2
 from mirrortree.v1 import purge_pb2 as mirrortree_dot_v1_dot_purge__pb2
+from mirrortree.v1 import tasks_pb2 as mirrortree_dot_v1_dot_tasks__pb2
 from mirrortree.v1 import tree_pb2 as mirrortree_dot_v1_dot_tree__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -340,6 +341,61 @@ class TreeServiceStub:
                 '/mirrortree.v1.TreeService/GetPurgeTombstone',
                 request_serializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneResponse.FromString,
+                _registered_method=True)
+        self.StartTask = channel.unary_unary(
+                '/mirrortree.v1.TreeService/StartTask',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.StartTaskRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.TaskResponse.FromString,
+                _registered_method=True)
+        self.ClaimTask = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ClaimTask',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.ClaimTaskRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.ClaimTaskResponse.FromString,
+                _registered_method=True)
+        self.HeartbeatTask = channel.unary_unary(
+                '/mirrortree.v1.TreeService/HeartbeatTask',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.HeartbeatTaskRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+                _registered_method=True)
+        self.ReportTaskProgress = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ReportTaskProgress',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.ReportTaskProgressRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+                _registered_method=True)
+        self.CompleteTask = channel.unary_unary(
+                '/mirrortree.v1.TreeService/CompleteTask',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.CompleteTaskRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+                _registered_method=True)
+        self.FailTask = channel.unary_unary(
+                '/mirrortree.v1.TreeService/FailTask',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.FailTaskRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+                _registered_method=True)
+        self.GetTask = channel.unary_unary(
+                '/mirrortree.v1.TreeService/GetTask',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.GetTaskRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.GetTaskResponse.FromString,
+                _registered_method=True)
+        self.ListTasks = channel.unary_unary(
+                '/mirrortree.v1.TreeService/ListTasks',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.ListTasksRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.ListTasksResponse.FromString,
+                _registered_method=True)
+        self.InstructTask = channel.unary_unary(
+                '/mirrortree.v1.TreeService/InstructTask',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.InstructTaskRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.TaskResponse.FromString,
+                _registered_method=True)
+        self.AcceptObservation = channel.unary_unary(
+                '/mirrortree.v1.TreeService/AcceptObservation',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.AcceptObservationRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.AcceptObservationResponse.FromString,
+                _registered_method=True)
+        self.WatchTree = channel.unary_stream(
+                '/mirrortree.v1.TreeService/WatchTree',
+                request_serializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeResponse.FromString,
                 _registered_method=True)
 
 
@@ -895,6 +951,98 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartTask(self, request, context):
+        """T19: queues a delegated task on a branch (goal, budget, deadline, capability and data
+        scope, stop conditions). Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION
+        (`branch_closed`: the branch is concluded or archived), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ClaimTask(self, request, context):
+        """T19: a worker claims the oldest claimable task (queued, or running under an expired lease)
+        under a lease; no task leaves `task` unset. Codes: OK, INVALID_ARGUMENT, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HeartbeatTask(self, request, context):
+        """T19: extends the claim's lease by its lease seconds (nothing else). Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (`lease_lost`, `task_stopped`),
+        ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReportTaskProgress(self, request, context):
+        """T19: progress and spend; the service stops the task at its budget, deadline or
+        consecutive failures. Codes: as HeartbeatTask.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompleteTask(self, request, context):
+        """T19: hands back the result, which becomes an observation node on the task's branch.
+        Codes: as HeartbeatTask.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FailTask(self, request, context):
+        """T19: the worker gives the attempt up; the task is queued again or stopped. Codes: as
+        HeartbeatTask.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTask(self, request, context):
+        """T19: a task, with its reports if asked. Codes: OK, INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTasks(self, request, context):
+        """T19: a tree's (or a branch's) tasks in queue order, paged. Codes: OK, INVALID_ARGUMENT,
+        NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InstructTask(self, request, context):
+        """T19: the user's new instructions (needs the user's confirmation grant): resume a stopped
+        task with a new budget or deadline, or cancel it. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
+        ABORTED (`revision_conflict`), FAILED_PRECONDITION, ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AcceptObservation(self, request, context):
+        """T19: the user accepts a completed task's observation (needs the user's confirmation
+        grant): it becomes a candidate answer. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
+        FAILED_PRECONDITION (not completed, accepted already, branch closed), ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchTree(self, request, context):
+        """The tree's changes (node appends, bud ends, branch states, tasks) in order from a
+        position, then live, with heartbeats; resume from the last position seen. Codes: OK,
+        INVALID_ARGUMENT, NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1202,6 +1350,61 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.GetPurgeTombstone,
                     request_deserializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneResponse.SerializeToString,
+            ),
+            'StartTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartTask,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.StartTaskRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.TaskResponse.SerializeToString,
+            ),
+            'ClaimTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.ClaimTask,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.ClaimTaskRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.ClaimTaskResponse.SerializeToString,
+            ),
+            'HeartbeatTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.HeartbeatTask,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.HeartbeatTaskRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.SerializeToString,
+            ),
+            'ReportTaskProgress': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportTaskProgress,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.ReportTaskProgressRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.SerializeToString,
+            ),
+            'CompleteTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompleteTask,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.CompleteTaskRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.SerializeToString,
+            ),
+            'FailTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.FailTask,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.FailTaskRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.SerializeToString,
+            ),
+            'GetTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTask,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.GetTaskRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.GetTaskResponse.SerializeToString,
+            ),
+            'ListTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTasks,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.ListTasksRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.ListTasksResponse.SerializeToString,
+            ),
+            'InstructTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.InstructTask,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.InstructTaskRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.TaskResponse.SerializeToString,
+            ),
+            'AcceptObservation': grpc.unary_unary_rpc_method_handler(
+                    servicer.AcceptObservation,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.AcceptObservationRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.AcceptObservationResponse.SerializeToString,
+            ),
+            'WatchTree': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTree,
+                    request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2851,6 +3054,303 @@ class TreeService:
             '/mirrortree.v1.TreeService/GetPurgeTombstone',
             mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneRequest.SerializeToString,
             mirrortree_dot_v1_dot_purge__pb2.GetPurgeTombstoneResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/StartTask',
+            mirrortree_dot_v1_dot_tasks__pb2.StartTaskRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.TaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ClaimTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ClaimTask',
+            mirrortree_dot_v1_dot_tasks__pb2.ClaimTaskRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.ClaimTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HeartbeatTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/HeartbeatTask',
+            mirrortree_dot_v1_dot_tasks__pb2.HeartbeatTaskRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportTaskProgress(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ReportTaskProgress',
+            mirrortree_dot_v1_dot_tasks__pb2.ReportTaskProgressRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompleteTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/CompleteTask',
+            mirrortree_dot_v1_dot_tasks__pb2.CompleteTaskRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FailTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/FailTask',
+            mirrortree_dot_v1_dot_tasks__pb2.FailTaskRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.TaskWorkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/GetTask',
+            mirrortree_dot_v1_dot_tasks__pb2.GetTaskRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.GetTaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/ListTasks',
+            mirrortree_dot_v1_dot_tasks__pb2.ListTasksRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.ListTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InstructTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/InstructTask',
+            mirrortree_dot_v1_dot_tasks__pb2.InstructTaskRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.TaskResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AcceptObservation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/AcceptObservation',
+            mirrortree_dot_v1_dot_tasks__pb2.AcceptObservationRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.AcceptObservationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTree(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/WatchTree',
+            mirrortree_dot_v1_dot_tasks__pb2.WatchTreeRequest.SerializeToString,
+            mirrortree_dot_v1_dot_tasks__pb2.WatchTreeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -53,8 +53,10 @@ def caller(stub: Any, method: Any, request: Any, metadata: Any) -> Callable[[], 
             while await stream.read() is not grpc.aio.EOF:
                 pass
         elif method.server_streaming:
+            # A live stream (WatchTree) never ends by itself: its first message shows it
+            # answered, and a refused request fails before sending any.
             async for _ in rpc(request, timeout=60, metadata=metadata):
-                pass
+                break
         else:
             await rpc(request, timeout=60, metadata=metadata)
 

@@ -10,8 +10,9 @@ from typing import Any
 import grpc
 
 from mirrortree.rpcstatus import describe
-from mirrortree.v1 import costs_pb2, tree_pb2
+from mirrortree.v1 import costs_pb2, tasks_pb2, tree_pb2
 from tests.conftest import create_tree, unique
+from tests.tree_service import tasking
 from tests.tree_service.helpers import answer, ask
 from tests.tree_service.purging import (
     failure_of,
@@ -167,3 +168,25 @@ async def test_a_purge_racing_a_canonicalization_leaves_no_copy_of_the_text(tree
             assert isinstance(canon, grpc.aio.AioRpcError)
             assert describe(canon).code == grpc.StatusCode.FAILED_PRECONDITION
             assert await footprint(db, w.secret) == []
+
+
+async def test_a_delegated_task_must_end_before_its_branch_is_purged_and_leaves_no_text(
+    tree_stub, db
+):
+    w = await world(tree_stub, archive=False)
+    task = await tasking.start(tree_stub, w.branch_id, goal=f"Research {w.secret}")
+    claimed = await tasking.claim(tree_stub, w.tree_id)
+    assert claimed.task.id == task.id
+    await tasking.progress(tree_stub, task.id, claimed.lease_token, message=f"Read {w.secret}")
+    await set_state(tree_stub, w.branch_id, tree_pb2.ARCHIVED, 1)
+    failure = await failure_of(preview(tree_stub, w.branch_id))
+    assert failure.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert f"delegated task {task.id}" in failure.message and "running" in failure.message
+
+    # The branch is archived: the result stays with the task as evidence, not as a node.
+    done = await tasking.complete(tree_stub, task.id, claimed.lease_token, f"Found {w.secret}")
+    assert done.task.state == tasks_pb2.TASK_CANCELLED
+    shown = await preview(tree_stub, w.branch_id)
+    await tree_stub.Purge(purge_request(w, shown.preview_token))
+
+    assert await footprint(db, w.secret) == []

@@ -146,7 +146,8 @@ class ConversationStore:
             uuid.UUID(context_version_id) if context_version_id else None,
         )
         node = node_from_row(row)
-        if answer_state is not AnswerState.STREAMING:
+        # A bud's text is not final and an echo is no source of the story until accepted.
+        if answer_state is not AnswerState.STREAMING and kind is not NodeKind.OBSERVATION:
             await IngestionStore.record_message(conn, node, bumped["project_id"], lineage_id)
         return node, bumped["revision"]
 

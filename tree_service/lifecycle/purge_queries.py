@@ -26,6 +26,13 @@ STREAMING = """
 SELECT id::text FROM nodes WHERE id = any($1::uuid[]) AND answer_state = 'streaming' LIMIT 1
 """
 
+# A delegated task on the branch that may still run: its result would land in the branch.
+ACTIVE_TASK = """
+SELECT id::text, state FROM tasks
+WHERE branch_node_id = any($1::uuid[]) AND state IN ('queued', 'running', 'needs_instructions')
+ORDER BY position LIMIT 1
+"""
+
 SUB_BRANCHES = """
 SELECT node_id::text FROM branches WHERE node_id = any($1::uuid[]) AND node_id <> $2
 ORDER BY node_id
@@ -142,6 +149,13 @@ WHERE id = any($1::uuid[])
 """
 
 CLEAR_CHUNKS = "DELETE FROM bud_chunks WHERE node_id = any($1::uuid[])"
+
+# A delegated task's goal and what its worker reported are the branch's content too.
+CLEAR_TASKS = "UPDATE tasks SET goal = '' WHERE branch_node_id = any($1::uuid[])"
+CLEAR_TASK_REPORTS = """
+UPDATE task_reports SET message = '', evidence = '[]'
+WHERE task_id IN (SELECT id FROM tasks WHERE branch_node_id = any($1::uuid[]))
+"""
 CLEAR_SOURCE_REVISIONS = "UPDATE source_revisions SET text = '' WHERE node_id = any($1::uuid[])"
 CLEAR_SUMMARIES = "DELETE FROM context_summaries WHERE node_id = any($1::uuid[])"
 CLEAR_COMMITMENTS = "UPDATE commitments SET statement = '' WHERE node_id = any($1::uuid[])"
@@ -191,13 +205,19 @@ BUMP_TREE = """
 UPDATE trees SET revision = revision + 1, updated_at = clock_timestamp() WHERE id = $1
 """
 
-# Every free text of nodes $1 a stored response may repeat: text, reasoning and criteria.
+# Every free text of nodes $1 a stored response may repeat: text, reasoning, criteria, and
+# the goals and reports of their delegated tasks.
 CONTENT_STRINGS = """
 SELECT s FROM nodes n,
      LATERAL (SELECT n.text UNION ALL SELECT n.reasoning_summary
               UNION ALL SELECT jsonb_array_elements_text(coalesce(n.comparison->'criteria', '[]'))
              ) AS t (s)
 WHERE n.id = any($1::uuid[]) AND s <> ''
+UNION
+SELECT s FROM tasks k,
+     LATERAL (SELECT k.goal UNION ALL SELECT r.message FROM task_reports r WHERE r.task_id = k.id
+             ) AS t (s)
+WHERE k.branch_node_id = any($1::uuid[]) AND s <> ''
 """
 
 # Stored responses that name a purged node ($1: the ids as text) in their bytes: a replay

@@ -128,6 +128,13 @@ async def _impact(
             f"answer {streaming} in branch {branch.id} still streams: end it, then purge",
             {"branch_id": branch.id, "node_id": streaming},
         )
+    task = await conn.fetchrow(q.ACTIVE_TASK, ids)
+    if task is not None:
+        raise PreconditionFailed(
+            f"delegated task {task['id']} in branch {branch.id} is {task['state']}: cancel it "
+            "(InstructTask with TASK_CANCEL), then purge",
+            {"branch_id": branch.id, "task_id": task["id"]},
+        )
     citing: set[str] = set()
     subjects = []
     for r in await conn.fetch(q.CITATIONS_IN, ids, texts):
@@ -297,6 +304,8 @@ async def _apply(
     for statement in (
         q.CLEAR_NODES,
         q.CLEAR_CHUNKS,
+        q.CLEAR_TASK_REPORTS,
+        q.CLEAR_TASKS,
         q.CLEAR_SOURCE_REVISIONS,
         q.CLEAR_SUMMARIES,
         q.CLEAR_COMMITMENTS,

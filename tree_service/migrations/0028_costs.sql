@@ -61,5 +61,5 @@ CREATE TABLE estimate_nodes (
 ALTER TABLE nodes
     DROP CONSTRAINT nodes_kind_check,
     ADD CONSTRAINT nodes_kind_check CHECK (kind IN (
-        'question', 'answer', 'continuation', 'comparison')),
+        'question', 'answer', 'continuation', 'observation', 'comparison')),
     ADD COLUMN comparison jsonb;

@@ -1,0 +1,1 @@
+"""Delegated tasks (T19) and the tree's event stream (WatchTree)."""
