@@ -68,31 +68,16 @@ class ChunkCommitter:
                         pending.done.set_exception(exc)
 
     async def _commit(self, batch: list[_PendingChunk]) -> None:
-        texts: dict[tuple[uuid.UUID, int], str] = {}
         async with self._core.pool.acquire() as conn:
-            async with conn.transaction():
-                ids = list({p.node_id for p in batch})
-                live = {r["id"] for r in await conn.fetch(queries.LOCK_STREAMING_BUDS, ids)}
-                accepted = [p for p in batch if p.node_id in live]
-                if accepted:
-                    await conn.execute(
-                        queries.INSERT_CHUNKS,
-                        [p.node_id for p in accepted],
-                        [p.seq for p in accepted],
-                        [p.text for p in accepted],
-                    )
-                    stored = await conn.fetch(
-                        queries.SELECT_CHUNKS,
-                        [p.node_id for p in accepted],
-                        [p.seq for p in accepted],
-                    )
-                    texts = {(r["node_id"], r["seq"]): r["text"] for r in stored}
-                    await conn.execute(
-                        queries.RECORD_ACKED_CHUNKS,
-                        [p.node_id for p in accepted],
-                        [p.seq for p in accepted],
-                    )
+            rows = await conn.fetch(
+                queries.STORE_CHUNKS,
+                [p.node_id for p in batch],
+                [p.seq for p in batch],
+                [p.text for p in batch],
+            )
             lsn = await self._core.commit_lsn(conn)
+        live = {r["node_id"] for r in rows if r["live"]}
+        texts = {(r["node_id"], r["seq"]): r["stored"] for r in rows}
         for pending in batch:
             if pending.done.done():
                 continue

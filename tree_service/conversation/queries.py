@@ -15,8 +15,8 @@ SELECT id::text, title, owner, project_id, default_realm, default_world, revisio
 FROM trees WHERE id = $1
 """
 
-# Every read of a node goes through these columns; a streaming bud shows the text of its
-# acknowledged chunks so far.
+# Every read of a node goes through these columns; a streaming bud shows the text and count
+# of its acknowledged chunks so far (ending it stores both in its row).
 NODE_COLUMNS = (
     """
 n.id::text, n.tree_id::text, n.parent_id::text, n.kind, n.realm, n.world,
@@ -26,7 +26,10 @@ CASE WHEN n.answer_state = 'streaming'
      ELSE n.text END AS text,
 n.revision, n.ordinal, n.created_at, n.conditions, n.attachments, n.citations,
 n.version_of::text, n.version, n.adopted_answer_id::text, n.answer_state, n.stop_reason,
-n.acked_chunks, n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
+CASE WHEN n.answer_state = 'streaming'
+     THEN coalesce((SELECT max(c.seq) FROM bud_chunks c WHERE c.node_id = n.id), 0)
+     ELSE n.acked_chunks END AS acked_chunks,
+n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
 n.evidence, n.tool_trace, n.context_version_id::text, ("""
     + LIFECYCLE
     + """) AS lifecycle
