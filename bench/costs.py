@@ -109,7 +109,7 @@ async def main_async(seconds: float, concurrency: int) -> None:
         )
         try:
             print(f"pgbench TPC-B-like, {concurrency} clients ...", flush=True)
-            tps = await asyncio.to_thread(pgbench_tps, cfg, seconds, concurrency)
+            tps = await asyncio.to_thread(pgbench_tps, cfg, max(1, round(seconds)), concurrency)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
                 stub = tree_pb2_grpc.TreeServiceStub(channel)
                 print("estimates and charges ...", flush=True)

@@ -168,7 +168,7 @@ async def main_async(seconds: float, workers: int, rate: float) -> None:
         )
         try:
             print(f"pgbench TPC-B-like, {workers} clients ...", flush=True)
-            tps = await asyncio.to_thread(pgbench_tps, cfg, seconds, workers)
+            tps = await asyncio.to_thread(pgbench_tps, cfg, max(1, round(seconds)), workers)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
                 stub = tree_pb2_grpc.TreeServiceStub(channel)
                 queued = int(QUEUE_PER_SECOND * seconds)

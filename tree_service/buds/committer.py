@@ -23,18 +23,22 @@ class _PendingChunk:
 class ChunkCommitter:
     """Group commit for bud chunks.
 
-    Every open bud hands its chunks here; one writer task commits whatever has accumulated in
-    one transaction, so a hundred buds streaming at once cost a handful of commits, not a
-    hundred. A chunk's future resolves only after its transaction committed (its
-    acknowledgement is then safe to send); a chunk for a bud that is no longer streaming fails
-    instead of being stored.
+    Every open bud hands its chunks here; the committer stores whatever has accumulated in one
+    transaction, so a hundred buds streaming at once cost a handful of commits, not a
+    hundred. Up to `in_flight` batches commit at once (chunks gather for the next while the
+    last ones wait for their commit); they never share a bud, because a bud's stream waits
+    for each acknowledgement before it reads its next chunk. A chunk's future resolves only
+    after its transaction committed (its acknowledgement is then safe to send); a chunk for a
+    bud that is no longer streaming fails instead of being stored.
     """
 
-    def __init__(self, core: TreeStore, max_batch: int = 2000) -> None:
+    def __init__(self, core: TreeStore, max_batch: int = 2000, in_flight: int = 2) -> None:
         self._core = core
         self._queue: asyncio.Queue[_PendingChunk] = asyncio.Queue()
         self._max_batch = max_batch
+        self._in_flight = in_flight
         self._task: asyncio.Task[None] | None = None
+        self._committing: dict[asyncio.Task[None], list[_PendingChunk]] = {}
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="chunk-committer")
@@ -44,8 +48,14 @@ class ChunkCommitter:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        unsettled = [p for batch in self._committing.values() for p in batch]
+        for task in list(self._committing):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         while not self._queue.empty():
-            pending = self._queue.get_nowait()
+            unsettled.append(self._queue.get_nowait())
+        for pending in unsettled:
             if not pending.done.done():
                 pending.done.set_exception(PreconditionFailed("the service is shutting down"))
 
@@ -56,43 +66,41 @@ class ChunkCommitter:
         return await done
 
     async def _run(self) -> None:
+        slots = asyncio.Semaphore(self._in_flight)
         while True:
-            batch = [await self._queue.get()]
+            first = await self._queue.get()
+            await slots.acquire()
+            batch = [first]
             while len(batch) < self._max_batch and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            try:
-                await self._commit(batch)
-            except Exception as exc:  # the whole batch failed: report it to every waiter
-                for pending in batch:
-                    if not pending.done.done():
-                        pending.done.set_exception(exc)
+            task = asyncio.create_task(self._settle(batch))
+            self._committing[task] = batch
+
+            def finished(done: asyncio.Task[None]) -> None:
+                self._committing.pop(done, None)
+                slots.release()
+
+            task.add_done_callback(finished)
+
+    async def _settle(self, batch: list[_PendingChunk]) -> None:
+        try:
+            await self._commit(batch)
+        except Exception as exc:  # the whole batch failed: report it to every waiter
+            for pending in batch:
+                if not pending.done.done():
+                    pending.done.set_exception(exc)
 
     async def _commit(self, batch: list[_PendingChunk]) -> None:
-        texts: dict[tuple[uuid.UUID, int], str] = {}
         async with self._core.pool.acquire() as conn:
-            async with conn.transaction():
-                ids = list({p.node_id for p in batch})
-                live = {r["id"] for r in await conn.fetch(queries.LOCK_STREAMING_BUDS, ids)}
-                accepted = [p for p in batch if p.node_id in live]
-                if accepted:
-                    await conn.execute(
-                        queries.INSERT_CHUNKS,
-                        [p.node_id for p in accepted],
-                        [p.seq for p in accepted],
-                        [p.text for p in accepted],
-                    )
-                    stored = await conn.fetch(
-                        queries.SELECT_CHUNKS,
-                        [p.node_id for p in accepted],
-                        [p.seq for p in accepted],
-                    )
-                    texts = {(r["node_id"], r["seq"]): r["text"] for r in stored}
-                    await conn.execute(
-                        queries.RECORD_ACKED_CHUNKS,
-                        [p.node_id for p in accepted],
-                        [p.seq for p in accepted],
-                    )
+            rows = await conn.fetch(
+                queries.STORE_CHUNKS,
+                [p.node_id for p in batch],
+                [p.seq for p in batch],
+                [p.text for p in batch],
+            )
             lsn = await self._core.commit_lsn(conn)
+        live = {r["node_id"] for r in rows if r["live"]}
+        texts = {(r["node_id"], r["seq"]): r["stored"] for r in rows}
         for pending in batch:
             if pending.done.done():
                 continue

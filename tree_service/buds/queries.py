@@ -2,26 +2,31 @@
 
 from tree_service.conversation.queries import NODE_COLUMNS
 
-LOCK_STREAMING_BUDS = """
-SELECT id FROM nodes WHERE id = any($1::uuid[]) AND answer_state = 'streaming' FOR SHARE
-"""
-
-INSERT_CHUNKS = """
-INSERT INTO bud_chunks (node_id, seq, text)
-SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[])
-ON CONFLICT (node_id, seq) DO NOTHING
-"""
-
-SELECT_CHUNKS = """
-SELECT node_id, seq, text FROM bud_chunks
-WHERE (node_id, seq) IN (SELECT * FROM unnest($1::uuid[], $2::bigint[]))
-"""
-
-RECORD_ACKED_CHUNKS = """
-UPDATE nodes n SET acked_chunks = greatest(n.acked_chunks, s.seq)
-FROM (SELECT node_id, max(seq) AS seq FROM unnest($1::uuid[], $2::bigint[]) AS u (node_id, seq)
-      GROUP BY node_id) s
-WHERE n.id = s.node_id
+# A batch of chunks ($1 buds, $2 seqs, $3 texts) stored in one statement, which is its own
+# transaction: only the chunks of buds still streaming are kept (each such bud share-locked,
+# so an ending bud waits for the batch or the batch sees it ended), and a re-sent chunk is
+# stored once. The bud's row is not written: while it streams, its text and count of
+# acknowledged chunks are read from its chunks (NODE_COLUMNS). One row per chunk: `live`, and
+# the text stored under its seq (this chunk's, or the one stored before it).
+STORE_CHUNKS = """
+WITH batch AS (
+    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[]) AS b (node_id, seq, text)
+), live AS (
+    SELECT id FROM nodes
+    WHERE id = any($1::uuid[]) AND answer_state = 'streaming'
+    FOR SHARE
+), inserted AS (
+    INSERT INTO bud_chunks (node_id, seq, text)
+    SELECT b.node_id, b.seq, b.text FROM batch b JOIN live ON live.id = b.node_id
+    ON CONFLICT (node_id, seq) DO NOTHING
+    RETURNING node_id, seq, text
+)
+SELECT b.node_id, b.seq, live.id IS NOT NULL AS live,
+       coalesce(i.text, (SELECT c.text FROM bud_chunks c
+                         WHERE c.node_id = b.node_id AND c.seq = b.seq)) AS stored
+FROM batch b
+LEFT JOIN live ON live.id = b.node_id
+LEFT JOIN inserted i ON i.node_id = b.node_id AND i.seq = b.seq
 """
 
 # Starts or renews a bud's lease (only while it is streaming).

@@ -19,17 +19,8 @@ FROM trees WHERE id = $1
 # the selected nodes, so no version can hold text a purge removed; appends still run beside it.
 SELECT_TREE_FOR_CANON = SELECT_TREE.rstrip() + " FOR KEY SHARE\n"
 
-# Appending a node bumps the tree revision and hands out the next ordinal in one statement;
-# the row lock serializes appends to one tree only for the length of this statement's txn.
-BUMP_TREE_FOR_APPEND = """
-UPDATE trees
-SET revision = revision + 1, node_count = node_count + 1, updated_at = clock_timestamp()
-WHERE id = $1
-RETURNING revision, node_count, default_realm, default_world, project_id, owner
-"""
-
-# Every read of a node goes through these columns; a streaming bud shows the text of its
-# acknowledged chunks so far.
+# Every read of a node goes through these columns; a streaming bud shows the text and count
+# of its acknowledged chunks so far (ending it stores both in its row).
 NODE_COLUMNS = (
     """
 n.id::text, n.tree_id::text, n.parent_id::text, n.kind, n.realm, n.world,
@@ -39,7 +30,10 @@ CASE WHEN n.answer_state = 'streaming'
      ELSE n.text END AS text,
 n.revision, n.ordinal, n.created_at, n.conditions, n.attachments, n.citations,
 n.version_of::text, n.version, n.adopted_answer_id::text, n.answer_state, n.stop_reason,
-n.acked_chunks, n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
+CASE WHEN n.answer_state = 'streaming'
+     THEN coalesce((SELECT max(c.seq) FROM bud_chunks c WHERE c.node_id = n.id), 0)
+     ELSE n.acked_chunks END AS acked_chunks,
+n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
 n.evidence, n.tool_trace, n.context_version_id::text, n.comparison, ("""
     + LIFECYCLE
     + """) AS lifecycle
@@ -50,16 +44,42 @@ SELECT_NODE = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = $1"
 
 SELECT_NODES = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = any($1::uuid[])"
 
-INSERT_NODE = (
+# A whole append in one statement, so that the tree's row stays locked for as little as
+# possible: the tree's revision and ordinal bump, the node (realm $5 and world $6 NULL: the
+# tree's default), and, unless it is a bud still streaming, the node's message source revision
+# (W2, as IngestionStore.record_message writes it; $21-$23: its source id, revision and
+# role). No row: no tree $2.
+APPEND_NODE = (
     """
-INSERT INTO nodes AS n (
-    id, tree_id, parent_id, kind, realm, world, text, ordinal, conditions, attachments,
-    citations, lineage_id, version_of, version, answer_state, extends_answer_id,
-    continuation_kind, reasoning_summary, evidence, tool_trace, context_version_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-        $20, $21)
-RETURNING """
+WITH bump AS (
+    UPDATE trees
+    SET revision = revision + 1, node_count = node_count + 1, updated_at = clock_timestamp()
+    WHERE id = $2
+    RETURNING revision, node_count, default_realm, default_world, project_id
+), appended AS (
+    INSERT INTO nodes AS n (
+        id, tree_id, parent_id, kind, realm, world, text, ordinal, conditions, attachments,
+        citations, lineage_id, version_of, version, answer_state, extends_answer_id,
+        continuation_kind, reasoning_summary, evidence, tool_trace, context_version_id)
+    SELECT $1::uuid, $2, $3::uuid, $4::text, coalesce($5::text, b.default_realm),
+           CASE WHEN $5 IS NOT NULL THEN $6::text
+                WHEN b.default_realm = 'world' THEN b.default_world END,
+           $7::text, b.node_count, $8::jsonb, $9::jsonb, $10::jsonb, $11::uuid, $12::uuid,
+           $13::bigint, $14::text, $15::uuid, $16::text, $17::text, $18::jsonb, $19::jsonb,
+           $20::uuid
+    FROM bump b
+    RETURNING """
     + NODE_COLUMNS
+    + """
+), source AS (
+    INSERT INTO source_revisions (source_id, revision, node_id, role, text, project_id,
+                                  tree_id, ordinal)
+    SELECT $21::uuid, $22::bigint, $1, $23::text, $7, b.project_id, $2, b.node_count
+    FROM bump b JOIN appended ON true
+    WHERE $14::text IS DISTINCT FROM 'streaming' AND $4::text <> 'observation'
+)
+SELECT appended.*, b.revision AS tree_revision FROM appended, bump b
+"""
 )
 
 # Orders the edits of one question's versions on its original; NO KEY UPDATE, so that it does

@@ -31,12 +31,10 @@ from tree_service.domain import (
     Node,
     NodeKind,
     QuestionEdit,
-    Realm,
     RealmChoice,
     Tree,
 )
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
-from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.store import TreeStore
 
@@ -108,29 +106,28 @@ class ConversationStore:
         streaming (its text is not final until it ends).
         """
         tree_uuid = rules.parse_id(tree_id, "tree_id")
-        bumped = await conn.fetchrow(queries.BUMP_TREE_FOR_APPEND, tree_uuid)
-        if bumped is None:
-            raise NotFound("tree", tree_id)
-        if parent is not None:  # checked under the tree's lock, which a purge holds too
-            await expect_not_purged(conn, parent.id, "parent")
-        default = RealmChoice(Realm(bumped["default_realm"]), bumped["default_world"])
-        node_realm, world = rules.node_realm(realm, parent, default)
+        # Known here unless the node takes the tree's default realm (None: the statement does).
+        node_realm: str | None = None
+        world: str | None = None
+        if realm.realm is not None or parent is not None:
+            chosen, world = rules.node_realm(realm, parent, RealmChoice(None, None))
+            node_realm = chosen.value
         node_id = uuid.uuid4()
         lineage_id, version_of, version = lineage or (
             (node_id, None, 1) if kind is NodeKind.QUESTION else (None, None, 1)
         )
         made = generated or Generated(conditions=conditions or {})
         conditions_json, summary, evidence, tool_trace = generated_json(made)
+        is_question = kind is NodeKind.QUESTION
         row = await conn.fetchrow(
-            queries.INSERT_NODE,
+            queries.APPEND_NODE,
             node_id,
             tree_uuid,
             rules.parse_id(parent.id, "parent_id") if parent else None,
             kind.value,
-            node_realm.value,
+            node_realm,
             world,
             text,
-            bumped["node_count"],
             conditions_json,
             json.dumps([dataclasses.asdict(a) for a in attachments], ensure_ascii=False),
             json.dumps(list(citations), ensure_ascii=False),
@@ -144,12 +141,15 @@ class ConversationStore:
             evidence,
             tool_trace,
             uuid.UUID(context_version_id) if context_version_id else None,
+            lineage_id if is_question and lineage_id else node_id,
+            version if is_question else 1,
+            "user" if is_question else "assistant",
         )
-        node = node_from_row(row)
-        # A bud's text is not final and an echo is no source of the story until accepted.
-        if answer_state is not AnswerState.STREAMING and kind is not NodeKind.OBSERVATION:
-            await IngestionStore.record_message(conn, node, bumped["project_id"], lineage_id)
-        return node, bumped["revision"]
+        if row is None:
+            raise NotFound("tree", tree_id)
+        if parent is not None:  # checked once the statement holds the tree, as a purge does
+            await expect_not_purged(conn, parent.id, "parent")
+        return node_from_row(row), row["tree_revision"]
 
     async def _citations(
         self, conn: asyncpg.Connection, requested: tuple[CitationRequest, ...], owner_tree: str
