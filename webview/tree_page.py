@@ -19,6 +19,10 @@ FOLDED = frozenset({tree_pb2.CONCLUDED, tree_pb2.ARCHIVED})
 SHORT = 140
 
 
+# Nodes shown after a question's candidate answers, apart from them.
+NOTE_KINDS = (tree_pb2.COMPARISON, tree_pb2.OBSERVATION)
+
+
 def word(enum: object, value: int) -> str:
     """An enum value as the lower-case word the page shows ("" when unset)."""
     if value == 0:
@@ -266,6 +270,7 @@ class TreePage:
 
     def question(self, question: tree_pb2.Node) -> Markup:
         answers = [n for n in self.children.get(question.id, []) if n.kind == tree_pb2.ANSWER]
+        notes = [n for n in self.children.get(question.id, []) if n.kind in NOTE_KINDS]
         row = (
             el(
                 "div",
@@ -288,6 +293,7 @@ class TreePage:
             self.extras(question),
             el("p", count(len(answers), "candidate answer"), class_="count") if answers else None,
             row,
+            [self.note(n) for n in notes],
             id=f"node-{question.id}",
             class_="node question",
             data_node=question.id,
@@ -376,19 +382,66 @@ class TreePage:
             return None
         continuations = [n for n in below if n.kind == tree_pb2.CONTINUATION]
         questions = [n for n in below if n.kind == tree_pb2.QUESTION]
+        observations = [n for n in below if n.kind == tree_pb2.OBSERVATION]
         label = []
         if continuations:
             label.append(count(len(continuations), "continuation"))
         if questions:
             label.append(count(len(questions), "follow-up question"))
+        if observations:
+            label.append(count(len(observations), "task observation"))
+        if not label:
+            return None
         return el(
             "details",
             el("summary", " and ".join(label)),
             [self.continuation(c) for c in continuations],
+            [self.note(o) for o in observations],
             self.lineages(questions),
             open=True,
             class_="follow-ups",
         )
+
+    def note(self, node: tree_pb2.Node) -> Markup:
+        """A comparison of candidate answers, or a delegated task's observation (an echo that
+        is no answer until the user accepts it)."""
+        kind = word(tree_pb2.NodeKind, node.kind) or "node"
+        details = None
+        if node.kind == tree_pb2.COMPARISON and node.HasField("comparison"):
+            c = node.comparison
+            preferred = c.preferred_answer_id
+            details = el(
+                "ul",
+                el(
+                    "li",
+                    "Compared: ",
+                    [
+                        [
+                            ", " if i else None,
+                            el("a", f"answer {i + 1}", href=f"#node-{a}"),
+                            " (preferred)" if a == preferred else None,
+                        ]
+                        for i, a in enumerate(c.answer_ids)
+                    ],
+                ),
+                el("li", "Criteria: ", "; ".join(c.criteria)) if c.criteria else None,
+                class_="comparison-details",
+            )
+        elif node.kind == tree_pb2.OBSERVATION:
+            details = el(
+                "p", "From a delegated task; not an answer unless accepted.", class_="echo"
+            )
+        body = el(
+            "section",
+            el("div", badge(kind, "kind"), self.common_badges(node), class_="badges"),
+            el("div", node.text, class_="text"),
+            details,
+            self.extras(node),
+            id=f"node-{node.id}",
+            class_=f"node {kind}",
+            data_node=node.id,
+        )
+        return self.branch(node, body)
 
     def branch(self, node: tree_pb2.Node, body: Markup) -> Markup:
         moved = self.data.branches.get(node.id)

@@ -8,8 +8,9 @@ import asyncio
 
 import grpc
 
-from mirrortree.v1 import tree_pb2
+from mirrortree.v1 import costs_pb2, tree_pb2
 from tests.conftest import unique
+from tests.tree_service import tasking
 from tests.webview.helpers import binding_for, screenshot, sign_in, write
 
 Req = tree_pb2.StreamAnswerRequest
@@ -263,3 +264,40 @@ async def test_each_scopes_main_line_says_what_each_version_replaced(
     # The nodes of each newest version carry its badge; the replaced answer does not.
     assert "main line: real experience v2" in await page.inner_text(f"#node-{second.id}")
     assert "main line" not in await page.inner_text(f"#node-{first.id} > .badges")
+
+
+async def test_comparisons_and_task_observations_show_apart_from_the_answers(
+    page, webview_url, tree_stub, graph_stub
+):
+    tree = (
+        await write(tree_stub, "CreateTree", title="Notes", owner="u", project_id=unique("p"))
+    ).tree
+    question = (await write(tree_stub, "AskQuestion", tree_id=tree.id, text="Which queue?")).node
+    first = (await write(tree_stub, "AddAnswer", question_id=question.id, text="Kafka.")).node
+    second = (await write(tree_stub, "AddAnswer", question_id=question.id, text="SQS.")).node
+    await tree_stub.CompareCandidates(
+        costs_pb2.CompareCandidatesRequest(
+            idempotency_key=unique("k"),
+            question_id=question.id,
+            answer_ids=[first.id, second.id],
+            criteria=["operations <b>cost</b>"],
+            verdict="SQS needs no cluster.",
+            preferred_answer_id=second.id,
+            conditions=costs_pb2.RunConditionsRecord(model_strategy="provider/judge"),
+        )
+    )
+    task = await tasking.start(tree_stub, question.id)
+    claimed = await tasking.claim(tree_stub, tree.id)
+    await tasking.complete(tree_stub, task.id, claimed.lease_token, "Found two benchmarks.")
+    await sign_in(page, webview_url, await binding_for(tree_stub, graph_stub, tree.id))
+
+    section = page.locator(f"#node-{question.id}")
+    assert await section.locator(":scope > .answers > article.answer").count() == 2
+    comparison = section.locator("section.comparison")
+    text = await comparison.inner_text()
+    assert "SQS needs no cluster." in text and "answer 2 (preferred)" in text
+    assert "operations <b>cost</b>" in text  # shown as text, never as markup
+    assert await comparison.locator(f"a[href='#node-{second.id}']").count() == 1
+    observation = section.locator("section.observation")
+    assert "Found two benchmarks." in await observation.inner_text()
+    assert "not an answer unless accepted" in await observation.inner_text()
