@@ -23,6 +23,7 @@ from tree_service.errors import (
     TreeServiceError,
 )
 from tree_service.ingestion.rpc import IngestionRpcs
+from tree_service.leaves.rpc import LeafRpcs
 from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
 from tree_service.lifecycle.merge_rpc import MergeRpcs
 from tree_service.lifecycle.rpc import LifecycleRpcs
@@ -65,6 +66,7 @@ class TreeServicer(
     CanonReviewRpcs,
     MergeRpcs,
     TransplantRpcs,
+    LeafRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""
