@@ -22,7 +22,9 @@ class Message:
 
 def scope(project: str | None) -> common_pb2.Scope:
     if project is None:
-        return common_pb2.Scope(**{"global": True})
+        whole = common_pb2.Scope()
+        setattr(whole, "global", True)  # `global` is a Python keyword
+        return whole
     return common_pb2.Scope(projects=common_pb2.ProjectSet(project_ids=[project]))
 
 

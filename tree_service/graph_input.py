@@ -34,6 +34,17 @@ from tree_service.review_builder import (
     type_name,
 )
 
+# type_name and PREFERENCE are read through this module too (source_input, drift tests).
+__all__ = [
+    "COVERAGE_BASES",
+    "EVENT_KINDS",
+    "EVIDENCED_RELATIONS",
+    "PREFERENCE",
+    "RELATION_KINDS",
+    "review_result",
+    "type_name",
+]
+
 MAX_REASON = 4_000
 MAX_GAP = 2_000
 

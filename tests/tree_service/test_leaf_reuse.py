@@ -154,6 +154,12 @@ async def test_a_scope_may_not_extract_another_projects_source(tree_stub, db):
     assert "parts[0].source_id" in await plan_refused(tree_stub, plan_request(other, [part(msg)]))
 
 
+def set_version_seven(request: tree_pb2.RecordReviewRequest) -> None:
+    request.leaf_extraction.parts[0].source_version = "7"
+    for ref in request.source_references:
+        ref.source_version = "7"
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -163,9 +169,13 @@ async def test_a_scope_may_not_extract_another_projects_source(tree_stub, db):
         ),
         (lambda r: r.leaf_extraction.ClearField("parts"), "leaf_extraction.parts"),
         (
-            lambda r: (
-                setattr(r.source_references[0], "fragment_end", 0)
-                or setattr(r.source_references[0], "fragment", "")
+            lambda r: r.source_references[0].CopyFrom(
+                tree_pb2.SourceReferenceInput(
+                    id=r.source_references[0].id,
+                    source_type="message",
+                    source_id=r.source_references[0].source_id,
+                    source_version="1",
+                )
             ),
             "leaf_facts[0].source_reference_ids",
         ),
@@ -188,10 +198,7 @@ async def test_a_scope_may_not_extract_another_projects_source(tree_stub, db):
             "leaf_extraction.parts[0].range",
         ),
         (
-            lambda r: [
-                setattr(x, "source_version", "7")
-                for x in (r.leaf_extraction.parts[0], *r.source_references)
-            ],
+            set_version_seven,
             "leaf_extraction.parts[0].source_version",
         ),
         (
