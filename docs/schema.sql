@@ -532,6 +532,19 @@ CREATE TABLE public.leaf_extractions (
 );
 
 --
+-- Name: leaf_migration_report; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.leaf_migration_report (
+    outcome text NOT NULL,
+    reason text NOT NULL,
+    copies bigint NOT NULL,
+    leaves bigint NOT NULL,
+    reported_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT leaf_migration_report_outcome_check CHECK ((outcome = ANY (ARRAY['linked'::text, 'shared'::text, 'separate'::text])))
+);
+
+--
 -- Name: leaf_uses; Type: TABLE; Schema: public; Owner: -
 --
 
