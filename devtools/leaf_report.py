@@ -23,11 +23,17 @@ SELECT outcome, reason, copies, leaves, reported_at FROM leaf_migration_report
 ORDER BY outcome, reason
 """
 
-# Stored leaves and their uses by contract, as they are now.
+# Stored leaves and their uses by contract, as they are now (a leaf's first extraction is a
+# use too).
 NOW = """
 SELECT l.contract_version, count(DISTINCT l.leaf_id) AS leaves,
-       count(u.leaf_id) AS uses, count(u.leaf_id) FILTER (WHERE u.linked) AS linked,
-       count(DISTINCT u.scope_key) AS scopes
+       count(DISTINCT l.leaf_id) + count(u.leaf_id) AS uses,
+       count(u.leaf_id) FILTER (WHERE u.linked) AS linked,
+       (SELECT count(*) FROM (
+            SELECT f.scope_key FROM leaves f WHERE f.contract_version = l.contract_version
+            UNION
+            SELECT g.scope_key FROM leaf_uses g JOIN leaves h ON h.leaf_id = g.leaf_id
+            WHERE h.contract_version = l.contract_version) s) AS scopes
 FROM leaves l LEFT JOIN leaf_uses u ON u.leaf_id = l.leaf_id
 GROUP BY l.contract_version ORDER BY l.contract_version
 """

@@ -14,7 +14,8 @@ SELECT l.leaf_id, l.text, l.source_type, l.source_id, l.source_version,
            AS source_project,
        l.scope_key, l.result_id, l.object_id, l.confirmation_state, l.event_time_start,
        l.event_time_end, l.event_time_precision, l.event_time_basis, l.recorded_at,
-       EXISTS (SELECT 1 FROM leaf_uses u WHERE u.leaf_id = l.leaf_id AND u.scope_key = $1)
+       l.scope_key = $1 OR EXISTS (
+           SELECT 1 FROM leaf_uses u WHERE u.leaf_id = l.leaf_id AND u.scope_key = $1)
            AS recorded_in_scope
 FROM leaves l
 LEFT JOIN sources s

@@ -36,19 +36,18 @@ async def test_global_and_project_reviews_of_one_message_share_one_set_of_leaves
     again = await tree_stub.RecordReview(leaf_review(msg.project, msg, FACTS, prefix=a))
     assert (first.object_count, again.object_count) == (4, 4)
     assert await leaf_rows(db, msg) == [("1", t, 1) for _, _, t in FACTS]
-    # The project's result stored its source references but no leaf copies: it links.
-    stored = await db.fetch(
-        "SELECT object_type FROM graph_objects WHERE result_id = $1", again.result_id
+    # The project's result stored no copies (the leaves keep their source and range): it links.
+    stored = await db.fetchval(
+        "SELECT count(*) FROM graph_objects WHERE result_id = $1", again.result_id
     )
-    assert sorted(r["object_type"] for r in stored) == ["source_reference"] * 2
+    assert stored == 0
     uses = await db.fetch(
         "SELECT scope_key, object_id, linked FROM leaf_uses WHERE result_id = any($1::text[])"
         " ORDER BY scope_key, object_id",
         [first.result_id, again.result_id],
     )
+    # A first extraction is its leaf; only the project's use of it is a row of its own.
     assert [(u["scope_key"], u["object_id"], u["linked"]) for u in uses] == [
-        ("global", f"{g}-leaf-0", False),
-        ("global", f"{g}-leaf-1", False),
         (f"projects:{msg.project}", f"{a}-leaf-0", True),
         (f"projects:{msg.project}", f"{a}-leaf-1", True),
     ]
@@ -72,10 +71,12 @@ async def test_a_partial_overlap_stores_only_the_missing_leaves_and_range(tree_s
         "SELECT object_id, linked FROM leaf_uses WHERE result_id = $1 ORDER BY object_id",
         wider.result_id,
     )
-    assert [(r["object_id"], r["linked"]) for r in linked] == [
-        (f"{a}-leaf-0", True),
-        (f"{a}-leaf-1", False),
-    ]
+    assert [(r["object_id"], r["linked"]) for r in linked] == [(f"{a}-leaf-0", True)]
+    kept = await db.fetch(
+        "SELECT object_id FROM graph_objects WHERE result_id = $1 ORDER BY object_id",
+        wider.result_id,
+    )
+    assert [r["object_id"] for r in kept] == [f"{a}-leaf-1", f"{a}-src-1"]
 
 
 async def test_a_source_edit_stores_new_leaves_and_the_confirmed_old_ones_stay(tree_stub, db):

@@ -18,7 +18,6 @@ from tree_service.domain import (
     NewSourceRevision,
     Node,
     NodeKind,
-    ObjectType,
     PreferenceRecord,
     RecordedReview,
     ReviewResult,
@@ -94,13 +93,11 @@ class IngestionStore:
         if review.leaf_extraction is not None:
             shared = await leaf_store.prepare(conn, review, review.leaf_extraction)
             # A leaf matching a stored one is linked to it, not stored again.
-            linked = leaf_store.stored_objects(review, shared)
+            linked = leaf_store.linked_objects(review, shared)
             written = dataclasses.replace(
                 review,
                 objects=tuple(
-                    o
-                    for o in review.objects
-                    if o.object_type is not ObjectType.LEAF_FACT or o.object_id not in linked
+                    o for o in review.objects if (o.object_type.value, o.object_id) not in linked
                 ),
             )
         else:

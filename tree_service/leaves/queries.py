@@ -1,14 +1,19 @@
 """SQL of shared leaves: the sources behind them, extraction coverage, leaves and their uses."""
 
-# A message version named by any node id of its lineage, or by the lineage (source) id: the
-# lineage id is the canonical source id; the project is the conversation's.
-MESSAGE_VERSION = """
-SELECT v.source_id::text AS canonical_id, t.project_id, char_length(v.text) AS length
-FROM source_revisions v JOIN trees t ON t.id = v.tree_id
-WHERE v.source_id = coalesce(
-        (SELECT n.source_id FROM source_revisions n WHERE n.node_id = $1 LIMIT 1),
-        (SELECT s.source_id FROM source_revisions s WHERE s.source_id = $1 LIMIT 1))
-  AND v.revision = $2
+# Message versions ($1 ids, $2 revisions), each named by any node id of its lineage or by the
+# lineage (source) id: the lineage id is the canonical source id; the project is the
+# conversation's.
+MESSAGE_VERSIONS = """
+SELECT w.i, v.source_id::text AS canonical_id, t.project_id, char_length(v.text) AS length
+FROM unnest($1::uuid[], $2::bigint[]) WITH ORDINALITY AS w (id, revision, i)
+CROSS JOIN LATERAL (
+    SELECT coalesce(
+        (SELECT n.source_id FROM source_revisions n WHERE n.node_id = w.id LIMIT 1),
+        (SELECT s.source_id FROM source_revisions s WHERE s.source_id = w.id LIMIT 1))
+        AS lineage
+) x
+JOIN source_revisions v ON v.source_id = x.lineage AND v.revision = w.revision
+JOIN trees t ON t.id = v.tree_id
 """
 
 # A recorded source as it is now (only its current revision's text is kept).
@@ -19,7 +24,11 @@ FROM sources WHERE source_id = $1 AND source_type = $2
 
 # Held to the end of the transaction: extractions of one source version commit in turn, so
 # two scopes ingesting the same leaves at once link instead of storing both.
-LOCK_SOURCE_VERSION = "SELECT pg_advisory_xact_lock(hashtextextended($1, 32))"
+# Taken in sorted order, so that two extractions of overlapping sources cannot deadlock.
+LOCK_SOURCE_VERSIONS = """
+SELECT pg_advisory_xact_lock(hashtextextended(k.key, 32))
+FROM (SELECT key FROM unnest($1::text[]) AS key ORDER BY key) k
+"""
 
 # The newest analysis of each source version under contract $5 ($1..$3 keys; 0 = none), from
 # extractions and leaves alike (migrated leaves have no recorded extraction).
@@ -37,16 +46,16 @@ FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY
      AS k (source_type, source_id, source_version, i)
 """
 
-# The ranges extracted of each source version ($1..$3) under contract $4, in analysis $5
-# (NULL = any analysis).
+# The ranges extracted of each source version ($1..$3) under contract $4, in the analysis
+# $5 gives it (NULL = any analysis).
 EXTRACTED_RANGES = """
 SELECT k.i, lower(e.covered) AS start, upper(e.covered) AS "end"
-FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY
-     AS k (source_type, source_id, source_version, i)
+FROM unnest($1::text[], $2::text[], $3::text[], $5::integer[]) WITH ORDINALITY
+     AS k (source_type, source_id, source_version, analysis, i)
 JOIN leaf_extractions e
   ON e.source_type = k.source_type AND e.source_id = k.source_id
  AND e.source_version = k.source_version AND e.contract_version = $4
- AND ($5::integer IS NULL OR e.analysis = $5)
+ AND (k.analysis IS NULL OR e.analysis = k.analysis)
 """
 
 # Stored leaves of each source version ($1..$3) under contract $4 in the ranges $5/$6, counted.

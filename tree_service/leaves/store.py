@@ -57,13 +57,17 @@ async def resolve_sources(
     conn: asyncpg.Connection, scope: ScopeValue, parts: list[tuple[str, Source]]
 ) -> tuple[dict[Source, ResolvedSource], list[FieldViolation]]:
     """Each named source version as stored (canonical id, real project, length in code
-    points); a source that is not there, or that the scope may not read, is a violation."""
+    points); a source that is not there, or that the scope may not read, is a violation of
+    every field naming it."""
+    unique = list(dict.fromkeys(source for _, source in parts))
+    messages = await _message_versions(conn, [s for s in unique if s[0] == "message"])
+    outcomes: dict[Source, tuple[ResolvedSource | None, Problem | None]] = {}
+    for source in unique:
+        outcomes[source] = await _resolve(conn, source, messages)
     found: dict[Source, ResolvedSource] = {}
     refused: list[FieldViolation] = []
     for field_name, source in parts:
-        if source in found:
-            continue
-        resolved, problem = await _resolve(conn, source)
+        resolved, problem = outcomes[source]
         if problem is not None:
             refused.append(FieldViolation(*problem(field_name)))
             continue
@@ -86,25 +90,46 @@ async def resolve_sources(
 Problem = Callable[[str], tuple[str, str]]
 
 
+def _node(source_id: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(source_id)
+    except ValueError:
+        return None
+
+
+async def _message_versions(
+    conn: asyncpg.Connection, sources: list[Source]
+) -> dict[Source, ResolvedSource]:
+    """The message versions among `sources` that exist, in one statement."""
+    wanted = [s for s in sources if _node(s[1]) is not None and s[2].isdigit()]
+    if not wanted:
+        return {}
+    rows = await conn.fetch(
+        queries.MESSAGE_VERSIONS,
+        [_node(s[1]) for s in wanted],
+        [int(s[2]) for s in wanted],
+    )
+    return {
+        wanted[row["i"] - 1]: ResolvedSource(row["canonical_id"], row["project_id"], row["length"])
+        for row in rows
+    }
+
+
 async def _resolve(
-    conn: asyncpg.Connection, source: Source
+    conn: asyncpg.Connection, source: Source, messages: dict[Source, ResolvedSource]
 ) -> tuple[ResolvedSource | None, Problem | None]:
     source_type, source_id, version = source
     if not version.isdigit():
         return None, lambda f: (f"{f}.source_version", "must be a revision number (1, 2, ...)")
     if source_type == "message":
-        try:
-            node = uuid.UUID(source_id)
-        except ValueError:
-            node = None
-        row = await conn.fetchrow(queries.MESSAGE_VERSION, node, int(version)) if node else None
-        if row is None:
-            return None, lambda f: (
-                f"{f}.source_version" if node else f"{f}.source_id",
-                f"no message {source_id!r} with revision {version} (a message is named by a "
-                "node id of its lineage)",
-            )
-        return ResolvedSource(row["canonical_id"], row["project_id"], row["length"]), None
+        if source in messages:
+            return messages[source], None
+        node = _node(source_id)
+        return None, lambda f: (
+            f"{f}.source_version" if node else f"{f}.source_id",
+            f"no message {source_id!r} with revision {version} (a message is named by a "
+            "node id of its lineage)",
+        )
     row = await conn.fetchrow(queries.RECORDED_SOURCE, source_id, source_type)
     if row is None:
         return None, lambda f: (f"{f}.source_id", f"no recorded {source_type} {source_id!r}")
@@ -172,10 +197,10 @@ async def prepare(
         {canonical(p.source) for p, _ in parts}
         | {canonical(leaf.source) for leaf in extraction.leaves}
     )
-    for key in keys:
-        await conn.execute(
-            queries.LOCK_SOURCE_VERSION, "\x1f".join((*key, extraction.contract_version))
-        )
+    await conn.execute(
+        queries.LOCK_SOURCE_VERSIONS,
+        ["\x1f".join((*key, extraction.contract_version)) for key in keys],
+    )
     newest = {
         keys[row["i"] - 1]: row["analysis"]
         for row in await conn.fetch(
@@ -186,11 +211,13 @@ async def prepare(
     out = LeafIngestion(extraction.contract_version)
     covered: dict[Source, list[Range]] = {k: [] for k in keys}
     if not extraction.reanalysis:
-        for k in keys:
-            rows = await conn.fetch(
-                queries.EXTRACTED_RANGES, *_keys([k]), extraction.contract_version, analysis[k]
-            )
-            covered[k] = [(r["start"], r["end"]) for r in rows]
+        for row in await conn.fetch(
+            queries.EXTRACTED_RANGES,
+            *_keys(keys),
+            extraction.contract_version,
+            [analysis[k] for k in keys],
+        ):
+            covered[keys[row["i"] - 1]].append((row["start"], row["end"]))
     for part, bounds in parts:
         k = canonical(part.source)
         # Only the parts not extracted yet are recorded: a partial overlap adds the rest.
@@ -228,17 +255,31 @@ async def prepare(
     return out
 
 
-def stored_objects(review: ReviewResult, ingestion: LeafIngestion) -> set[str]:
-    """The leaf fact ids of the review that are linked, not stored as objects again."""
-    return set(ingestion.linked) | {
+def linked_objects(review: ReviewResult, ingestion: LeafIngestion) -> set[tuple[str, str]]:
+    """The objects of the review not stored again: its leaf facts linked to stored leaves,
+    and the source references only those cite (the stored leaf keeps source and range)."""
+    leaf = ObjectType.LEAF_FACT.value
+    linked = set(ingestion.linked) | {
         alias for alias, first in ingestion.aliases.items() if first in ingestion.linked
     }
+    skipped = {(leaf, object_id) for object_id in linked}
+    cited_by_linked: set[str] = set()
+    cited_by_kept: set[str] = set()
+    for obj in review.objects:
+        cites = {to_id for link, _, to_id in obj.links if link == "cites"}
+        if (obj.object_type.value, obj.object_id) in skipped:
+            cited_by_linked |= cites
+        else:
+            cited_by_kept |= cites
+    reference = ObjectType.SOURCE_REFERENCE.value
+    return skipped | {(reference, ref) for ref in cited_by_linked - cited_by_kept}
 
 
 async def finish(
     conn: asyncpg.Connection, review: ReviewResult, ingestion: LeafIngestion, recorded_at: datetime
 ) -> None:
-    """Store the new leaves, every use of a leaf by this result and the extracted parts."""
+    """Store the new leaves, the result's uses of stored leaves (a new leaf's first use is
+    the leaf itself) and the extracted parts."""
     objects = {o.object_id: o for o in review.objects if o.object_type is ObjectType.LEAF_FACT}
     leaf_ids = dict(ingestion.linked)
     if ingestion.new:
@@ -264,9 +305,10 @@ async def finish(
             [leaf.object_id for leaf, _, _, _ in news],
         )
         leaf_ids.update({row["object_id"]: row["leaf_id"] for row in rows})
+    uses = dict(ingestion.linked)
     for alias, first_id in ingestion.aliases.items():
-        leaf_ids[alias] = leaf_ids[first_id]
-    if leaf_ids:
+        uses[alias] = leaf_ids[first_id]
+    if uses:
         await conn.copy_records_to_table(
             "leaf_uses",
             records=[
@@ -279,7 +321,7 @@ async def finish(
                     or ingestion.aliases.get(object_id) in ingestion.linked,
                     json.dumps(objects[object_id].details.get("about", [])),
                 )
-                for object_id, leaf_id in sorted(leaf_ids.items())
+                for object_id, leaf_id in sorted(uses.items())
             ],
             columns=queries.LEAF_USE_COLUMNS,
         )
@@ -330,7 +372,7 @@ async def plan(conn: asyncpg.Connection, request: ExtractionPlanRequest) -> list
     )
     have: dict[Source, list[Range]] = {k: [] for k in keys}
     for row in await conn.fetch(
-        queries.EXTRACTED_RANGES, *_keys(keys), request.contract_version, None
+        queries.EXTRACTED_RANGES, *_keys(keys), request.contract_version, [None] * len(keys)
     ):
         have[keys[row["i"] - 1]].append((row["start"], row["end"]))
     plans = []

@@ -100,7 +100,8 @@ FROM legacy_leaf_keys
 WHERE separate_because IS NULL
 ORDER BY source_type, canonical_id, source_version, lo, hi, text_hash, graph_revision, object_id;
 
--- Every copy is a use of its leaf; each copy keeps its own object (`linked` is false).
+-- Every other copy is a use of its leaf (the earliest is the leaf itself); each keeps its own
+-- object (`linked` is false).
 INSERT INTO leaf_uses (scope_key, object_id, result_id, leaf_id, linked, about)
 SELECT k.scope_key, k.object_id, k.result_id, l.leaf_id, false,
        coalesce(k.details -> 'about', '[]'::jsonb)
@@ -109,7 +110,8 @@ JOIN leaves l
   ON l.source_type = k.source_type AND l.source_id = k.canonical_id
  AND l.source_version = k.source_version AND l.contract_version = 'legacy' AND l.analysis = 1
  AND l.fragment = int8range(k.lo, k.hi) AND l.text_hash = k.text_hash
-WHERE k.separate_because IS NULL;
+WHERE k.separate_because IS NULL
+  AND (k.result_id, k.object_id) <> (l.result_id, l.object_id);
 
 INSERT INTO leaf_migration_report (outcome, reason, copies, leaves)
 SELECT CASE WHEN scopes > 1 THEN 'linked' ELSE 'shared' END,
@@ -118,9 +120,9 @@ SELECT CASE WHEN scopes > 1 THEN 'linked' ELSE 'shared' END,
             ELSE 'one scope holds every copy; stored as a shared leaf' END,
        sum(copies), count(*)
 FROM (
-    SELECT leaf_id, count(*) AS copies, count(DISTINCT scope_key) AS scopes
-    FROM leaf_uses WHERE leaf_id IN (SELECT leaf_id FROM leaves WHERE contract_version = 'legacy')
-    GROUP BY leaf_id
+    SELECT count(*) AS copies, count(DISTINCT scope_key) AS scopes
+    FROM legacy_leaf_keys WHERE separate_because IS NULL
+    GROUP BY source_type, canonical_id, source_version, lo, hi, text_hash
 ) per_leaf
 GROUP BY scopes > 1
 UNION ALL
