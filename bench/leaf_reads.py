@@ -82,6 +82,8 @@ async def main_async(leaves: int, projects: int, runs: int) -> None:
             await conn.execute(USES)
             await conn.execute(EXTRACTIONS)
             await conn.execute("ANALYZE leaves; ANALYZE leaf_uses; ANALYZE leaf_extractions")
+            # As graph_service plans SearchLeaves (queries/leaves.py FORCE_CUSTOM_PLANS).
+            await conn.execute("SET plan_cache_mode = force_custom_plan")
             sources = [("message", f"src-{i}", "2") for i in range(0, 800, 8)]
             cases: dict[str, tuple[str, list[object]]] = {
                 "primary-key read (baseline)": (PK, [leaves // 2]),
@@ -89,9 +91,13 @@ async def main_async(leaves: int, projects: int, runs: int) -> None:
                     PROJECT_LEAVES,
                     ["projects:p7", None, None, None, 0, 11, ["p7"]],
                 ),
-                "SearchLeaves, project, text": (
+                "SearchLeaves, project, common text": (
                     PROJECT_LEAVES,
                     ["projects:p7", "%about 1%", None, None, 0, 11, ["p7"]],
+                ),
+                "SearchLeaves, project, rare text": (
+                    PROJECT_LEAVES,
+                    ["projects:p7", "%fact 123456 %", None, None, 0, 11, ["p7"]],
                 ),
                 "SearchLeaves, project, one source": (
                     PROJECT_LEAVES,

@@ -10,7 +10,12 @@ import asyncpg
 
 from graph_service import convert
 from graph_service.errors import InvalidInput
-from graph_service.queries.leaves import GLOBAL_LEAVES, MESSAGE_LINEAGE, PROJECT_LEAVES
+from graph_service.queries.leaves import (
+    FORCE_CUSTOM_PLANS,
+    GLOBAL_LEAVES,
+    MESSAGE_LINEAGE,
+    PROJECT_LEAVES,
+)
 from graph_service.views import ResolvedScope
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.scopes import ScopeValue
@@ -68,6 +73,7 @@ async def read(
         last_leaf,
         page_size + 1,
     )
+    await conn.execute(FORCE_CUSTOM_PLANS)
     if scope.resolved.is_global:
         return list(await conn.fetch(GLOBAL_LEAVES, *args))
     return list(await conn.fetch(PROJECT_LEAVES, *args, list(scope.resolved.projects)))
