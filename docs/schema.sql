@@ -653,6 +653,92 @@ CREATE TABLE public.idempotency_keys (
 );
 
 --
+-- Name: leaf_extractions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.leaf_extractions (
+    source_type text NOT NULL,
+    source_id text NOT NULL,
+    source_version text NOT NULL,
+    contract_version text NOT NULL,
+    analysis integer NOT NULL,
+    covered int8range NOT NULL,
+    scope_key text NOT NULL,
+    result_id text NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    CONSTRAINT leaf_extractions_analysis_check CHECK ((analysis >= 1)),
+    CONSTRAINT leaf_extractions_covered_check CHECK (((NOT isempty(covered)) AND (lower(covered) >= 0)))
+);
+
+--
+-- Name: leaf_migration_report; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.leaf_migration_report (
+    outcome text NOT NULL,
+    reason text NOT NULL,
+    copies bigint NOT NULL,
+    leaves bigint NOT NULL,
+    reported_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT leaf_migration_report_outcome_check CHECK ((outcome = ANY (ARRAY['linked'::text, 'shared'::text, 'separate'::text])))
+);
+
+--
+-- Name: leaf_uses; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.leaf_uses (
+    scope_key text NOT NULL,
+    object_id text NOT NULL,
+    result_id text NOT NULL,
+    leaf_id bigint NOT NULL,
+    linked boolean NOT NULL,
+    about jsonb DEFAULT '[]'::jsonb NOT NULL
+);
+
+--
+-- Name: leaves; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.leaves (
+    leaf_id bigint NOT NULL,
+    source_type text NOT NULL,
+    source_id text NOT NULL,
+    source_version text NOT NULL,
+    contract_version text NOT NULL,
+    analysis integer NOT NULL,
+    fragment int8range NOT NULL,
+    text text NOT NULL,
+    text_hash bytea NOT NULL,
+    source_project text,
+    confirmation_state text,
+    event_time_start timestamp with time zone,
+    event_time_end timestamp with time zone,
+    event_time_precision text,
+    event_time_basis text,
+    scope_key text NOT NULL,
+    result_id text NOT NULL,
+    object_id text NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    text_folded text GENERATED ALWAYS AS (lower(text)) STORED,
+    CONSTRAINT leaves_analysis_check CHECK ((analysis >= 1)),
+    CONSTRAINT leaves_fragment_check CHECK ((NOT isempty(fragment)))
+);
+
+--
+-- Name: leaves_leaf_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.leaves ALTER COLUMN leaf_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.leaves_leaf_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: main_line_versions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1202,6 +1288,27 @@ ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (key);
 
 --
+-- Name: leaf_uses leaf_uses_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.leaf_uses
+    ADD CONSTRAINT leaf_uses_pkey PRIMARY KEY (scope_key, object_id, result_id);
+
+--
+-- Name: leaves leaves_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.leaves
+    ADD CONSTRAINT leaves_pkey PRIMARY KEY (leaf_id);
+
+--
+-- Name: leaves leaves_source_type_source_id_source_version_contract_versio_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.leaves
+    ADD CONSTRAINT leaves_source_type_source_id_source_version_contract_versio_key UNIQUE (source_type, source_id, source_version, contract_version, analysis, fragment, text_hash);
+
+--
 -- Name: main_line_versions main_line_versions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1499,6 +1606,36 @@ CREATE INDEX graph_objects_summary_body_trgm ON public.graph_objects USING gin (
 --
 
 CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, title_folded public.gin_trgm_ops) WITH (fastupdate=off);
+
+--
+-- Name: leaf_extractions_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX leaf_extractions_key ON public.leaf_extractions USING btree (source_type, source_id, source_version, contract_version, analysis);
+
+--
+-- Name: leaf_uses_leaf; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX leaf_uses_leaf ON public.leaf_uses USING btree (leaf_id, scope_key);
+
+--
+-- Name: leaves_project; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX leaves_project ON public.leaves USING btree (source_project, leaf_id);
+
+--
+-- Name: leaves_source; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX leaves_source ON public.leaves USING btree (source_type, source_id, leaf_id);
+
+--
+-- Name: leaves_text_trgm; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX leaves_text_trgm ON public.leaves USING gin (text_folded public.gin_trgm_ops) WITH (fastupdate=off);
 
 --
 -- Name: main_line_versions_node_ids; Type: INDEX; Schema: public; Owner: -
@@ -1829,6 +1966,13 @@ ALTER TABLE ONLY public.graph_links
 
 ALTER TABLE ONLY public.graph_objects
     ADD CONSTRAINT graph_objects_result_id_fkey FOREIGN KEY (result_id) REFERENCES public.review_results(result_id);
+
+--
+-- Name: leaf_uses leaf_uses_leaf_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.leaf_uses
+    ADD CONSTRAINT leaf_uses_leaf_id_fkey FOREIGN KEY (leaf_id) REFERENCES public.leaves(leaf_id);
 
 --
 -- Name: main_line_versions main_line_versions_replaces_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -11,7 +11,7 @@ from typing import Any, TypeAlias, TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from graph_service import convert, source_convert
+from graph_service import convert, leaf_reads, source_convert
 from graph_service.cursors import CursorCodec, CursorState, fingerprint
 from graph_service.errors import (
     ConsistencyTimeout,
@@ -44,7 +44,7 @@ from mirrortree import rpcstatus
 from mirrortree.lsn import parse_lsn
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.scopes import ScopeValue
-from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc
+from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, leaves_pb2
 
 # grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
 Ctx: TypeAlias = Any
@@ -368,6 +368,51 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                     )
                 )
             response = convert.search_response(page, query, tf, next_cursor)
+        return within_limit(response, "ask for a smaller page_size")
+
+    async def SearchLeaves(
+        self, request: leaves_pb2.SearchLeavesRequest, context: Ctx
+    ) -> leaves_pb2.SearchLeavesResponse:
+        convert.reject_unknown_fields(request)
+        requested, query, source_type, source_id, size = leaf_reads.filters(request)
+        options = graph_pb2.ReadOptions(
+            min_consistency=request.min_consistency, session_id=request.session_id
+        )
+        lsn = consistency_lsn(options)
+        filters = fingerprint(query, source_type, source_id, requested.key if requested else None)
+        caller = await self._caller(context, options, lsn)
+        state, scope = self._scope_and_cursor(
+            request.cursor,
+            "search_leaves",
+            filters,
+            requested,
+            caller,
+            foreign="cursor belongs to a leaf search with other filters; start a new one",
+        )
+        last = leaf_reads.after(state.position if state else None)
+        rows = await self._store.search_leaves(
+            scope,
+            query=query,
+            source=(source_type, source_id),
+            last_leaf=last,
+            page_size=size,
+            min_lsn=lsn,
+        )
+        async with self._answering(caller):
+            next_cursor = ""
+            if len(rows) > size:
+                position = [rows[size - 1]["leaf_id"]]
+                next_cursor = self._cursors.encode(
+                    CursorState(
+                        "search_leaves", filters, scope.resolved.key, scope.resolution, 0, position
+                    )
+                )
+            response = leaves_pb2.SearchLeavesResponse(
+                leaves=[leaf_reads.leaf(row) for row in rows[:size]],
+                page=leaf_reads.page(rows, size, next_cursor),
+                scope=scope_to_proto(scope.resolved),
+                resolution=scope.resolution,
+            )
         return within_limit(response, "ask for a smaller page_size")
 
     async def GetContext(

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import asyncpg
 
+from graph_service import leaf_reads
 from graph_service.context import ContextReader, Opening
 from graph_service.context_pages import collections_of
 from graph_service.errors import (
@@ -104,6 +105,33 @@ class GraphStore:
             return (row is not None, row["project_id"] if row else None)
 
         return await self._router.run(read, min_lsn=min_lsn, wait_s=self._wait)
+
+    async def search_leaves(
+        self,
+        scope: ResolvedScope,
+        *,
+        query: str,
+        source: tuple[str, str],
+        last_leaf: int,
+        page_size: int,
+        min_lsn: str,
+    ) -> list[asyncpg.Record]:
+        """A page of the shared leaves the scope may read (leaf_reads), plus one row."""
+        pattern = like_pattern(query.lower()) if query else None
+
+        async def read(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+            return await leaf_reads.read(
+                conn,
+                scope,
+                pattern=pattern,
+                source=source,
+                last_leaf=last_leaf,
+                page_size=page_size,
+            )
+
+        return await self._router.run(
+            read, min_lsn=min_lsn, wait_s=self._wait, begin=replica.BEGIN_READ
+        )
 
     async def search(
         self,

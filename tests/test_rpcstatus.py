@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 from mirrortree import rpcstatus
-from mirrortree.v1 import graph_pb2, graph_pb2_grpc
+from mirrortree.v1 import graph_pb2, graph_pb2_grpc, leaves_pb2
 
 STORY_GRAPH = graph_pb2.DESCRIPTOR.services_by_name["StoryGraph"]
 
@@ -47,6 +47,9 @@ class Failing(graph_pb2_grpc.StoryGraphServicer):
 
     async def ResolveBinding(self, request: Any, context: Any) -> graph_pb2.ResolveBindingResponse:
         return graph_pb2.ResolveBindingResponse(binding_id="b")
+
+    async def SearchLeaves(self, request: Any, context: Any) -> leaves_pb2.SearchLeavesResponse:
+        return leaves_pb2.SearchLeavesResponse()
 
 
 async def test_each_rpc_aborts_with_the_code_reason_and_metadata_of_its_error() -> None:

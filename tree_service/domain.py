@@ -9,6 +9,7 @@ from typing import Any
 
 from mirrortree.object_types import OBJECT_TYPE_RANKS
 from mirrortree.scopes import ScopeValue
+from tree_service.leaves.domain import LeafExtraction
 
 MAX_TITLE = 500
 MAX_LIST = 100  # attachments, citations, evidence items, tool-trace entries, parameters
@@ -412,6 +413,8 @@ class ReviewResult:
     # counts, (what, count) pairs) or "unknown".
     coverage_basis: str = "interval"
     coverage_counts: tuple[tuple[str, int], ...] = ()
+    # G9: the extraction the review declared, its leaf facts keyed; None = scope-local leaves.
+    leaf_extraction: LeafExtraction | None = None
 
 
 @dataclass(frozen=True)

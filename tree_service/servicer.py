@@ -25,6 +25,7 @@ from tree_service.errors import (
     TreeServiceError,
 )
 from tree_service.ingestion.rpc import IngestionRpcs
+from tree_service.leaves.rpc import LeafRpcs
 from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
 from tree_service.lifecycle.merge_rpc import MergeRpcs
 from tree_service.lifecycle.purge_rpc import PurgeRpcs
@@ -81,6 +82,7 @@ class TreeServicer(
     CostRpcs,
     PurgeRpcs,
     TaskRpcs,
+    LeafRpcs,
     tree_pb2_grpc.TreeServiceServicer,
 ):
     """TreeService over the stores on the primary."""

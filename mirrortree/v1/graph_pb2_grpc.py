@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from mirrortree.v1 import graph_pb2 as mirrortree_dot_v1_dot_graph__pb2
+from mirrortree.v1 import leaves_pb2 as mirrortree_dot_v1_dot_leaves__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -54,6 +55,11 @@ class StoryGraphStub:
                 request_serializer=mirrortree_dot_v1_dot_graph__pb2.ResolveBindingRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_graph__pb2.ResolveBindingResponse.FromString,
                 _registered_method=True)
+        self.SearchLeaves = channel.unary_unary(
+                '/mirrortree.v1.StoryGraph/SearchLeaves',
+                request_serializer=mirrortree_dot_v1_dot_leaves__pb2.SearchLeavesRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_leaves__pb2.SearchLeavesResponse.FromString,
+                _registered_method=True)
 
 
 class StoryGraphServicer:
@@ -100,6 +106,15 @@ class StoryGraphServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SearchLeaves(self, request, context):
+        """G9: the leaf facts a scope may read, wherever they were first extracted, filtered by the
+        source's real project (Global reads every project's). Same codes as Search but
+        RESOURCE_EXHAUSTED and "stale_cursor".
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_StoryGraphServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -122,6 +137,11 @@ def add_StoryGraphServicer_to_server(servicer, server):
                     servicer.ResolveBinding,
                     request_deserializer=mirrortree_dot_v1_dot_graph__pb2.ResolveBindingRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_graph__pb2.ResolveBindingResponse.SerializeToString,
+            ),
+            'SearchLeaves': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchLeaves,
+                    request_deserializer=mirrortree_dot_v1_dot_leaves__pb2.SearchLeavesRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_leaves__pb2.SearchLeavesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -232,6 +252,33 @@ class StoryGraph:
             '/mirrortree.v1.StoryGraph/ResolveBinding',
             mirrortree_dot_v1_dot_graph__pb2.ResolveBindingRequest.SerializeToString,
             mirrortree_dot_v1_dot_graph__pb2.ResolveBindingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchLeaves(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.StoryGraph/SearchLeaves',
+            mirrortree_dot_v1_dot_leaves__pb2.SearchLeavesRequest.SerializeToString,
+            mirrortree_dot_v1_dot_leaves__pb2.SearchLeavesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -2,6 +2,7 @@ from mirrortree.v1 import common_pb2 as _common_pb2
 from mirrortree.v1 import costs_pb2 as _costs_pb2
 from mirrortree.v1 import purge_pb2 as _purge_pb2
 from mirrortree.v1 import tasks_pb2 as _tasks_pb2
+from mirrortree.v1 import leaves_pb2 as _leaves_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -1020,7 +1021,7 @@ class SummaryInput(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., text: _Optional[str] = ..., fact_refs: _Optional[_Iterable[_Union[_common_pb2.ObjectRef, _Mapping]]] = ...) -> None: ...
 
 class RecordReviewRequest(_message.Message):
-    __slots__ = ("idempotency_key", "result_id", "scope", "phase", "covered", "review_generated_at", "story_lines", "events", "entities", "summaries", "source_references", "excluded_source_types", "relations", "entity_changes", "leaf_facts", "coverage_gaps", "coverage_basis", "coverage_counts")
+    __slots__ = ("idempotency_key", "result_id", "scope", "phase", "covered", "review_generated_at", "story_lines", "events", "entities", "summaries", "source_references", "excluded_source_types", "relations", "entity_changes", "leaf_facts", "coverage_gaps", "coverage_basis", "coverage_counts", "leaf_extraction")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     RESULT_ID_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
@@ -1039,6 +1040,7 @@ class RecordReviewRequest(_message.Message):
     COVERAGE_GAPS_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_BASIS_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    LEAF_EXTRACTION_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     result_id: str
     scope: _common_pb2.Scope
@@ -1057,7 +1059,8 @@ class RecordReviewRequest(_message.Message):
     coverage_gaps: _containers.RepeatedScalarFieldContainer[str]
     coverage_basis: _common_pb2.CoverageBasis
     coverage_counts: _containers.RepeatedCompositeFieldContainer[_common_pb2.CoverageCount]
-    def __init__(self, idempotency_key: _Optional[str] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ..., story_lines: _Optional[_Iterable[_Union[StoryLineInput, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[EventInput, _Mapping]]] = ..., entities: _Optional[_Iterable[_Union[EntityInput, _Mapping]]] = ..., summaries: _Optional[_Iterable[_Union[SummaryInput, _Mapping]]] = ..., source_references: _Optional[_Iterable[_Union[SourceReferenceInput, _Mapping]]] = ..., excluded_source_types: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[RelationInput, _Mapping]]] = ..., entity_changes: _Optional[_Iterable[_Union[EntityChangeInput, _Mapping]]] = ..., leaf_facts: _Optional[_Iterable[_Union[LeafFactInput, _Mapping]]] = ..., coverage_gaps: _Optional[_Iterable[str]] = ..., coverage_basis: _Optional[_Union[_common_pb2.CoverageBasis, str]] = ..., coverage_counts: _Optional[_Iterable[_Union[_common_pb2.CoverageCount, _Mapping]]] = ...) -> None: ...
+    leaf_extraction: _leaves_pb2.LeafExtraction
+    def __init__(self, idempotency_key: _Optional[str] = ..., result_id: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., phase: _Optional[str] = ..., covered: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., review_generated_at: _Optional[str] = ..., story_lines: _Optional[_Iterable[_Union[StoryLineInput, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[EventInput, _Mapping]]] = ..., entities: _Optional[_Iterable[_Union[EntityInput, _Mapping]]] = ..., summaries: _Optional[_Iterable[_Union[SummaryInput, _Mapping]]] = ..., source_references: _Optional[_Iterable[_Union[SourceReferenceInput, _Mapping]]] = ..., excluded_source_types: _Optional[_Iterable[str]] = ..., relations: _Optional[_Iterable[_Union[RelationInput, _Mapping]]] = ..., entity_changes: _Optional[_Iterable[_Union[EntityChangeInput, _Mapping]]] = ..., leaf_facts: _Optional[_Iterable[_Union[LeafFactInput, _Mapping]]] = ..., coverage_gaps: _Optional[_Iterable[str]] = ..., coverage_basis: _Optional[_Union[_common_pb2.CoverageBasis, str]] = ..., coverage_counts: _Optional[_Iterable[_Union[_common_pb2.CoverageCount, _Mapping]]] = ..., leaf_extraction: _Optional[_Union[_leaves_pb2.LeafExtraction, _Mapping]] = ...) -> None: ...
 
 class RecordReviewResponse(_message.Message):
     __slots__ = ("result_id", "recorded_at", "graph_revision", "object_count", "consistency")

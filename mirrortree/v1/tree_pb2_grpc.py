@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from mirrortree.v1 import costs_pb2 as mirrortree_dot_v1_dot_costs__pb2
+from mirrortree.v1 import leaves_pb2 as mirrortree_dot_v1_dot_leaves__pb2
 from mirrortree.v1 import purge_pb2 as mirrortree_dot_v1_dot_purge__pb2
 from mirrortree.v1 import tasks_pb2 as mirrortree_dot_v1_dot_tasks__pb2
 from mirrortree.v1 import tree_pb2 as mirrortree_dot_v1_dot_tree__pb2
@@ -396,6 +397,11 @@ class TreeServiceStub:
                 '/mirrortree.v1.TreeService/WatchTree',
                 request_serializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeRequest.SerializeToString,
                 response_deserializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeResponse.FromString,
+                _registered_method=True)
+        self.PlanExtraction = channel.unary_unary(
+                '/mirrortree.v1.TreeService/PlanExtraction',
+                request_serializer=mirrortree_dot_v1_dot_leaves__pb2.PlanExtractionRequest.SerializeToString,
+                response_deserializer=mirrortree_dot_v1_dot_leaves__pb2.PlanExtractionResponse.FromString,
                 _registered_method=True)
 
 
@@ -1043,6 +1049,16 @@ class TreeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlanExtraction(self, request, context):
+        """G9: which parts of source versions already have leaves extracted under a contract and
+        which still need extraction (exact code-point range arithmetic), so a reviewer skips the
+        model work for the rest. Read-only. Codes: OK, INVALID_ARGUMENT (names the field: an
+        unknown source or version, a range outside the version, a source outside the scope).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TreeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1405,6 +1421,11 @@ def add_TreeServiceServicer_to_server(servicer, server):
                     servicer.WatchTree,
                     request_deserializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeRequest.FromString,
                     response_serializer=mirrortree_dot_v1_dot_tasks__pb2.WatchTreeResponse.SerializeToString,
+            ),
+            'PlanExtraction': grpc.unary_unary_rpc_method_handler(
+                    servicer.PlanExtraction,
+                    request_deserializer=mirrortree_dot_v1_dot_leaves__pb2.PlanExtractionRequest.FromString,
+                    response_serializer=mirrortree_dot_v1_dot_leaves__pb2.PlanExtractionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -3351,6 +3372,33 @@ class TreeService:
             '/mirrortree.v1.TreeService/WatchTree',
             mirrortree_dot_v1_dot_tasks__pb2.WatchTreeRequest.SerializeToString,
             mirrortree_dot_v1_dot_tasks__pb2.WatchTreeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlanExtraction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mirrortree.v1.TreeService/PlanExtraction',
+            mirrortree_dot_v1_dot_leaves__pb2.PlanExtractionRequest.SerializeToString,
+            mirrortree_dot_v1_dot_leaves__pb2.PlanExtractionResponse.FromString,
             options,
             channel_credentials,
             insecure,

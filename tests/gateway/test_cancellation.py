@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import anyio
 import asyncpg
@@ -12,20 +13,35 @@ from tests.gateway.harness import in_memory, stdio_gateway
 from tests.gateway.test_tools import bound_project
 
 
-async def block_replica_reads(primary_dsn: str) -> asyncpg.Connection:
-    """Hold an ACCESS EXCLUSIVE lock on graph_objects on the primary.
+async def block_replica_reads(cluster: Any) -> asyncpg.Connection:
+    """Hold an ACCESS EXCLUSIVE lock on graph_objects on the primary, once every replica has
+    replayed it.
 
     Hot standbys replay that lock, so replica queries on the table wait until it is released:
     a real, slow read without any fake server.
     """
-    holder = await asyncpg.connect(primary_dsn)
+    holder = await asyncpg.connect(cluster.primary_dsn)
     await holder.execute("BEGIN; LOCK TABLE graph_objects IN ACCESS EXCLUSIVE MODE")
     # A committed write from another session flushes WAL, shipping the lock record.
-    other = await asyncpg.connect(primary_dsn)
+    other = await asyncpg.connect(cluster.primary_dsn)
     try:
         await other.execute("CREATE TEMP TABLE nudge (x int)")  # catalog rows are WAL-logged
+        shipped = await other.fetchval("SELECT pg_current_wal_lsn()")
     finally:
         await other.close()
+    # A read sent before a replica replays the lock would not wait: the test would race.
+    for dsn in cluster.replica_dsns or (cluster.replica_dsn,):
+        replica = await asyncpg.connect(dsn)
+        try:
+            with anyio.fail_after(10):
+                for _ in range(1000):
+                    if await replica.fetchval(
+                        "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", shipped
+                    ):
+                        break
+                    await anyio.sleep(0.01)
+        finally:
+            await replica.close()
     return holder
 
 
@@ -56,7 +72,7 @@ async def test_a_cancelled_call_leaves_the_gateway_serving(
     labels = {"service": "graph_service", "method": "Search", "code": "CANCELLED"}
     cancelled_before = metrics.get_sample_value("mirrortree_rpc_total", labels) or 0
     async with connect(graph_service.port, token) as client:
-        holder = await block_replica_reads(cluster.primary_dsn)
+        holder = await block_replica_reads(cluster)
         try:
             with anyio.move_on_after(1.0) as scope:
                 await client.call_tool("story_graph_search", {"query": "survives"})
@@ -98,7 +114,7 @@ async def test_the_log_says_a_cancelled_call_was_cancelled(
     gateway_log.setLevel(logging.INFO)
     try:
         async with in_memory(graph_service.port, token) as client:
-            holder = await block_replica_reads(cluster.primary_dsn)
+            holder = await block_replica_reads(cluster)
             try:
                 with anyio.move_on_after(1.0):
                     await client.call_tool("story_graph_search", {"query": "truthfully"})

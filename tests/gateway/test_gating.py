@@ -145,7 +145,7 @@ async def test_a_result_in_flight_when_the_app_is_switched_off_is_withheld(
 ):
     token, _ = await bound_project(tree_stub, graph_stub, "In flight")
     async with in_memory(graph_service.port, token) as client:
-        holder = await block_replica_reads(cluster.primary_dsn)
+        holder = await block_replica_reads(cluster)
         try:
             call = asyncio.create_task(client.call_tool("story_graph_search", {"query": "flight"}))
             await asyncio.sleep(0.5)  # the read is waiting on the replayed lock

@@ -15,12 +15,13 @@ from jsonschema import Draft202012Validator
 
 from gateway import protoschema, results, tools, translate
 from gateway.protoschema import enum_names
-from mirrortree.v1 import common_pb2, graph_pb2
+from mirrortree.v1 import common_pb2, graph_pb2, leaves_pb2
 
 Files = dict[str, descriptor_pb2.FileDescriptorProto]
 FieldProto = descriptor_pb2.FieldDescriptorProto
 COMMON = "mirrortree/v1/common.proto"
 GRAPH = "mirrortree/v1/graph.proto"
+LEAVES = "mirrortree/v1/leaves.proto"  # graph.proto imports it
 
 INPUTS = (
     (tools.SEARCH, graph_pb2.SearchRequest, tools.SEARCH_FIELDS, ("query",)),
@@ -82,7 +83,7 @@ BUILDERS: dict[str, Callable[[dict[str, Any]], Message]] = {
 
 def proto_files() -> Files:
     files: Files = {}
-    for module in (common_pb2, graph_pb2):
+    for module in (common_pb2, leaves_pb2, graph_pb2):
         proto = descriptor_pb2.FileDescriptorProto()
         module.DESCRIPTOR.CopyToProto(proto)
         files[proto.name] = proto
@@ -95,6 +96,7 @@ def edited(edit: Callable[[Files], None]) -> descriptor_pool.DescriptorPool:
     edit(files)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(files[COMMON])
+    pool.Add(files[LEAVES])
     pool.Add(files[GRAPH])
     return pool
 

@@ -3,6 +3,7 @@ message sources (W2), and the sources and preferences results may name."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from typing import Any
@@ -29,6 +30,7 @@ from tree_service.errors import (
     RevisionConflict,
 )
 from tree_service.ingestion import queries
+from tree_service.leaves import store as leaf_store
 from tree_service.store import TreeStore
 
 
@@ -87,6 +89,19 @@ class IngestionStore:
         refused = missing + await self._source_reference_conflicts(conn, review)
         if refused:
             raise InvalidInput(refused)
+        shared = None
+        if review.leaf_extraction is not None:
+            shared = await leaf_store.prepare(conn, review, review.leaf_extraction)
+            # A leaf matching a stored one is linked to it, not stored again.
+            linked = leaf_store.linked_objects(review, shared)
+            written = dataclasses.replace(
+                review,
+                objects=tuple(
+                    o for o in review.objects if (o.object_type.value, o.object_id) not in linked
+                ),
+            )
+        else:
+            written = review
         try:
             head = await conn.fetchrow(
                 queries.INSERT_REVIEW_RESULT,
@@ -139,22 +154,26 @@ class IngestionStore:
                 json.dumps(rules.pin_ends(obj.details, local | pinned), ensure_ascii=False),
                 sorted({to_id for link, _, to_id in obj.links if link == "cites"}),
             )
-            for obj in review.objects
+            for obj in written.objects
         ]
         await conn.copy_records_to_table(
             "graph_objects", records=records, columns=queries.GRAPH_OBJECT_COLUMNS
         )
         links = {
             (review.scope.key, review.result_id, o.object_type.value, o.object_id, *link)
-            for o in review.objects
+            for o in written.objects
             for link in o.links
         }
         if links:
             await conn.copy_records_to_table(
                 "graph_links", records=sorted(links), columns=queries.GRAPH_LINK_COLUMNS
             )
-        await self._keep_hubs(conn, review, links)
-        return RecordedReview(review.result_id, recorded_at, head["graph_revision"], len(records))
+        await self._keep_hubs(conn, written, links)
+        if shared is not None:
+            await leaf_store.finish(conn, review, shared, recorded_at)
+        return RecordedReview(
+            review.result_id, recorded_at, head["graph_revision"], len(review.objects)
+        )
 
     async def _keep_hubs(
         self,
@@ -227,6 +246,12 @@ class IngestionStore:
                     "recorded_in": row["result_id"],
                     "object_revision": row["object_revision"],
                 }
+        # Leaf facts the scope linked to a stored leaf have no copy of their own.
+        unfound = [i for t, i in graph_refs if t == "leaf_fact" and ("leaf_fact", i) not in found]
+        for object_id, result_id in (
+            await leaf_store.linked_in_scope(conn, review.scope.key, unfound)
+        ).items():
+            found[("leaf_fact", object_id)] = {"recorded_in": result_id, "object_revision": None}
         if preference_ids:
             for row in await conn.fetch(queries.SELECT_PREFERENCES_BY_ID, preference_ids):
                 if rules.preference_applies(review.scope, row["scope_key"]):

@@ -185,6 +185,12 @@ SET body = $4, confirmation_state = 'retracted',
 WHERE result_id = $1 AND object_type = $2 AND object_id = $3
 """
 
+# The shared leaf first stored as that graph object: every scope using it reads the retraction.
+RETRACT_LEAF = """
+UPDATE leaves SET text = $3, confirmation_state = 'retracted'
+WHERE result_id = $1 AND object_id = $2
+"""
+
 RETRACT_PREFERENCE = """
 UPDATE preferences SET text = $2, revision = revision + 1, updated_at = clock_timestamp()
 WHERE id = $1

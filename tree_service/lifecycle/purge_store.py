@@ -375,6 +375,8 @@ async def _apply_graph(
             await conn.execute(
                 q.RETRACT_OBJECT, g.result_id, type_name, g.object_id, stone.retraction(), record
             )
+            if type_name == "leaf_fact":
+                await conn.execute(q.RETRACT_LEAF, g.result_id, g.object_id, stone.retraction())
     for p in impact.preferences:
         await conn.execute(q.RETRACT_PREFERENCE, p.preference_id, stone.retraction())
 

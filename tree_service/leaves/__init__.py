@@ -1,0 +1,1 @@
+"""Leaf facts extracted once and reused by every scope (DESIGN G9)."""
