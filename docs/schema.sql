@@ -1008,6 +1008,7 @@ CREATE TABLE public.tasks (
     revision bigint DEFAULT 1 NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    estimate_id uuid,
     CONSTRAINT tasks_budget_cost_micros_check CHECK ((budget_cost_micros > 0)),
     CONSTRAINT tasks_budget_tokens_check CHECK ((budget_tokens > 0)),
     CONSTRAINT tasks_check CHECK (((state = 'running'::text) = (lease_token IS NOT NULL))),
@@ -1426,6 +1427,13 @@ ALTER TABLE ONLY public.sources
 
 ALTER TABLE ONLY public.task_reports
     ADD CONSTRAINT task_reports_pkey PRIMARY KEY (task_id, seq);
+
+--
+-- Name: tasks tasks_estimate_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_estimate_id_key UNIQUE (estimate_id);
 
 --
 -- Name: tasks tasks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2120,6 +2128,13 @@ ALTER TABLE ONLY public.tasks
 
 ALTER TABLE ONLY public.tasks
     ADD CONSTRAINT tasks_branch_node_id_fkey FOREIGN KEY (branch_node_id) REFERENCES public.nodes(id) ON DELETE CASCADE;
+
+--
+-- Name: tasks tasks_estimate_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.tasks
+    ADD CONSTRAINT tasks_estimate_id_fkey FOREIGN KEY (estimate_id) REFERENCES public.estimates(id);
 
 --
 -- Name: tasks tasks_observation_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

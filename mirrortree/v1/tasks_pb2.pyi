@@ -97,7 +97,7 @@ class TaskLease(_message.Message):
     def __init__(self, token: _Optional[str] = ..., worker_id: _Optional[str] = ..., expires_at: _Optional[str] = ..., lease_seconds: _Optional[int] = ...) -> None: ...
 
 class Task(_message.Message):
-    __slots__ = ("id", "tree_id", "branch_node_id", "goal", "budget", "deadline", "capability_scope", "data_scope", "stop_conditions", "max_consecutive_failures", "state", "stop_reason", "spent", "consecutive_failures", "attempts", "lease", "observation_id", "accepted_answer_id", "started_by", "revision", "created_at", "updated_at", "position")
+    __slots__ = ("id", "tree_id", "branch_node_id", "goal", "budget", "deadline", "capability_scope", "data_scope", "stop_conditions", "max_consecutive_failures", "state", "stop_reason", "spent", "consecutive_failures", "attempts", "lease", "observation_id", "accepted_answer_id", "started_by", "revision", "created_at", "updated_at", "position", "estimate_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     BRANCH_NODE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +121,7 @@ class Task(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATE_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     branch_node_id: str
@@ -144,7 +145,8 @@ class Task(_message.Message):
     created_at: str
     updated_at: str
     position: int
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., branch_node_id: _Optional[str] = ..., goal: _Optional[str] = ..., budget: _Optional[_Union[TaskBudget, _Mapping]] = ..., deadline: _Optional[str] = ..., capability_scope: _Optional[_Iterable[str]] = ..., data_scope: _Optional[_Iterable[str]] = ..., stop_conditions: _Optional[_Iterable[str]] = ..., max_consecutive_failures: _Optional[int] = ..., state: _Optional[_Union[TaskState, str]] = ..., stop_reason: _Optional[_Union[TaskStopReason, str]] = ..., spent: _Optional[_Union[TaskSpend, _Mapping]] = ..., consecutive_failures: _Optional[int] = ..., attempts: _Optional[int] = ..., lease: _Optional[_Union[TaskLease, _Mapping]] = ..., observation_id: _Optional[str] = ..., accepted_answer_id: _Optional[str] = ..., started_by: _Optional[str] = ..., revision: _Optional[int] = ..., created_at: _Optional[str] = ..., updated_at: _Optional[str] = ..., position: _Optional[int] = ...) -> None: ...
+    estimate_id: str
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., branch_node_id: _Optional[str] = ..., goal: _Optional[str] = ..., budget: _Optional[_Union[TaskBudget, _Mapping]] = ..., deadline: _Optional[str] = ..., capability_scope: _Optional[_Iterable[str]] = ..., data_scope: _Optional[_Iterable[str]] = ..., stop_conditions: _Optional[_Iterable[str]] = ..., max_consecutive_failures: _Optional[int] = ..., state: _Optional[_Union[TaskState, str]] = ..., stop_reason: _Optional[_Union[TaskStopReason, str]] = ..., spent: _Optional[_Union[TaskSpend, _Mapping]] = ..., consecutive_failures: _Optional[int] = ..., attempts: _Optional[int] = ..., lease: _Optional[_Union[TaskLease, _Mapping]] = ..., observation_id: _Optional[str] = ..., accepted_answer_id: _Optional[str] = ..., started_by: _Optional[str] = ..., revision: _Optional[int] = ..., created_at: _Optional[str] = ..., updated_at: _Optional[str] = ..., position: _Optional[int] = ..., estimate_id: _Optional[str] = ...) -> None: ...
 
 class TaskReport(_message.Message):
     __slots__ = ("seq", "attempt", "kind", "message", "evidence", "spend", "reported_by", "created_at")
@@ -167,7 +169,7 @@ class TaskReport(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., attempt: _Optional[int] = ..., kind: _Optional[_Union[TaskReportKind, str]] = ..., message: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., spend: _Optional[_Union[TaskSpend, _Mapping]] = ..., reported_by: _Optional[str] = ..., created_at: _Optional[str] = ...) -> None: ...
 
 class StartTaskRequest(_message.Message):
-    __slots__ = ("idempotency_key", "branch_node_id", "goal", "budget", "deadline", "capability_scope", "data_scope", "stop_conditions", "max_consecutive_failures", "started_by")
+    __slots__ = ("idempotency_key", "branch_node_id", "goal", "budget", "deadline", "capability_scope", "data_scope", "stop_conditions", "max_consecutive_failures", "started_by", "estimate_id")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     BRANCH_NODE_ID_FIELD_NUMBER: _ClassVar[int]
     GOAL_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +180,7 @@ class StartTaskRequest(_message.Message):
     STOP_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
     MAX_CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
     STARTED_BY_FIELD_NUMBER: _ClassVar[int]
+    ESTIMATE_ID_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     branch_node_id: str
     goal: str
@@ -188,7 +191,8 @@ class StartTaskRequest(_message.Message):
     stop_conditions: _containers.RepeatedScalarFieldContainer[str]
     max_consecutive_failures: int
     started_by: str
-    def __init__(self, idempotency_key: _Optional[str] = ..., branch_node_id: _Optional[str] = ..., goal: _Optional[str] = ..., budget: _Optional[_Union[TaskBudget, _Mapping]] = ..., deadline: _Optional[str] = ..., capability_scope: _Optional[_Iterable[str]] = ..., data_scope: _Optional[_Iterable[str]] = ..., stop_conditions: _Optional[_Iterable[str]] = ..., max_consecutive_failures: _Optional[int] = ..., started_by: _Optional[str] = ...) -> None: ...
+    estimate_id: str
+    def __init__(self, idempotency_key: _Optional[str] = ..., branch_node_id: _Optional[str] = ..., goal: _Optional[str] = ..., budget: _Optional[_Union[TaskBudget, _Mapping]] = ..., deadline: _Optional[str] = ..., capability_scope: _Optional[_Iterable[str]] = ..., data_scope: _Optional[_Iterable[str]] = ..., stop_conditions: _Optional[_Iterable[str]] = ..., max_consecutive_failures: _Optional[int] = ..., started_by: _Optional[str] = ..., estimate_id: _Optional[str] = ...) -> None: ...
 
 class TaskResponse(_message.Message):
     __slots__ = ("task", "consistency")

@@ -87,6 +87,72 @@ async def reserve(conn: asyncpg.Connection, estimate: Estimate, field: str) -> Q
     return quota_from_row(charged)
 
 
+async def settle(
+    conn: asyncpg.Connection,
+    estimate_id: str,
+    field: str,
+    actual_cost: Decimal,
+    actual_tokens: tuple[int | None, int | None],
+) -> tuple[Estimate, asyncpg.Record]:
+    """Record a reserved charge's actual spend and release the rest of its reservation; the
+    estimate as locked and the quota's row after."""
+    estimate = await lock_estimate(conn, estimate_id, field)
+    if estimate.charge_state is not ChargeState.RESERVED:
+        raise EstimateNotApplicable(
+            f"{field} {estimate.id} is {estimate.charge_state.value}; only a reserved charge "
+            "is settled (once)",
+            {"field": field, "charge_state": estimate.charge_state.value},
+        )
+    row = await conn.fetchrow(queries.SETTLE_QUOTA, estimate.owner, estimate.cost, actual_cost)
+    await conn.execute(queries.MARK_SETTLED, uuid.UUID(estimate.id), actual_cost, *actual_tokens)
+    return estimate, row
+
+
+async def charge_task(
+    conn: asyncpg.Connection,
+    estimate_id: str,
+    tree_id: str,
+    node_id: str,
+    budget: tuple[Decimal, str],
+) -> None:
+    """Reserve a START_TASK estimate of `node_id` for a task whose cost budget is `budget`
+    (amount, currency): the estimate must cover it in that currency, so that the quota holds
+    all the task may spend."""
+    field = "estimate_id"
+    cost, currency = budget
+    estimate = await lock_estimate(conn, estimate_id, field)
+    if (estimate.tree_id, estimate.operation, estimate.target_id) != (
+        tree_id,
+        Operation.START_TASK,
+        node_id,
+    ):
+        raise EstimateNotApplicable(
+            f"{field} {estimate_id} estimates {estimate.operation.value} of "
+            f"{estimate.target_id}; this request is start_task of {node_id}",
+            {"field": field},
+        )
+    if currency != estimate.pricing.currency:
+        raise EstimateNotApplicable(
+            f"{field} {estimate_id} is priced in {estimate.pricing.currency} but the task's "
+            f"budget is in {currency}",
+            {"field": "budget.currency"},
+        )
+    if cost > estimate.cost:
+        raise EstimateNotApplicable(
+            f"the task's cost budget of {format_money(cost)} {estimate.pricing.currency} is "
+            f"above the {format_money(estimate.cost)} {field} {estimate_id} reserves; "
+            "estimate the task again or lower its budget",
+            {"field": "budget.cost_micros", "cost": format_money(estimate.cost)},
+        )
+    if estimate.charge_state is ChargeState.SETTLED:
+        raise EstimateNotApplicable(
+            f"{field} {estimate_id} is settled already; estimate the task again",
+            {"field": field, "charge_state": estimate.charge_state.value},
+        )
+    if estimate.charge_state is ChargeState.NOT_CHARGED:
+        await reserve(conn, estimate, field)
+
+
 async def record_node(
     conn: asyncpg.Connection,
     estimate_id: str,

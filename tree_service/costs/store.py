@@ -143,22 +143,12 @@ class CostStore:
         self, conn: asyncpg.Connection, settlement: Settlement
     ) -> tuple[Estimate, Quota]:
         """Record the actual spend and release the rest of the reservation."""
-        estimate = await charges.lock_estimate(conn, settlement.estimate_id, "estimate_id")
-        if estimate.charge_state is not ChargeState.RESERVED:
-            raise EstimateNotApplicable(
-                f"estimate_id {estimate.id} is {estimate.charge_state.value}; only a reserved "
-                "charge is settled (once)",
-                {"field": "estimate_id", "charge_state": estimate.charge_state.value},
-            )
-        row = await conn.fetchrow(
-            queries.SETTLE_QUOTA, estimate.owner, estimate.cost, settlement.actual_cost
-        )
-        await conn.execute(
-            queries.MARK_SETTLED,
-            uuid.UUID(estimate.id),
+        estimate, row = await charges.settle(
+            conn,
+            settlement.estimate_id,
+            "estimate_id",
             settlement.actual_cost,
-            settlement.actual_input_tokens,
-            settlement.actual_output_tokens,
+            (settlement.actual_input_tokens, settlement.actual_output_tokens),
         )
         return await self._reread(conn, estimate.id), quota_from_row(row)
 

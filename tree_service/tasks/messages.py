@@ -144,6 +144,7 @@ def new_task(request: tasks_pb2.StartTaskRequest) -> NewTask:
     if not 1 <= request.max_consecutive_failures <= MAX_FAILURES:
         check.fail("max_consecutive_failures", f"must be between 1 and {MAX_FAILURES}")
     check.text("started_by", request.started_by, MAX_NAME)
+    check.identifier("estimate_id", request.estimate_id, required=False)
     check.done()
     assert deadline is not None
     return NewTask(
@@ -156,6 +157,7 @@ def new_task(request: tasks_pb2.StartTaskRequest) -> NewTask:
         stop_conditions=stops,
         max_consecutive_failures=request.max_consecutive_failures,
         started_by=request.started_by,
+        estimate_id=request.estimate_id or None,
     )
 
 
@@ -311,6 +313,7 @@ def task_to_proto(task: Task) -> tasks_pb2.Task:
         created_at=format_utc(task.created_at),
         updated_at=format_utc(task.updated_at),
         position=task.position,
+        estimate_id=task.estimate_id or "",
     )
     if task.lease is not None:
         # The token is the claim's credential: only ClaimTask's response carries it.

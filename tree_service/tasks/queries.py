@@ -6,15 +6,16 @@ t.budget_cost_micros, t.currency, t.deadline, t.capability_scope, t.data_scope,
 t.stop_conditions, t.max_consecutive_failures, t.state, t.stop_reason, t.spent_tokens,
 t.spent_cost_micros, t.consecutive_failures, t.attempts, t.lease_token::text, t.leased_by,
 t.lease_seconds, t.lease_expires_at, t.observation_id::text, t.accepted_answer_id::text,
-t.started_by, t.revision, t.created_at, t.updated_at
+t.started_by, t.revision, t.created_at, t.updated_at, t.estimate_id::text
 """
 
 INSERT_TASK = (
     """
 INSERT INTO tasks AS t (
     id, tree_id, branch_node_id, goal, budget_tokens, budget_cost_micros, currency, deadline,
-    capability_scope, data_scope, stop_conditions, max_consecutive_failures, started_by)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+    capability_scope, data_scope, stop_conditions, max_consecutive_failures, started_by,
+    estimate_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 RETURNING """
     + TASK_COLUMNS
 )
@@ -157,3 +158,6 @@ FROM tree_events WHERE tree_id = $1 AND seq > $2
 ORDER BY seq
 LIMIT $3
 """
+
+# The task an estimate already pays for, if any.
+TASK_OF_ESTIMATE = "SELECT id::text FROM tasks WHERE estimate_id = $1"

@@ -51,6 +51,7 @@ def task_from_row(row: asyncpg.Record) -> Task:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         position=row["position"],
+        estimate_id=row["estimate_id"],
     )
 
 

@@ -84,6 +84,7 @@ class NewTask:
     stop_conditions: tuple[str, ...]
     max_consecutive_failures: int
     started_by: str
+    estimate_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ class Task:
     created_at: datetime
     updated_at: datetime
     position: int
+    estimate_id: str | None = None  # the START_TASK estimate charged for it (T20)
 
     @property
     def remaining(self) -> Spend:

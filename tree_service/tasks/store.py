@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
+from decimal import Decimal
 
 import asyncpg
 
 from tree_service import rules as tree_rules
 from tree_service.conversation.store import ConversationStore
+from tree_service.costs import charges
+from tree_service.costs.rules import EstimateNotApplicable
 from tree_service.domain import Generated, NewAnswer, Node, NodeKind, RealmChoice
 from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
 from tree_service.lifecycle.queries import PLACEMENTS
@@ -116,6 +119,10 @@ def _overdrawn(task: Task) -> bool:
     )
 
 
+# Task budgets count cost in millionths of a currency unit; estimates in decimal units.
+MICROS = Decimal(1_000_000)
+
+
 class TaskStore:
     """Delegated tasks: start, claim, work reports, the user's instructions and acceptance."""
 
@@ -145,6 +152,9 @@ class TaskStore:
                 f"the branch of node {node.id!r} is {state}; reopen it before delegating to it",
                 {"branch_state": state},
             )
+        estimate = uuid.UUID(new.estimate_id) if new.estimate_id else None
+        if new.estimate_id is not None:
+            await _charge_estimate(conn, new, node)
         row = await conn.fetchrow(
             queries.INSERT_TASK,
             uuid.uuid4(),
@@ -160,6 +170,7 @@ class TaskStore:
             list(new.stop_conditions),
             new.max_consecutive_failures,
             new.started_by,
+            estimate,
         )
         return task_from_row(row)
 
@@ -295,7 +306,10 @@ class TaskStore:
             None,
             uuid.UUID(observation) if observation else None,
         )
-        return task_from_row(row)
+        settled = task_from_row(row)
+        if state in (TaskState.COMPLETED, TaskState.CANCELLED):
+            await _settle_estimate(conn, settled)
+        return settled
 
     async def _echo(self, conn: asyncpg.Connection, task: Task, report: WorkReport) -> Task:
         """The result returns to its branch as an observation node, never as an answer."""
@@ -472,3 +486,28 @@ class TaskStore:
             if not rows and await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
                 raise NotFound("tree", tree_id)
         return [task_from_row(r) for r in rows]
+
+
+async def _charge_estimate(conn: asyncpg.Connection, new: NewTask, node: Node) -> None:
+    """A task started under an estimate reserves it on the owner's quota first (T20)."""
+    assert new.estimate_id is not None
+    estimate_uuid = tree_rules.parse_id(new.estimate_id, "estimate_id")
+    taken = await conn.fetchval(queries.TASK_OF_ESTIMATE, estimate_uuid)
+    if taken is not None:
+        raise EstimateNotApplicable(
+            f"estimate_id {new.estimate_id} pays for task {taken} already; an estimate pays "
+            "for one task",
+            {"field": "estimate_id", "task_id": taken},
+        )
+    cost = Decimal(new.budget.cost_micros) / MICROS
+    await charges.charge_task(
+        conn, new.estimate_id, node.tree_id, node.id, (cost, new.budget.currency)
+    )
+
+
+async def _settle_estimate(conn: asyncpg.Connection, task: Task) -> None:
+    """An ended task's reservation is settled with what it spent; the rest goes back."""
+    if task.estimate_id is None:
+        return
+    spent = Decimal(task.spent.cost_micros) / MICROS
+    await charges.settle(conn, task.estimate_id, "estimate_id", spent, (task.spent.tokens, None))
