@@ -103,8 +103,9 @@ async def test_a_tool_call_is_one_trace_through_grpc_to_sql(
     assert statements, [(s.name, s.attributes) for s in in_trace]
     for statement in statements:
         assert statement.kind == SpanKind.CLIENT
-        assert statement.end_time is not None and served.end_time is not None
-        assert statement.end_time <= served.end_time
+        assert statement.start_time is not None and served.end_time is not None
+        # Started within the call; a read's transaction may end just after the answer is sent.
+        assert statement.start_time <= served.end_time
     # Nothing of the call escaped into another trace.
     elsewhere = [
         s

@@ -13,6 +13,7 @@ database-wide state.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -414,6 +415,12 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
                 )
             )
             try:
+                # Its first replica check may time out on a loaded machine; the monitor's next
+                # one brings the replica in.
+                for _ in range(200):
+                    if any(r.healthy for r in graph.router.replicas):
+                        break
+                    await asyncio.sleep(0.05)
                 async with grpc.aio.insecure_channel(f"127.0.0.1:{graph.port}") as channel:
                     stub = graph_pb2_grpc.StoryGraphStub(channel)
                     read = []
