@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -10,13 +11,16 @@ import asyncpg
 
 from graph_service import convert
 from graph_service.errors import InvalidInput
+from graph_service.queries import replica
 from graph_service.queries.leaves import (
     FORCE_CUSTOM_PLANS,
     GLOBAL_LEAVES,
+    LINKED_LEAVES,
+    LINKED_REFERENCE,
     MESSAGE_LINEAGE,
     PROJECT_LEAVES,
 )
-from graph_service.views import ResolvedScope
+from graph_service.views import ResolvedScope, TimeFilter
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.scopes import ScopeValue
 from mirrortree.timefmt import format_utc
@@ -117,4 +121,47 @@ def page(rows: list[asyncpg.Record], page_size: int, next_cursor: str) -> common
         complete=not more,
         limit_reason="page_size" if more else "",
         total=convert.count(None, "not counted: page through the leaves"),
+    )
+
+
+async def linked(
+    conn: asyncpg.Connection,
+    scope: ResolvedScope,
+    pattern: str,
+    time_filter: TimeFilter,
+    limit: int,
+) -> list[asyncpg.Record]:
+    """The leaf facts of Search's text that the scope linked (LINKED_LEAVES), at most `limit`."""
+    projects = None if scope.resolved.is_global else list(scope.resolved.projects)
+    # Planned with its values: the scope's uses or the trigram index, whichever is fewer.
+    await conn.execute(replica.PLAN_WITH_VALUES)
+    rows = await conn.fetch(
+        LINKED_LEAVES,
+        scope.resolved.key,
+        projects,
+        pattern,
+        time_filter.start,
+        time_filter.end,
+        time_filter.basis,
+        limit,
+    )
+    await conn.execute(replica.PLAN_GENERICALLY)
+    return list(rows)
+
+
+async def linked_reference(
+    conn: asyncpg.Connection, scope_key: str, reference_id: str, rows: list[asyncpg.Record]
+) -> list[asyncpg.Record]:
+    """The copies of a source reference that cite the evidence of a leaf the scope linked."""
+    results = [r["result_id"] for r in rows]
+    found = await conn.fetchval(LINKED_REFERENCE, scope_key, results, reference_id)
+    return [r for r in rows if r["result_id"] == found]
+
+
+def linked_hit(row: asyncpg.Record) -> leaves_pb2.LinkedLeafHit:
+    return leaves_pb2.LinkedLeafHit(
+        ref=common_pb2.ObjectRef(type=common_pb2.LEAF_FACT, id=row["use_object_id"]),
+        result_id=row["use_result_id"],
+        leaf=leaf(row),
+        source_reference_ids=[str(i) for i in json.loads(row["source_reference_ids"])],
     )

@@ -368,6 +368,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                     )
                 )
             response = convert.search_response(page, query, tf, next_cursor)
+            response.linked_leaves.extend(leaf_reads.linked_hit(row) for row in page.linked)
         return within_limit(response, "ask for a smaller page_size")
 
     async def SearchLeaves(

@@ -190,6 +190,11 @@ class GraphStore:
             rows = found.hits
             page_rows = rows[:page_size]
             sources, touches = await sources_and_touches(conn, scope_key, [r for _, r in page_rows])
+            linked: list[asyncpg.Record] = []
+            if position is None and "leaf_fact" in object_types:
+                linked = await leaf_reads.linked(
+                    conn, scope, opening["folded_pattern"], time_filter, page_size
+                )
             counts = carried_counts
             if counts is None:
                 # A first page that is not full holds every hit: its total is known.
@@ -226,6 +231,7 @@ class GraphStore:
                 position=(
                     [last.score, last.type_rank, last.object_id, last.result_id] if last else []
                 ),
+                linked=tuple(linked),
             )
 
         return await self._router.run(
@@ -366,6 +372,8 @@ class GraphStore:
                 )
             owned = [r for r in rows if r["scope_key"] == scope_key]
             if not owned:
+                owned = await leaf_reads.linked_reference(conn, scope_key, reference_id, rows)
+            if not owned:
                 raise ScopeMismatch(
                     f"source reference {reference_id!r} is not in "
                     f"{scope.resolved.describe()}; read it in the scope it belongs to",
@@ -376,6 +384,13 @@ class GraphStore:
             saved_version = str(details.get("source_version", ""))
             current = await self._current_source(conn, details)
             availability = self._availability(current, scope)
+            if reference["scope_key"] != scope_key and availability != "available":
+                # A linked leaf's evidence is read only while its source is the scope's own.
+                raise ScopeMismatch(
+                    f"source reference {reference_id!r} is not in "
+                    f"{scope.resolved.describe()}; read it in the scope it belongs to",
+                    {"source_reference_id": reference_id},
+                )
             available = (
                 ("snapshot", "version", "current") if availability == "available" else ("snapshot",)
             )

@@ -243,6 +243,8 @@ class SearchPage:
     read_at: datetime
     scope: ResolvedScope
     position: list[Any] = field(default_factory=list)
+    # The first page's linked leaves (queries.leaves.LINKED_LEAVES rows).
+    linked: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,62 @@ FORCE_CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan"
 
 # A message's lineage (its canonical source id) from any node id of it.
 MESSAGE_LINEAGE = "SELECT source_id::text FROM source_revisions WHERE node_id = $1 LIMIT 1"
+
+# Search's linked leaves: the leaf facts the scope ($1) linked in its own reviews, whose text
+# matches ($3), still visible to it by the source's real project ($2 its projects, NULL for
+# Global, which reads every project's), in the time range ($4..$6, the rule of queries.search:
+# the leaf's event time, or the linking result's times), by the id the scope gave them.
+LINKED_LEAVES = """
+SELECT u.object_id AS use_object_id, u.result_id AS use_result_id, l.leaf_id, l.text,
+       l.source_type, l.source_id, l.source_version, lower(l.fragment) AS start,
+       upper(l.fragment) AS "end", l.contract_version, l.analysis,
+       CASE WHEN s.source_id IS NULL THEN l.source_project ELSE s.project_id END
+           AS source_project,
+       l.scope_key, l.result_id, l.object_id, l.confirmation_state, l.event_time_start,
+       l.event_time_end, l.event_time_precision, l.event_time_basis, l.recorded_at,
+       true AS recorded_in_scope,
+       coalesce(o.details -> 'source_reference_ids', '[]'::jsonb)::text AS source_reference_ids
+FROM leaf_uses u
+JOIN leaves l ON l.leaf_id = u.leaf_id
+JOIN review_results r ON r.result_id = u.result_id
+LEFT JOIN sources s
+  ON l.source_type <> 'message' AND s.source_id = l.source_id AND s.source_type = l.source_type
+LEFT JOIN graph_objects o
+  ON o.result_id = l.result_id AND o.object_type = 'leaf_fact' AND o.object_id = l.object_id
+WHERE u.scope_key = $1 AND u.linked
+  AND ($2::text[] IS NULL
+       OR (l.source_project = any($2::text[])
+           AND (s.source_id IS NULL OR s.project_id = any($2::text[]))))
+  AND l.text_folded LIKE $3
+  AND (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
+       OR (CASE $6::text
+             WHEN 'event_time' THEN
+                 l.event_time_start IS NOT NULL
+                 AND tstzrange(l.event_time_start,
+                               event_time_until(l.event_time_start, l.event_time_end,
+                                                l.event_time_precision),
+                               '[]')
+                     && tstzrange($4::timestamptz, $5::timestamptz, '[]')
+             WHEN 'review_generated_at' THEN
+                 ($4::timestamptz IS NULL OR r.review_generated_at >= $4)
+                 AND ($5::timestamptz IS NULL OR r.review_generated_at <= $5)
+             ELSE
+                 ($4::timestamptz IS NULL OR r.recorded_at >= $4)
+                 AND ($5::timestamptz IS NULL OR r.recorded_at <= $5)
+           END))
+ORDER BY u.object_id, u.result_id
+LIMIT $7
+"""
+
+# Whether the scope ($1) linked a leaf first extracted by one of the results ($2) whose leaf
+# copy cites the source reference ($3): then that reference is the linked leaf's evidence.
+LINKED_REFERENCE = """
+SELECT o.result_id
+FROM graph_objects o
+JOIN leaves l
+  ON l.result_id = o.result_id AND l.object_id = o.object_id
+JOIN leaf_uses u ON u.leaf_id = l.leaf_id AND u.scope_key = $1 AND u.linked
+WHERE o.result_id = any($2::text[]) AND o.object_type = 'leaf_fact'
+  AND o.details -> 'source_reference_ids' ? $3
+LIMIT 1
+"""

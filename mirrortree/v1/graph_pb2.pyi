@@ -203,16 +203,18 @@ class SearchRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., object_types: _Optional[_Iterable[_Union[_common_pb2.ObjectType, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., options: _Optional[_Union[ReadOptions, _Mapping]] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("hits", "page", "coverage", "basis")
+    __slots__ = ("hits", "page", "coverage", "basis", "linked_leaves")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     BASIS_FIELD_NUMBER: _ClassVar[int]
+    LINKED_LEAVES_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
     page: _common_pb2.PageInfo
     coverage: Coverage
     basis: ResponseBasis
-    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ...) -> None: ...
+    linked_leaves: _containers.RepeatedCompositeFieldContainer[_leaves_pb2.LinkedLeafHit]
+    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., linked_leaves: _Optional[_Iterable[_Union[_leaves_pb2.LinkedLeafHit, _Mapping]]] = ...) -> None: ...
 
 class ContentFragment(_message.Message):
     __slots__ = ("part", "start", "end", "total_length", "text", "next_cursor")
