@@ -16,6 +16,7 @@ from graph_service.queries.leaves import (
     FORCE_CUSTOM_PLANS,
     GLOBAL_LEAVES,
     LINKED_LEAVES,
+    LINKED_LEAVES_ABOUT,
     LINKED_REFERENCE,
     MESSAGE_LINEAGE,
     PROJECT_LEAVES,
@@ -146,6 +147,29 @@ async def linked(
         limit,
     )
     await conn.execute(replica.PLAN_GENERICALLY)
+    return list(rows)
+
+
+async def linked_about(
+    conn: asyncpg.Connection,
+    scope: ResolvedScope,
+    ref: tuple[str, str],
+    time_filter: TimeFilter,
+    limit: int,
+) -> list[asyncpg.Record]:
+    """The leaf facts the scope linked that its reviews said are about `ref` (type, id)."""
+    projects = None if scope.resolved.is_global else list(scope.resolved.projects)
+    about = json.dumps([{"type": ref[0], "id": ref[1]}])
+    rows = await conn.fetch(
+        LINKED_LEAVES_ABOUT,
+        scope.resolved.key,
+        projects,
+        about,
+        time_filter.start,
+        time_filter.end,
+        time_filter.basis,
+        limit,
+    )
     return list(rows)
 
 

@@ -304,8 +304,13 @@ class GraphStore:
             # A cursor's page reports what the first page counted.
             excluded = continuation.unknown_time_excluded if continuation else 0
             filtered = time_filter.excludes_unknown_times
+            linked: list[asyncpg.Record] = []
             if continuation is None:
                 pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
+                if mode == "current":
+                    linked = await leaf_reads.linked_about(
+                        conn, scope, (object_type, object_id), time_filter, page_size
+                    )
                 if filtered:
                     excluded = await reader.unknown_time_excluded(include_x=mode == "timeline")
             elif continuation.kind == "collection":
@@ -338,6 +343,7 @@ class GraphStore:
                 read_revision=revision,
                 read_at=read_at,
                 preferences_version=preferences,
+                linked=tuple(linked),
             )
 
         # A context read's statements are key lookups whose best plan does not depend on their

@@ -373,3 +373,5 @@ class ContextRead:
     read_revision: int
     read_at: datetime
     preferences_version: str
+    # The first page's linked leaves about the object (queries.leaves.LINKED_LEAVES_ABOUT).
+    linked: tuple[Any, ...] = ()

@@ -73,11 +73,12 @@ FORCE_CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan"
 # A message's lineage (its canonical source id) from any node id of it.
 MESSAGE_LINEAGE = "SELECT source_id::text FROM source_revisions WHERE node_id = $1 LIMIT 1"
 
-# Search's linked leaves: the leaf facts the scope ($1) linked in its own reviews, whose text
-# matches ($3), still visible to it by the source's real project ($2 its projects, NULL for
-# Global, which reads every project's), in the time range ($4..$6, the rule of queries.search:
-# the leaf's event time, or the linking result's times), by the id the scope gave them.
-LINKED_LEAVES = """
+# The leaf facts the scope ($1) linked in its own reviews (stored no copy of), still visible
+# to it by the source's real project ($2 its projects, NULL for Global, which reads every
+# project's), in the time range ($4..$6, the rule of queries.search: the leaf's event time, or
+# the linking result's times), by the id the scope gave them, at most $7; $3 is each
+# statement's own condition.
+_LINKED = """
 SELECT u.object_id AS use_object_id, u.result_id AS use_result_id, l.leaf_id, l.text,
        l.source_type, l.source_id, l.source_version, lower(l.fragment) AS start,
        upper(l.fragment) AS "end", l.contract_version, l.analysis,
@@ -98,7 +99,7 @@ WHERE u.scope_key = $1 AND u.linked
   AND ($2::text[] IS NULL
        OR (l.source_project = any($2::text[])
            AND (s.source_id IS NULL OR s.project_id = any($2::text[]))))
-  AND l.text_folded LIKE $3
+  AND {condition}
   AND (($4::timestamptz IS NULL AND $5::timestamptz IS NULL)
        OR (CASE $6::text
              WHEN 'event_time' THEN
@@ -118,6 +119,13 @@ WHERE u.scope_key = $1 AND u.linked
 ORDER BY u.object_id, u.result_id
 LIMIT $7
 """
+
+# Search's: the linked leaves whose text matches the lowered LIKE pattern $3.
+LINKED_LEAVES = _LINKED.format(condition="l.text_folded LIKE $3")
+
+# GetContext's: the linked leaves the scope said are about the object $3 ({"type", "id"}),
+# through the index of the uses' `about` links (migration 0032).
+LINKED_LEAVES_ABOUT = _LINKED.format(condition="u.about @> $3::jsonb")
 
 # Whether the scope ($1) linked a leaf first extracted by one of the results ($2) whose leaf
 # copy cites the source reference ($3): then that reference is the linked leaf's evidence.

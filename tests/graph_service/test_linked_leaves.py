@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from mirrortree.rpcstatus import describe
-from mirrortree.v1 import common_pb2, graph_pb2
+from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
 from tests.leaves import leaf_review, message, scope
 
@@ -130,3 +130,43 @@ async def test_filters_apply_to_linked_leaves(tree_stub, graph_stub):
     assert list((await graph_stub.Search(later)).linked_leaves) == []
     setattr(later.time_range, "from", "2000-01-01T00:00:00Z")
     assert len((await graph_stub.Search(later)).linked_leaves) == 1
+
+
+async def test_get_context_lists_the_linked_leaves_about_the_object(tree_stub, graph_stub):
+    word = unique("Ledger")
+    facts = [(0, 35, f"{word} uses PostgreSQL"), (36, 50, f"{word} budget is 12k")]
+    msg = await message(tree_stub, TEXT)
+    g, a = unique("g"), unique("a")
+    under_global = await tree_stub.RecordReview(leaf_review(None, msg, facts, prefix=g))
+    request = leaf_review(msg.project, msg, facts, prefix=a)
+    entity = f"{a}-ledger"
+    request.entities.append(tree_pb2.EntityInput(id=entity, label="Ledger"))
+    # What a leaf is about is the project's own reading: only the first leaf is about it.
+    request.leaf_facts[0].about.append(common_pb2.ObjectRef(type=common_pb2.ENTITY, id=entity))
+    under_a = await tree_stub.RecordReview(request)
+
+    async def context(project: str | None, **fields) -> graph_pb2.GetContextResponse:
+        read: graph_pb2.GetContextResponse = await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(
+                object_ref=common_pb2.ObjectRef(type=common_pb2.ENTITY, id=entity),
+                scope=scope(project),
+                options=graph_pb2.ReadOptions(min_consistency=under_a.consistency),
+                **fields,
+            )
+        )
+        return read
+
+    read = await context(msg.project)
+    [hit] = read.linked_leaves
+    assert (hit.ref.id, hit.result_id, hit.leaf.text) == (
+        f"{a}-leaf-0",
+        under_a.result_id,
+        facts[0][2],
+    )
+    assert hit.leaf.extracted_in_result_id == under_global.result_id
+    assert list(hit.source_reference_ids) == [f"{g}-src-0"]
+    # The timeline lists stored evidence only; the linked leaf is not the scope's copy.
+    assert list((await context(msg.project, mode=graph_pb2.TIMELINE)).linked_leaves) == []
+    # Another project cannot read the entity at all.
+    with pytest.raises(grpc.aio.AioRpcError):
+        await context(unique("proj"))

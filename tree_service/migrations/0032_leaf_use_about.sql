@@ -1,0 +1,3 @@
+-- G9: GetContext lists the leaves a scope linked that are about the object read, found through
+-- the `about` links of the scope's uses rather than by reading every use of the scope.
+CREATE INDEX leaf_uses_about ON leaf_uses USING gin (about jsonb_path_ops) WHERE linked;
