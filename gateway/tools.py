@@ -216,7 +216,8 @@ READ_SOURCE_INPUT = request_schema(
 
 LINKED_LEAVES_DOC = (
     "Leaf facts this scope linked in its reviews instead of storing its own copy (extracted "
-    "once, shared): ref (for get_context) and result_id of the scope's own review, and the "
+    "once, shared): ref and result_id of the scope's own review (no stored copy, so no "
+    "get_context of its own), and the "
     "shared leaf with its source, range and extracted_in (where it was first extracted: a "
     "Global extraction is Global's, not this project's conclusion); source_reference_ids "
     "read with story_graph_read_source. Only leaves whose source belongs to the scope; "

@@ -177,9 +177,25 @@ async def linked_reference(
     conn: asyncpg.Connection, scope_key: str, reference_id: str, rows: list[asyncpg.Record]
 ) -> list[asyncpg.Record]:
     """The copies of a source reference that cite the evidence of a leaf the scope linked."""
-    results = [r["result_id"] for r in rows]
-    found = await conn.fetchval(LINKED_REFERENCE, scope_key, results, reference_id)
-    return [r for r in rows if r["result_id"] == found]
+    for source in {_source_of(r) for r in rows}:
+        source_type, canonical = source
+        if source_type == "message":
+            try:
+                canonical = await conn.fetchval(MESSAGE_LINEAGE, uuid.UUID(canonical)) or ""
+            except ValueError:
+                continue
+        results = [r["result_id"] for r in rows if _source_of(r) == source]
+        found = await conn.fetchval(
+            LINKED_REFERENCE, scope_key, results, reference_id, source_type, canonical
+        )
+        if found is not None:
+            return [r for r in rows if r["result_id"] == found]
+    return []
+
+
+def _source_of(row: asyncpg.Record) -> tuple[str, str]:
+    details = json.loads(row["details"])
+    return str(details.get("source_type", "")), str(details.get("source_id", ""))
 
 
 def linked_hit(row: asyncpg.Record) -> leaves_pb2.LinkedLeafHit:

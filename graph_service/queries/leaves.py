@@ -127,13 +127,15 @@ LINKED_LEAVES = _LINKED.format(condition="l.text_folded LIKE $3")
 # through the index of the uses' `about` links (migration 0032).
 LINKED_LEAVES_ABOUT = _LINKED.format(condition="u.about @> $3::jsonb")
 
-# Whether the scope ($1) linked a leaf first extracted by one of the results ($2) whose leaf
-# copy cites the source reference ($3): then that reference is the linked leaf's evidence.
+# Whether the scope ($1) linked a leaf of the source ($4 type, $5 canonical id) first extracted
+# by one of the results ($2) whose leaf copy cites the source reference ($3): then that
+# reference is the linked leaf's evidence. The leaf is found by its source (leaves_source).
 LINKED_REFERENCE = """
 SELECT o.result_id
 FROM graph_objects o
 JOIN leaves l
-  ON l.result_id = o.result_id AND l.object_id = o.object_id
+  ON l.source_type = $4 AND l.source_id = $5
+ AND l.result_id = o.result_id AND l.object_id = o.object_id
 JOIN leaf_uses u ON u.leaf_id = l.leaf_id AND u.scope_key = $1 AND u.linked
 WHERE o.result_id = any($2::text[]) AND o.object_type = 'leaf_fact'
   AND o.details -> 'source_reference_ids' ? $3

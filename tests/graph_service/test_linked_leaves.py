@@ -66,6 +66,16 @@ async def test_a_project_finds_the_leaf_it_linked_under_its_own_id(tree_stub, gr
         )
     )
     assert read.text == TEXT[0:35]
+    # It has no stored copy in the project, so there is no context of its own to read.
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await graph_stub.GetContext(
+            graph_pb2.GetContextRequest(
+                object_ref=hit.ref,
+                scope=scope(msg.project),
+                options=graph_pb2.ReadOptions(min_consistency=under_a.consistency),
+            )
+        )
+    assert describe(caught.value).reason == "not_found"
 
 
 async def test_another_project_finds_nothing_and_may_not_read_the_evidence(tree_stub, graph_stub):
