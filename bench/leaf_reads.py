@@ -142,7 +142,7 @@ async def main_async(leaves: int, projects: int, runs: int) -> None:
                     [
                         "global",
                         None,
-                        '[{"type": "entity", "id": "e42"}]',
+                        '{"type": "entity", "id": "e42"}',
                         None,
                         None,
                         "event_time",

@@ -159,7 +159,7 @@ async def linked_about(
 ) -> list[asyncpg.Record]:
     """The leaf facts the scope linked that its reviews said are about `ref` (type, id)."""
     projects = None if scope.resolved.is_global else list(scope.resolved.projects)
-    about = json.dumps([{"type": ref[0], "id": ref[1]}])
+    about = json.dumps({"type": ref[0], "id": ref[1]})
     rows = await conn.fetch(
         LINKED_LEAVES_ABOUT,
         scope.resolved.key,

@@ -124,8 +124,12 @@ LIMIT $7
 LINKED_LEAVES = _LINKED.format(condition="l.text_folded LIKE $3")
 
 # GetContext's: the linked leaves the scope said are about the object $3 ({"type", "id"}),
-# through the index of the uses' `about` links (migration 0032).
-LINKED_LEAVES_ABOUT = _LINKED.format(condition="u.about @> $3::jsonb")
+# through the index of the uses' `about` links (migration 0032) by the id alone, the type
+# checked by a function the index cannot take, because every link of a type shares its key.
+LINKED_LEAVES_ABOUT = _LINKED.format(
+    condition="u.about @> jsonb_build_array(jsonb_build_object('id', $3::jsonb -> 'id'))"
+    " AND jsonb_contains(u.about, jsonb_build_array($3::jsonb))"
+)
 
 # Whether the scope ($1) linked a leaf of the source ($4 type, $5 canonical id) first extracted
 # by one of the results ($2) whose leaf copy cites the source reference ($3): then that
