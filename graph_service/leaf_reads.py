@@ -21,6 +21,7 @@ from graph_service.queries.leaves import (
     MESSAGE_LINEAGE,
     PROJECT_LEAVES,
 )
+from graph_service.search import SCAN_BUDGET_S
 from graph_service.views import ResolvedScope, TimeFilter
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.scopes import ScopeValue
@@ -132,7 +133,9 @@ async def linked(
     time_filter: TimeFilter,
     limit: int,
 ) -> list[asyncpg.Record]:
-    """The leaf facts of Search's text that the scope linked (LINKED_LEAVES), at most `limit`."""
+    """The leaf facts of Search's text that the scope linked (LINKED_LEAVES), at most `limit`,
+    within Search's budget (TimeoutError past it): a text too short for the trigram index may
+    walk every use of the scope."""
     projects = None if scope.resolved.is_global else list(scope.resolved.projects)
     # Planned with its values: the scope's uses or the trigram index, whichever is fewer.
     await conn.execute(replica.PLAN_WITH_VALUES)
@@ -145,6 +148,7 @@ async def linked(
         time_filter.end,
         time_filter.basis,
         limit,
+        timeout=SCAN_BUDGET_S,
     )
     await conn.execute(replica.PLAN_GENERICALLY)
     return list(rows)

@@ -192,9 +192,12 @@ class GraphStore:
             sources, touches = await sources_and_touches(conn, scope_key, [r for _, r in page_rows])
             linked: list[asyncpg.Record] = []
             if position is None and "leaf_fact" in object_types:
-                linked = await leaf_reads.linked(
-                    conn, scope, opening["folded_pattern"], time_filter, page_size
-                )
+                try:
+                    linked = await leaf_reads.linked(
+                        conn, scope, opening["folded_pattern"], time_filter, page_size
+                    )
+                except TimeoutError:
+                    raise budget_exceeded(query, scope.resolved.describe()) from None
             counts = carried_counts
             if counts is None:
                 # A first page that is not full holds every hit: its total is known.
