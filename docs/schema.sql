@@ -1617,7 +1617,7 @@ CREATE INDEX leaf_extractions_key ON public.leaf_extractions USING btree (source
 -- Name: leaf_uses_about; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX leaf_uses_about ON public.leaf_uses USING gin (about jsonb_path_ops) WHERE linked;
+CREATE INDEX leaf_uses_about ON public.leaf_uses USING gin (about jsonb_path_ops) WITH (fastupdate=off) WHERE linked;
 
 --
 -- Name: leaf_uses_leaf; Type: INDEX; Schema: public; Owner: -
