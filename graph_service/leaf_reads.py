@@ -21,7 +21,7 @@ from graph_service.queries.leaves import (
     MESSAGE_LINEAGE,
     PROJECT_LEAVES,
 )
-from graph_service.search import SCAN_BUDGET_S
+from graph_service.search import SCAN_BUDGET_S, budget_exceeded
 from graph_service.views import ResolvedScope, TimeFilter
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.scopes import ScopeValue
@@ -129,27 +129,32 @@ def page(rows: list[asyncpg.Record], page_size: int, next_cursor: str) -> common
 async def linked(
     conn: asyncpg.Connection,
     scope: ResolvedScope,
-    pattern: str,
-    time_filter: TimeFilter,
+    query: str,
+    opening: asyncpg.Record,
+    *,
+    tf: TimeFilter,
     limit: int,
 ) -> list[asyncpg.Record]:
-    """The leaf facts of Search's text that the scope linked (LINKED_LEAVES), at most `limit`,
-    within Search's budget (TimeoutError past it): a text too short for the trigram index may
-    walk every use of the scope."""
+    """The leaf facts of Search's text (the opening's lowered pattern) that the scope linked
+    (LINKED_LEAVES), at most `limit`, within Search's budget: a text too short for the trigram
+    index may walk every use of the scope."""
     projects = None if scope.resolved.is_global else list(scope.resolved.projects)
     # Planned with its values: the scope's uses or the trigram index, whichever is fewer.
     await conn.execute(replica.PLAN_WITH_VALUES)
-    rows = await conn.fetch(
-        LINKED_LEAVES,
-        scope.resolved.key,
-        projects,
-        pattern,
-        time_filter.start,
-        time_filter.end,
-        time_filter.basis,
-        limit,
-        timeout=SCAN_BUDGET_S,
-    )
+    try:
+        rows = await conn.fetch(
+            LINKED_LEAVES,
+            scope.resolved.key,
+            projects,
+            opening["folded_pattern"],
+            tf.start,
+            tf.end,
+            tf.basis,
+            limit,
+            timeout=SCAN_BUDGET_S,
+        )
+    except TimeoutError:
+        raise budget_exceeded(query, scope.resolved.describe()) from None
     await conn.execute(replica.PLAN_GENERICALLY)
     return list(rows)
 

@@ -190,14 +190,11 @@ class GraphStore:
             rows = found.hits
             page_rows = rows[:page_size]
             sources, touches = await sources_and_touches(conn, scope_key, [r for _, r in page_rows])
-            linked: list[asyncpg.Record] = []
+            linked = []
             if position is None and "leaf_fact" in object_types:
-                try:
-                    linked = await leaf_reads.linked(
-                        conn, scope, opening["folded_pattern"], time_filter, page_size
-                    )
-                except TimeoutError:
-                    raise budget_exceeded(query, scope.resolved.describe()) from None
+                linked = await leaf_reads.linked(
+                    conn, scope, query, opening, tf=time_filter, limit=page_size
+                )
             counts = carried_counts
             if counts is None:
                 # A first page that is not full holds every hit: its total is known.
@@ -307,13 +304,12 @@ class GraphStore:
             # A cursor's page reports what the first page counted.
             excluded = continuation.unknown_time_excluded if continuation else 0
             filtered = time_filter.excludes_unknown_times
-            linked: list[asyncpg.Record] = []
+            linked = []
             if continuation is None:
                 pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
                 if mode == "current":
-                    linked = await leaf_reads.linked_about(
-                        conn, scope, (object_type, object_id), time_filter, page_size
-                    )
+                    ref = (object_type, object_id)
+                    linked = await leaf_reads.linked_about(conn, scope, ref, time_filter, page_size)
                 if filtered:
                     excluded = await reader.unknown_time_excluded(include_x=mode == "timeline")
             elif continuation.kind == "collection":
@@ -379,27 +375,23 @@ class GraphStore:
                     f"source reference {reference_id!r} does not exist",
                     {"resource": "source_reference", "id": reference_id},
                 )
-            owned = [r for r in rows if r["scope_key"] == scope_key]
+            mismatch = ScopeMismatch(
+                f"source reference {reference_id!r} is not in "
+                f"{scope.resolved.describe()}; read it in the scope it belongs to",
+                {"source_reference_id": reference_id},
+            )
+            owned = [r for r in rows if r["scope_key"] == scope_key] or (
+                await leaf_reads.linked_reference(conn, scope_key, reference_id, rows)
+            )
             if not owned:
-                owned = await leaf_reads.linked_reference(conn, scope_key, reference_id, rows)
-            if not owned:
-                raise ScopeMismatch(
-                    f"source reference {reference_id!r} is not in "
-                    f"{scope.resolved.describe()}; read it in the scope it belongs to",
-                    {"source_reference_id": reference_id},
-                )
+                raise mismatch
             reference = owned[0]
             details = json.loads(reference["details"])
             saved_version = str(details.get("source_version", ""))
             current = await self._current_source(conn, details)
             availability = self._availability(current, scope)
             if reference["scope_key"] != scope_key and availability != "available":
-                # A linked leaf's evidence is read only while its source is the scope's own.
-                raise ScopeMismatch(
-                    f"source reference {reference_id!r} is not in "
-                    f"{scope.resolved.describe()}; read it in the scope it belongs to",
-                    {"source_reference_id": reference_id},
-                )
+                raise mismatch  # a linked leaf's evidence, while its source is the scope's own
             available = (
                 ("snapshot", "version", "current") if availability == "available" else ("snapshot",)
             )
