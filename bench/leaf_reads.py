@@ -23,7 +23,12 @@ import asyncpg
 from bench.measure import pct
 from bench.services import free_port
 from devtools import pgcluster
-from graph_service.queries.leaves import GLOBAL_LEAVES, PROJECT_LEAVES
+from graph_service.queries.leaves import (
+    GLOBAL_LEAVES,
+    LINKED_LEAVES,
+    LINKED_LEAVES_ABOUT,
+    PROJECT_LEAVES,
+)
 from tree_service.leaves import queries
 from tree_service.migrate import migrate
 
@@ -39,9 +44,17 @@ SELECT 'message', 'src-' || (i / 8), ((i / 2) % 4 + 1)::text, 'c1', 1,
 FROM generate_series(1, $1) AS i
 """
 USES = """
-INSERT INTO leaf_uses (scope_key, object_id, result_id, leaf_id, linked)
-SELECT 'global', 'g' || leaf_id, 'rg' || (leaf_id / 200), leaf_id, true
+INSERT INTO leaf_uses (scope_key, object_id, result_id, leaf_id, linked, about)
+SELECT 'global', 'g' || leaf_id, 'rg' || (leaf_id / 200), leaf_id, true,
+       jsonb_build_array(jsonb_build_object('type', 'entity', 'id', 'e' || (leaf_id % 5000)))
 FROM leaves WHERE leaf_id % 3 = 0
+"""
+# The linking results, so that Search's and GetContext's linked leaves find their times.
+RESULTS = """
+INSERT INTO review_results (result_id, scope_key, scope_projects, phase, review_generated_at,
+                            recorded_at, graph_revision, request_hash, object_count)
+SELECT result_id, 'global', '{}', 'daily', now(), now(), row_number() OVER (), '\\x00', 200
+FROM (SELECT DISTINCT result_id FROM leaf_uses) r
 """
 EXTRACTIONS = """
 INSERT INTO leaf_extractions (source_type, source_id, source_version, contract_version,
@@ -80,8 +93,12 @@ async def main_async(leaves: int, projects: int, runs: int) -> None:
             await migrate(conn)
             await conn.execute(FILL, leaves, projects)
             await conn.execute(USES)
+            await conn.execute(RESULTS)
             await conn.execute(EXTRACTIONS)
-            await conn.execute("ANALYZE leaves; ANALYZE leaf_uses; ANALYZE leaf_extractions")
+            await conn.execute(
+                "ANALYZE leaves; ANALYZE leaf_uses; ANALYZE leaf_extractions;"
+                " ANALYZE review_results"
+            )
             # As graph_service plans SearchLeaves (queries/leaves.py FORCE_CUSTOM_PLANS).
             await conn.execute("SET plan_cache_mode = force_custom_plan")
             sources = [("message", f"src-{i}", "2") for i in range(0, 800, 8)]
@@ -107,6 +124,30 @@ async def main_async(leaves: int, projects: int, runs: int) -> None:
                 "SearchLeaves, Global, rare text": (
                     GLOBAL_LEAVES,
                     ["global", "%fact 123456 %", None, None, 0, 11],
+                ),
+                "Search's linked leaves, Global, common text": (
+                    LINKED_LEAVES,
+                    ["global", None, "%about 1%", None, None, "event_time", 11],
+                ),
+                "Search's linked leaves, Global, rare text": (
+                    LINKED_LEAVES,
+                    ["global", None, "%fact 123456 %", None, None, "event_time", 11],
+                ),
+                "Search's linked leaves, project (none linked)": (
+                    LINKED_LEAVES,
+                    ["projects:p7", ["p7"], "%about 1%", None, None, "event_time", 11],
+                ),
+                "GetContext's linked leaves about an entity": (
+                    LINKED_LEAVES_ABOUT,
+                    [
+                        "global",
+                        None,
+                        '{"type": "entity", "id": "e42"}',
+                        None,
+                        None,
+                        "event_time",
+                        11,
+                    ],
                 ),
                 "PlanExtraction, 100 source versions": (
                     queries.EXTRACTED_RANGES,

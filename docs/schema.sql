@@ -1622,6 +1622,12 @@ CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_d
 CREATE INDEX leaf_extractions_key ON public.leaf_extractions USING btree (source_type, source_id, source_version, contract_version, analysis);
 
 --
+-- Name: leaf_uses_about; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX leaf_uses_about ON public.leaf_uses USING gin (about jsonb_path_ops) WITH (fastupdate=off) WHERE linked;
+
+--
 -- Name: leaf_uses_leaf; Type: INDEX; Schema: public; Owner: -
 --
 

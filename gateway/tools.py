@@ -214,6 +214,16 @@ READ_SOURCE_INPUT = request_schema(
     withheld=WITHHELD,
 )
 
+LINKED_LEAVES_DOC = (
+    "Leaf facts this scope linked in its reviews instead of storing its own copy (extracted "
+    "once, shared): ref and result_id of the scope's own review (no stored copy, so no "
+    "get_context of its own), and the "
+    "shared leaf with its source, range and extracted_in (where it was first extracted: a "
+    "Global extraction is Global's, not this project's conclusion); source_reference_ids "
+    "read with story_graph_read_source. Only leaves whose source belongs to the scope; "
+    "first page only, at most page_size."
+)
+
 # Output schemas are derived from the response messages by the rules result_json follows
 # (gateway/results.py); the tables below only describe the body fields an agent reads first.
 SEARCH_OUTPUT = results.result_schema(
@@ -225,6 +235,7 @@ SEARCH_OUTPUT = results.result_schema(
             "as an excerpt, object_revision, time (event_time, review_generated_at, "
             "recorded_at, validity, confirmation_state), sources and related refs."
         ),
+        "linked_leaves": LINKED_LEAVES_DOC,
     },
     ("hits",),
 )
@@ -238,6 +249,10 @@ GET_CONTEXT_OUTPUT = results.result_schema(
             "related, sources, preferences; timeline mode: timeline, undated, snapshots, "
             "related, sources. An item's content is a fragment of its JSON document (start..end "
             "of total_length, code points); content.next_cursor continues it."
+        ),
+        "linked_leaves": (
+            "current mode: the leaf facts this scope linked (no copy of its own) and said are "
+            "about the object, as in story_graph_search's linked_leaves."
         ),
     },
     ("object_ref", "mode", "collections", "object_scope"),
@@ -268,7 +283,9 @@ TOOLS: tuple[types.Tool, ...] = (
             "user's story graph. Use it first when the user asks to continue last work, how "
             "something was decided, or why a plan changed. Read-only: it never starts a review "
             "or writes anything. Hits carry stable refs for story_graph_get_context and source "
-            "entries for story_graph_read_source; coverage says what was (not) reviewed."
+            "entries for story_graph_read_source; linked_leaves lists shared leaf facts the "
+            "scope reused, each saying where it was first extracted; coverage says what was "
+            "(not) reviewed."
         ),
         input_schema=SEARCH_INPUT,
         output_schema=SEARCH_OUTPUT,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -10,13 +11,18 @@ import asyncpg
 
 from graph_service import convert
 from graph_service.errors import InvalidInput
+from graph_service.queries import replica
 from graph_service.queries.leaves import (
     FORCE_CUSTOM_PLANS,
     GLOBAL_LEAVES,
+    LINKED_LEAVES,
+    LINKED_LEAVES_ABOUT,
+    LINKED_REFERENCE,
     MESSAGE_LINEAGE,
     PROJECT_LEAVES,
 )
-from graph_service.views import ResolvedScope
+from graph_service.search import SCAN_BUDGET_S, budget_exceeded
+from graph_service.views import ResolvedScope, TimeFilter
 from mirrortree.protoscope import scope_to_proto
 from mirrortree.scopes import ScopeValue
 from mirrortree.timefmt import format_utc
@@ -117,4 +123,94 @@ def page(rows: list[asyncpg.Record], page_size: int, next_cursor: str) -> common
         complete=not more,
         limit_reason="page_size" if more else "",
         total=convert.count(None, "not counted: page through the leaves"),
+    )
+
+
+async def linked(
+    conn: asyncpg.Connection,
+    scope: ResolvedScope,
+    query: str,
+    opening: asyncpg.Record,
+    *,
+    tf: TimeFilter,
+    limit: int,
+) -> list[asyncpg.Record]:
+    """The leaf facts of Search's text (the opening's lowered pattern) that the scope linked
+    (LINKED_LEAVES), at most `limit`, within Search's budget: a text too short for the trigram
+    index may walk every use of the scope."""
+    projects = None if scope.resolved.is_global else list(scope.resolved.projects)
+    # Planned with its values: the scope's uses or the trigram index, whichever is fewer.
+    await conn.execute(replica.PLAN_WITH_VALUES)
+    try:
+        rows = await conn.fetch(
+            LINKED_LEAVES,
+            scope.resolved.key,
+            projects,
+            opening["folded_pattern"],
+            tf.start,
+            tf.end,
+            tf.basis,
+            limit,
+            timeout=SCAN_BUDGET_S,
+        )
+    except TimeoutError:
+        raise budget_exceeded(query, scope.resolved.describe()) from None
+    await conn.execute(replica.PLAN_GENERICALLY)
+    return list(rows)
+
+
+async def linked_about(
+    conn: asyncpg.Connection,
+    scope: ResolvedScope,
+    ref: tuple[str, str],
+    time_filter: TimeFilter,
+    limit: int,
+) -> list[asyncpg.Record]:
+    """The leaf facts the scope linked that its reviews said are about `ref` (type, id)."""
+    projects = None if scope.resolved.is_global else list(scope.resolved.projects)
+    about = json.dumps({"type": ref[0], "id": ref[1]})
+    rows = await conn.fetch(
+        LINKED_LEAVES_ABOUT,
+        scope.resolved.key,
+        projects,
+        about,
+        time_filter.start,
+        time_filter.end,
+        time_filter.basis,
+        limit,
+    )
+    return list(rows)
+
+
+async def linked_reference(
+    conn: asyncpg.Connection, scope_key: str, reference_id: str, rows: list[asyncpg.Record]
+) -> list[asyncpg.Record]:
+    """The copies of a source reference that cite the evidence of a leaf the scope linked."""
+    for source in {_source_of(r) for r in rows}:
+        source_type, canonical = source
+        if source_type == "message":
+            try:
+                canonical = await conn.fetchval(MESSAGE_LINEAGE, uuid.UUID(canonical)) or ""
+            except ValueError:
+                continue
+        results = [r["result_id"] for r in rows if _source_of(r) == source]
+        found = await conn.fetchval(
+            LINKED_REFERENCE, scope_key, results, reference_id, source_type, canonical
+        )
+        if found is not None:
+            return [r for r in rows if r["result_id"] == found]
+    return []
+
+
+def _source_of(row: asyncpg.Record) -> tuple[str, str]:
+    details = json.loads(row["details"])
+    return str(details.get("source_type", "")), str(details.get("source_id", ""))
+
+
+def linked_hit(row: asyncpg.Record) -> leaves_pb2.LinkedLeafHit:
+    return leaves_pb2.LinkedLeafHit(
+        ref=common_pb2.ObjectRef(type=common_pb2.LEAF_FACT, id=row["use_object_id"]),
+        result_id=row["use_result_id"],
+        leaf=leaf(row),
+        source_reference_ids=[str(i) for i in json.loads(row["source_reference_ids"])],
     )

@@ -368,6 +368,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
                     )
                 )
             response = convert.search_response(page, query, tf, next_cursor)
+            response.linked_leaves.extend(leaf_reads.linked_hit(row) for row in page.linked)
         return within_limit(response, "ask for a smaller page_size")
 
     async def SearchLeaves(
@@ -481,6 +482,7 @@ class StoryGraphServicer(graph_pb2_grpc.StoryGraphServicer):
         async with self._answering(caller):
             collections = context_collections(read, continuation, content_size, cursor)
             response = convert.context_response(read, scope, mode, tf, collections)
+            response.linked_leaves.extend(leaf_reads.linked_hit(row) for row in read.linked)
         return within_limit(
             response,
             "ask for a smaller page_size or content_page_size, or continue one collection "

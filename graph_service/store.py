@@ -190,6 +190,11 @@ class GraphStore:
             rows = found.hits
             page_rows = rows[:page_size]
             sources, touches = await sources_and_touches(conn, scope_key, [r for _, r in page_rows])
+            linked = []
+            if position is None and "leaf_fact" in object_types:
+                linked = await leaf_reads.linked(
+                    conn, scope, query, opening, tf=time_filter, limit=page_size
+                )
             counts = carried_counts
             if counts is None:
                 # A first page that is not full holds every hit: its total is known.
@@ -226,6 +231,7 @@ class GraphStore:
                 position=(
                     [last.score, last.type_rank, last.object_id, last.result_id] if last else []
                 ),
+                linked=tuple(linked),
             )
 
         return await self._router.run(
@@ -298,8 +304,12 @@ class GraphStore:
             # A cursor's page reports what the first page counted.
             excluded = continuation.unknown_time_excluded if continuation else 0
             filtered = time_filter.excludes_unknown_times
+            linked = []
             if continuation is None:
                 pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
+                if mode == "current":
+                    ref = (object_type, object_id)
+                    linked = await leaf_reads.linked_about(conn, scope, ref, time_filter, page_size)
                 if filtered:
                     excluded = await reader.unknown_time_excluded(include_x=mode == "timeline")
             elif continuation.kind == "collection":
@@ -332,6 +342,7 @@ class GraphStore:
                 read_revision=revision,
                 read_at=read_at,
                 preferences_version=preferences,
+                linked=tuple(linked),
             )
 
         # A context read's statements are key lookups whose best plan does not depend on their
@@ -364,18 +375,23 @@ class GraphStore:
                     f"source reference {reference_id!r} does not exist",
                     {"resource": "source_reference", "id": reference_id},
                 )
-            owned = [r for r in rows if r["scope_key"] == scope_key]
+            mismatch = ScopeMismatch(
+                f"source reference {reference_id!r} is not in "
+                f"{scope.resolved.describe()}; read it in the scope it belongs to",
+                {"source_reference_id": reference_id},
+            )
+            owned = [r for r in rows if r["scope_key"] == scope_key] or (
+                await leaf_reads.linked_reference(conn, scope_key, reference_id, rows)
+            )
             if not owned:
-                raise ScopeMismatch(
-                    f"source reference {reference_id!r} is not in "
-                    f"{scope.resolved.describe()}; read it in the scope it belongs to",
-                    {"source_reference_id": reference_id},
-                )
+                raise mismatch
             reference = owned[0]
             details = json.loads(reference["details"])
             saved_version = str(details.get("source_version", ""))
             current = await self._current_source(conn, details)
             availability = self._availability(current, scope)
+            if reference["scope_key"] != scope_key and availability != "available":
+                raise mismatch  # a linked leaf's evidence, while its source is the scope's own
             available = (
                 ("snapshot", "version", "current") if availability == "available" else ("snapshot",)
             )

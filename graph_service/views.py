@@ -243,6 +243,8 @@ class SearchPage:
     read_at: datetime
     scope: ResolvedScope
     position: list[Any] = field(default_factory=list)
+    # The first page's linked leaves (queries.leaves.LINKED_LEAVES rows).
+    linked: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -371,3 +373,5 @@ class ContextRead:
     read_revision: int
     read_at: datetime
     preferences_version: str
+    # The first page's linked leaves about the object (queries.leaves.LINKED_LEAVES_ABOUT).
+    linked: tuple[Any, ...] = ()

@@ -203,16 +203,18 @@ class SearchRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., object_types: _Optional[_Iterable[_Union[_common_pb2.ObjectType, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., options: _Optional[_Union[ReadOptions, _Mapping]] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("hits", "page", "coverage", "basis")
+    __slots__ = ("hits", "page", "coverage", "basis", "linked_leaves")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     BASIS_FIELD_NUMBER: _ClassVar[int]
+    LINKED_LEAVES_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
     page: _common_pb2.PageInfo
     coverage: Coverage
     basis: ResponseBasis
-    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ...) -> None: ...
+    linked_leaves: _containers.RepeatedCompositeFieldContainer[_leaves_pb2.LinkedLeafHit]
+    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., linked_leaves: _Optional[_Iterable[_Union[_leaves_pb2.LinkedLeafHit, _Mapping]]] = ...) -> None: ...
 
 class ContentFragment(_message.Message):
     __slots__ = ("part", "start", "end", "total_length", "text", "next_cursor")
@@ -289,7 +291,7 @@ class GetContextRequest(_message.Message):
     def __init__(self, object_ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., mode: _Optional[_Union[ContextMode, str]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., content_page_size: _Optional[int] = ..., options: _Optional[_Union[ReadOptions, _Mapping]] = ..., result_id: _Optional[str] = ...) -> None: ...
 
 class GetContextResponse(_message.Message):
-    __slots__ = ("object_ref", "mode", "collections", "evidence_note", "coverage", "basis", "history_gaps", "object_scope")
+    __slots__ = ("object_ref", "mode", "collections", "evidence_note", "coverage", "basis", "history_gaps", "object_scope", "linked_leaves")
     OBJECT_REF_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -298,6 +300,7 @@ class GetContextResponse(_message.Message):
     BASIS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_GAPS_FIELD_NUMBER: _ClassVar[int]
     OBJECT_SCOPE_FIELD_NUMBER: _ClassVar[int]
+    LINKED_LEAVES_FIELD_NUMBER: _ClassVar[int]
     object_ref: _common_pb2.ObjectRef
     mode: ContextMode
     collections: _containers.RepeatedCompositeFieldContainer[ContextCollection]
@@ -306,7 +309,8 @@ class GetContextResponse(_message.Message):
     basis: ResponseBasis
     history_gaps: _containers.RepeatedScalarFieldContainer[str]
     object_scope: _common_pb2.Scope
-    def __init__(self, object_ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., mode: _Optional[_Union[ContextMode, str]] = ..., collections: _Optional[_Iterable[_Union[ContextCollection, _Mapping]]] = ..., evidence_note: _Optional[str] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., history_gaps: _Optional[_Iterable[str]] = ..., object_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ...) -> None: ...
+    linked_leaves: _containers.RepeatedCompositeFieldContainer[_leaves_pb2.LinkedLeafHit]
+    def __init__(self, object_ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., mode: _Optional[_Union[ContextMode, str]] = ..., collections: _Optional[_Iterable[_Union[ContextCollection, _Mapping]]] = ..., evidence_note: _Optional[str] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., history_gaps: _Optional[_Iterable[str]] = ..., object_scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., linked_leaves: _Optional[_Iterable[_Union[_leaves_pb2.LinkedLeafHit, _Mapping]]] = ...) -> None: ...
 
 class ReadSourceRequest(_message.Message):
     __slots__ = ("source_reference_id", "scope", "read_kind", "source_version", "offset", "page_size", "cursor", "options")

@@ -136,3 +136,15 @@ class SearchLeavesResponse(_message.Message):
     scope: _common_pb2.Scope
     resolution: str
     def __init__(self, leaves: _Optional[_Iterable[_Union[SharedLeaf, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., resolution: _Optional[str] = ...) -> None: ...
+
+class LinkedLeafHit(_message.Message):
+    __slots__ = ("ref", "result_id", "leaf", "source_reference_ids")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    RESULT_ID_FIELD_NUMBER: _ClassVar[int]
+    LEAF_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_REFERENCE_IDS_FIELD_NUMBER: _ClassVar[int]
+    ref: _common_pb2.ObjectRef
+    result_id: str
+    leaf: SharedLeaf
+    source_reference_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., result_id: _Optional[str] = ..., leaf: _Optional[_Union[SharedLeaf, _Mapping]] = ..., source_reference_ids: _Optional[_Iterable[str]] = ...) -> None: ...
