@@ -11,8 +11,7 @@ import dataclasses
 import hashlib
 import json
 import uuid
-from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 import asyncpg
 
@@ -31,9 +30,9 @@ from graph_service.lookups import object_row, sources_and_touches
 from graph_service.neighbourhood import NeighbourhoodCache
 from graph_service.queries import access, replica, sources
 from graph_service.queries.context import CONTEXT_OPENING
-from graph_service.queries.scope_state import SCOPE_STATE
 from graph_service.queries.search import SEARCH_OPENING
 from graph_service.replicas import ReplicaRouter
+from graph_service.scope_state import COVERAGE_LIMIT, read_scope_state, scope_state
 from graph_service.search import budget_exceeded, count_matches, needs_counting, read_hits
 from graph_service.source_times import source_times
 from graph_service.views import (
@@ -41,8 +40,6 @@ from graph_service.views import (
     CollectionPage,
     ContextContinuation,
     ContextRead,
-    CoverageView,
-    CoveredResult,
     CurrentSource,
     MatchCounts,
     ResolvedScope,
@@ -52,20 +49,11 @@ from graph_service.views import (
     validity_of,
 )
 
-COVERAGE_LIMIT = 20
-
 
 def like_pattern(query: str) -> str:
     """A contiguous-substring LIKE pattern with the user's %, _ and \\ escaped."""
     escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-class ScopeState(NamedTuple):
-    revision: int  # the read revision
-    coverage: CoverageView
-    read_at: datetime
-    copies: int  # object copies stored in the scope
 
 
 class GraphStore:
@@ -561,45 +549,3 @@ class GraphStore:
                 "available_read_kinds": ",".join(k for k in available if k != "version"),
             },
         )
-
-
-async def read_scope_state(conn: asyncpg.Connection, scope_key: str) -> ScopeState:
-    return scope_state(await conn.fetchrow(SCOPE_STATE, scope_key, COVERAGE_LIMIT))
-
-
-def scope_state(row: asyncpg.Record) -> ScopeState:
-    """The scope's read revision, its coverage, the time of the read and its size, from the
-    row of SCOPE_STATE (or of an opening that extends it: the search's, the context read's)."""
-    covered = zip(
-        *(
-            row[f"covered_{name}"] or ()
-            for name in (
-                "result_id",
-                "phase",
-                "covered_from",
-                "covered_to",
-                "review_generated_at",
-                "basis",
-                "counts",
-            )
-        ),
-        strict=True,
-    )
-    coverage = CoverageView(
-        results_in_scope=row["results"],
-        processed=tuple(
-            CoveredResult(
-                result_id,
-                phase,
-                covered_from,
-                covered_to,
-                generated,
-                basis,
-                tuple((c["what"], c["count"]) for c in json.loads(counts)),
-            )
-            for result_id, phase, covered_from, covered_to, generated, basis, counts in covered
-        ),
-        gaps=tuple(row["scope_gaps"]),
-        excluded_source_types=tuple(row["scope_excluded_source_types"]),
-    )
-    return ScopeState(row["revision"], coverage, row["read_at"], row["copies"])
