@@ -34,6 +34,8 @@ class IngestionStream:
         self._rate = rate
         self._requests = StoryPlan(objects, per_result).requests()
         self._running = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
         self._run = uuid.uuid4().hex[:8]
         self.objects = 0
         self.seconds = 0.0  # while resumed
@@ -42,8 +44,10 @@ class IngestionStream:
     def resume(self) -> None:
         self._running.set()
 
-    def pause(self) -> None:
+    async def pause(self) -> None:
+        """Stop sending, and wait for the call in flight: the next quiet phase is quiet."""
         self._running.clear()
+        await self._idle.wait()
 
     async def run(self) -> None:
         """Until its results run out (or it is cancelled); each result is due when the objects
@@ -59,7 +63,11 @@ class IngestionStream:
             request.result_id = f"live-{self._run}-{request.result_id}"
             request.idempotency_key = f"live-{self._run}-{request.idempotency_key}"
             started = time.perf_counter()
-            await self._stub.RecordReview(request, timeout=600)
+            self._idle.clear()
+            try:
+                await self._stub.RecordReview(request, timeout=600)
+            finally:
+                self._idle.set()
             spent = time.perf_counter() - started
             self.calls.append(spent)
             self.objects += count
@@ -95,7 +103,7 @@ async def measure_pairs(stream: IngestionStream, cases: list[Case], seconds: flo
             resumed = time.perf_counter()
             await asyncio.sleep(SETTLE_S)
             ingesting = await sequential(case.call, seconds)
-            stream.pause()
+            await stream.pause()
             stream.seconds += time.perf_counter() - resumed
             pairs.append(Pair(case, quiet, ingesting))
             print(
