@@ -3,6 +3,7 @@
     python -m bench.run [--objects N] [--seconds S] [--concurrency C] [--per-result N]
                         [--load-concurrency L] [--explain FILE] [--data-dir DIR]
                         [--shared-buffers SIZE] [--hold-cpus-awake] [--cold]
+                        [--ingest-rate R] [--ingest-per-result N]
 
 Starts its own PostgreSQL primary + replica (temporary folder, free ports), then tree_service
 and graph_service as deployed — each its own process (`python -m ...`, configured through its
@@ -32,6 +33,10 @@ whose replica sessions log their slow statements' plans (auto_explain, ANALYZE +
 and those plans are written to FILE.
 With --data-dir DIR, the clusters live in DIR and are kept: a later run with the same DIR,
 --objects and --per-result measures the graph already loaded there instead of loading it again.
+
+With --ingest-rate R, the baselines and every story-graph read are then measured again, each
+sequentially with an ingestion stream of R objects/s (RecordReview, a scope of its own) paused
+and then running (bench.mixed): p99 while ingesting as a ratio to p99 quiet and to the baseline.
 
 With --hold-cpus-awake (root only), the run holds /dev/cpu_dma_latency at 0 µs: idle CPUs poll
 instead of halting, as on hosts tuned for latency (tuned's latency-performance profile does the
@@ -67,6 +72,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from bench.cases import Reads, switch_app_on
 from bench.explain import explain
 from bench.measure import TARGET_P99_MS, Case, Measured, sequential, throughput, warm_up
+from bench.mixed import IngestionStream, measure_pairs, report
 from bench.prepare import PREWARM_REPLICA, graph_stats, load, read_marker, read_whole_folder
 from bench.services import ServiceProcess, cpu_idle_policy, free_port, start_graph
 from bench.story import PROJECT, StoryPlan
@@ -283,6 +289,21 @@ async def run(
         print(f"every story-graph read is within the p99 target of {TARGET_P99_MS:g} ms")
     if args.explain and slow:
         await explain(info.replica_dsn, replica_log, plan, [row.case.name for row in slow], args)
+    if args.ingest_rate > 0:
+        mixed = [*cases[:2], *(case for case in cases if case.graph_read)]
+        print()
+        print(
+            f"the reads again, each with an ingestion stream of {args.ingest_rate:,.0f} "
+            f"objects/s paused, then running ...",
+            flush=True,
+        )
+        stream = IngestionStream(
+            tree_stub,
+            args.ingest_rate,
+            int(args.ingest_rate * (seconds + 1) * len(mixed) * 2),
+            args.ingest_per_result,
+        )
+        report(await measure_pairs(stream, mixed, seconds), stream, args.ingest_rate)
     await pool.close()
     await tree_channel.close()
     await graph_channel.close()
@@ -298,6 +319,16 @@ def main() -> None:
     )
     parser.add_argument(
         "--load-concurrency", type=int, default=4, help="RecordReview calls in flight while loading"
+    )
+    parser.add_argument(
+        "--ingest-rate",
+        type=float,
+        default=0.0,
+        help="then measure the reads again, each quiet and while RecordReview ingests this many "
+        "objects/s into a scope of its own (bench.mixed)",
+    )
+    parser.add_argument(
+        "--ingest-per-result", type=int, default=300, help="objects per result of that stream"
     )
     parser.add_argument(
         "--explain", default="", help="write the plans of reads over the p99 target to this file"

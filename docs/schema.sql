@@ -1577,7 +1577,7 @@ CREATE INDEX graph_links_to ON public.graph_links USING btree (scope_key, to_typ
 -- Name: graph_objects_body_trgm; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX graph_objects_body_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, body_folded public.gin_trgm_ops) WITH (fastupdate=off);
+CREATE INDEX graph_objects_body_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, body_folded public.gin_trgm_ops) WITH (fastupdate='on', gin_pending_list_limit='256');
 
 --
 -- Name: graph_objects_completed_changes; Type: INDEX; Schema: public; Owner: -
@@ -1607,13 +1607,13 @@ CREATE INDEX graph_objects_scope_order ON public.graph_objects USING btree (scop
 -- Name: graph_objects_summary_body_trgm; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX graph_objects_summary_body_trgm ON public.graph_objects USING gin (body_folded public.gin_trgm_ops) WITH (fastupdate=off) WHERE (object_type = 'summary'::text);
+CREATE INDEX graph_objects_summary_body_trgm ON public.graph_objects USING gin (body_folded public.gin_trgm_ops) WITH (fastupdate='on', gin_pending_list_limit='256') WHERE (object_type = 'summary'::text);
 
 --
 -- Name: graph_objects_title_trgm; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, title_folded public.gin_trgm_ops) WITH (fastupdate=off);
+CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, title_folded public.gin_trgm_ops) WITH (fastupdate='on', gin_pending_list_limit='256');
 
 --
 -- Name: leaf_extractions_key; Type: INDEX; Schema: public; Owner: -

@@ -126,13 +126,14 @@ class IngestionStore:
                 {"field": "result_id"},
             ) from None
         recorded_at = head["recorded_at"]
-        local = {
+        # Merged once, not per object: a result's objects would copy it once each.
+        ends = {
             (o.object_type.value, o.object_id): {
                 "recorded_in": review.result_id,
                 "object_revision": o.object_revision,
             }
             for o in review.objects
-        }
+        } | pinned
         records: list[tuple[Any, ...]] = [
             (
                 review.result_id,
@@ -151,7 +152,7 @@ class IngestionStore:
                 obj.event_time.basis or None,
                 review.review_generated_at,
                 recorded_at,
-                json.dumps(rules.pin_ends(obj.details, local | pinned), ensure_ascii=False),
+                json.dumps(rules.pin_ends(obj.details, ends), ensure_ascii=False),
                 sorted({to_id for link, _, to_id in obj.links if link == "cites"}),
             )
             for obj in written.objects
