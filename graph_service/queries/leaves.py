@@ -8,35 +8,12 @@ $6 the limit, then $7 the projects of a project scope. Whether the reading scope
 leaf is looked up for the page's rows only, after the limit, one index probe each.
 """
 
-GLOBAL_LEAVES = """
-SELECT page.*, page.scope_key = $1 OR used.leaf_id IS NOT NULL AS recorded_in_scope
-FROM (
-    SELECT l.leaf_id, l.text, l.source_type, l.source_id, l.source_version,
-           lower(l.fragment) AS start, upper(l.fragment) AS "end", l.contract_version,
-           l.analysis,
-           CASE WHEN s.source_id IS NULL THEN l.source_project ELSE s.project_id END
-               AS source_project,
-           l.scope_key, l.result_id, l.object_id, l.confirmation_state, l.event_time_start,
-           l.event_time_end, l.event_time_precision, l.event_time_basis, l.recorded_at
-    FROM leaves l
-    LEFT JOIN sources s
-      ON l.source_type <> 'message' AND s.source_id = l.source_id
-     AND s.source_type = l.source_type
-    WHERE ($2::text IS NULL OR l.text_folded LIKE $2)
-      AND ($3::text IS NULL OR (l.source_type = $3 AND l.source_id = $4))
-      AND l.leaf_id > $5
-    ORDER BY l.leaf_id
-    LIMIT $6
-) page
-LEFT JOIN LATERAL (
-    SELECT u.leaf_id FROM leaf_uses u
-    WHERE u.leaf_id = page.leaf_id AND u.scope_key = $1
-    LIMIT 1
-) used ON true
-ORDER BY page.leaf_id
-"""
 
-PROJECT_LEAVES = """
+def _leaves_page(project_filter: str) -> str:
+    """A page of leaves in stored order, with the reading scope's own use of each; the two
+    statements differ only in which sources' projects they read."""
+    return (
+        """
 SELECT page.*, page.scope_key = $1 OR used.leaf_id IS NOT NULL AS recorded_in_scope
 FROM (
     SELECT l.leaf_id, l.text, l.source_type, l.source_id, l.source_version,
@@ -50,9 +27,9 @@ FROM (
     LEFT JOIN sources s
       ON l.source_type <> 'message' AND s.source_id = l.source_id
      AND s.source_type = l.source_type
-    WHERE l.source_project = any($7::text[])
-      AND (s.source_id IS NULL OR s.project_id = any($7::text[]))
-      AND ($2::text IS NULL OR l.text_folded LIKE $2)
+    WHERE """
+        + project_filter
+        + """($2::text IS NULL OR l.text_folded LIKE $2)
       AND ($3::text IS NULL OR (l.source_type = $3 AND l.source_id = $4))
       AND l.leaf_id > $5
     ORDER BY l.leaf_id
@@ -65,6 +42,16 @@ LEFT JOIN LATERAL (
 ) used ON true
 ORDER BY page.leaf_id
 """
+    )
+
+
+GLOBAL_LEAVES = _leaves_page("")
+
+PROJECT_LEAVES = _leaves_page(
+    """l.source_project = any($7::text[])
+      AND (s.source_id IS NULL OR s.project_id = any($7::text[]))
+      AND """
+)
 
 # Planned for each call's values (a text pattern or none, a source or none), never as a
 # generic plan that could not choose between the trigram index and the ordered walk.
