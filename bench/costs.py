@@ -15,20 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
-import tempfile
 import uuid
-from pathlib import Path
 
 import grpc
 
 from bench.measure import throughput
-from bench.services import free_port
-from bench.tree import pgbench_tps
-from devtools import pgcluster
+from bench.tree import pgbench_tps, scratch_primary_and_tree_service
 from mirrortree.v1 import costs_pb2, tree_pb2, tree_pb2_grpc
-from tree_service import app as tree_app
-from tree_service.config import Settings as TreeSettings
 
 
 async def owned_question(stub: tree_pb2_grpc.TreeServiceStub, owner: str) -> tuple[str, str]:
@@ -98,29 +91,15 @@ async def charges(
 
 
 async def main_async(seconds: float, concurrency: int) -> None:
-    data_dir = Path(tempfile.mkdtemp(prefix="mirrortree-bench-"))
-    cfg = pgcluster.ClusterConfig(
-        data_dir=data_dir, primary_port=free_port(), replica_port=free_port()
-    )
-    try:
-        info = pgcluster.start(cfg)
-        service = await tree_app.start(
-            TreeSettings(dsn=info.primary_dsn, listen="127.0.0.1:0", pool_max=40)
-        )
-        try:
-            print(f"pgbench TPC-B-like, {concurrency} clients ...", flush=True)
-            tps = await asyncio.to_thread(pgbench_tps, cfg, max(1, round(seconds)), concurrency)
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
-                stub = tree_pb2_grpc.TreeServiceStub(channel)
-                print("estimates and charges ...", flush=True)
-                alone = await charges(stub, seconds, concurrency, shared=False, charge=False)
-                separate = await charges(stub, seconds, concurrency, shared=False)
-                one_quota = await charges(stub, seconds, concurrency, shared=True)
-        finally:
-            await service.stop()
-    finally:
-        pgcluster.stop(cfg)
-        shutil.rmtree(data_dir, ignore_errors=True)
+    async with scratch_primary_and_tree_service() as (cfg, port):
+        print(f"pgbench TPC-B-like, {concurrency} clients ...", flush=True)
+        tps = await asyncio.to_thread(pgbench_tps, cfg, max(1, round(seconds)), concurrency)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = tree_pb2_grpc.TreeServiceStub(channel)
+            print("estimates and charges ...", flush=True)
+            alone = await charges(stub, seconds, concurrency, shared=False, charge=False)
+            separate = await charges(stub, seconds, concurrency, shared=False)
+            one_quota = await charges(stub, seconds, concurrency, shared=True)
     print()
     print(f"primary with fsync on; {concurrency} concurrent writers; {seconds:.0f} s per case")
     print()

@@ -17,23 +17,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
-import tempfile
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import grpc
 
 from bench.measure import pct
-from bench.services import free_port
-from bench.tree import new_tree, pgbench_tps
-from devtools import pgcluster
+from bench.tree import new_tree, pgbench_tps, scratch_primary_and_tree_service
 from mirrortree.v1 import tasks_pb2, tree_pb2, tree_pb2_grpc
-from tree_service import app as tree_app
-from tree_service.config import Settings as TreeSettings
 
 # Queued per expected cycle and second: enough that no worker finds the queue empty.
 QUEUE_PER_SECOND = 400
@@ -157,33 +150,19 @@ async def watch_latency(
 
 
 async def main_async(seconds: float, workers: int, rate: float) -> None:
-    data_dir = Path(tempfile.mkdtemp(prefix="mirrortree-bench-"))
-    cfg = pgcluster.ClusterConfig(
-        data_dir=data_dir, primary_port=free_port(), replica_port=free_port()
-    )
-    try:
-        info = pgcluster.start(cfg)
-        service = await tree_app.start(
-            TreeSettings(dsn=info.primary_dsn, listen="127.0.0.1:0", pool_max=40)
-        )
-        try:
-            print(f"pgbench TPC-B-like, {workers} clients ...", flush=True)
-            tps = await asyncio.to_thread(pgbench_tps, cfg, max(1, round(seconds)), workers)
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
-                stub = tree_pb2_grpc.TreeServiceStub(channel)
-                queued = int(QUEUE_PER_SECOND * seconds)
-                print(f"queueing {queued} tasks ...", flush=True)
-                await fill_queue(stub, workers, queued)
-                print(f"{workers} workers claiming and completing ...", flush=True)
-                rate_done = await cycles(stub, seconds, workers)
-                print(f"task cycles/s: {rate_done:,.1f} (pgbench TPS {tps:,.1f})", flush=True)
-                print(f"WatchTree under {rate:.0f} appends/s ...", flush=True)
-                from_ack, from_request, achieved = await watch_latency(stub, seconds, rate)
-        finally:
-            await service.stop()
-    finally:
-        pgcluster.stop(cfg)
-        shutil.rmtree(data_dir, ignore_errors=True)
+    async with scratch_primary_and_tree_service() as (cfg, port):
+        print(f"pgbench TPC-B-like, {workers} clients ...", flush=True)
+        tps = await asyncio.to_thread(pgbench_tps, cfg, max(1, round(seconds)), workers)
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = tree_pb2_grpc.TreeServiceStub(channel)
+            queued = int(QUEUE_PER_SECOND * seconds)
+            print(f"queueing {queued} tasks ...", flush=True)
+            await fill_queue(stub, workers, queued)
+            print(f"{workers} workers claiming and completing ...", flush=True)
+            rate_done = await cycles(stub, seconds, workers)
+            print(f"task cycles/s: {rate_done:,.1f} (pgbench TPS {tps:,.1f})", flush=True)
+            print(f"WatchTree under {rate:.0f} appends/s ...", flush=True)
+            from_ack, from_request, achieved = await watch_latency(stub, seconds, rate)
     print()
     print(f"primary with fsync on; {workers} workers; {seconds:.0f} s per case")
     print()

@@ -206,6 +206,31 @@ async def measure(
     return rounds
 
 
+@contextlib.asynccontextmanager
+async def scratch_primary_and_tree_service(
+    pool_max: int = 40,
+) -> AsyncIterator[tuple[pgcluster.ClusterConfig, int]]:
+    """A scratch primary, removed afterwards, with pgbench's tables and tree_service in this
+    process on it: the cluster's config (for pgbench) and the service's port."""
+    data_dir = Path(tempfile.mkdtemp(prefix="mirrortree-bench-"))
+    cfg = pgcluster.ClusterConfig(
+        data_dir=data_dir, primary_port=free_port(), replica_port=free_port()
+    )
+    try:
+        info = pgcluster.start(cfg)
+        await asyncio.to_thread(pgbench_init, cfg)
+        service = await tree_app.start(
+            TreeSettings(dsn=info.primary_dsn, listen="127.0.0.1:0", pool_max=pool_max)
+        )
+        try:
+            yield cfg, service.port
+        finally:
+            await service.stop()
+    finally:
+        pgcluster.stop(cfg)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="mirrortree-bench-"))
     cfg = pgcluster.ClusterConfig(
