@@ -146,6 +146,15 @@ END;
 $$;
 
 --
+-- Name: refresh_graph_statistics(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.refresh_graph_statistics() RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$ ANALYZE graph_objects (scope_key), graph_links (scope_key) $$;
+
+--
 -- Name: refuse_context_version_rewrite(); Type: FUNCTION; Schema: public; Owner: -
 --
 

@@ -58,6 +58,7 @@ class TreeService:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         await self.rpc.stop(self.grace_s)
+        await self.stores.graph_statistics.stop()
         await self.servicer.drain()  # buds cut off by the shutdown are frozen, not left open
         await self.chunks.stop()
         await self.stores.core.close()

@@ -13,6 +13,7 @@ from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.costs.compare import ComparisonStore
 from tree_service.costs.store import CostStore
+from tree_service.ingestion.statistics import GraphStatistics
 from tree_service.ingestion.store import IngestionStore
 from tree_service.lifecycle.canon_store import CanonReviewStore
 from tree_service.lifecycle.merge_store import MergeStore
@@ -32,6 +33,7 @@ class Stores:
     main_lines: MainLineStore
     buds: BudStore
     ingestion: IngestionStore
+    graph_statistics: GraphStatistics
     access: AccessStore
     realms: RealmStore
     contexts: ContextStore
@@ -56,6 +58,7 @@ class Stores:
             main_lines=MainLineStore(core, ingestion),
             buds=BudStore(core, conversation),
             ingestion=ingestion,
+            graph_statistics=GraphStatistics(core.pool),
             access=AccessStore(),
             realms=RealmStore(core),
             contexts=ContextStore(core),

@@ -26,6 +26,7 @@ class IngestionRpcs(ServicerBase):
             return convert.recorded_to_proto(recorded)
 
         response = await self._write("RecordReview", request, tree_pb2.RecordReviewResponse, action)
+        self._stores.graph_statistics.recorded(review.scope.key)
         counters.REVIEW_RESULTS.inc()
         counters.REVIEW_OBJECTS.inc(len(review.objects))
         return response
