@@ -305,6 +305,17 @@ WITH fresh AS MATERIALIZED (
                    JOIN graph_links n
                      ON n.scope_key = $1 AND n.from_type = e.t AND n.from_id = e.id) a
     WHERE {_IS_HUB.format(t="a.t", id="a.id")}
+), fresh_neighbours AS MATERIALIZED (
+    -- (x, y): y has a copy in R and x is its neighbour. Looked up from R's objects: left free
+    -- to join the hub check first, PostgreSQL starts from the hubs and reads every link to
+    -- every hub, which at a million objects took 0.9 s of a result's 1.3 s.
+    SELECT n.to_type AS xt, n.to_id AS xid, o.t AS yt, o.id AS yid
+    FROM fresh_objects o
+    JOIN graph_links n ON n.scope_key = $1 AND n.from_type = o.t AND n.from_id = o.id
+    UNION ALL
+    SELECT n.from_type, n.from_id, o.t, o.id
+    FROM fresh_objects o
+    JOIN graph_links n ON n.scope_key = $1 AND n.to_type = o.t AND n.to_id = o.id
 ), pairs AS (  -- (hub x, object y, whether only y's copies in R are new)
     SELECT xt, xid, zt AS yt, zid AS yid, false AS fresh_only FROM fresh_ends
     UNION
@@ -323,15 +334,8 @@ WITH fresh AS MATERIALIZED (
     UNION
     SELECT h.t, h.id, h.yt, h.yid, true FROM relation_hubs h WHERE NOT h.renewed
     UNION
-    SELECT n.to_type, n.to_id, o.t, o.id, true
-    FROM fresh_objects o
-    JOIN graph_links n ON n.scope_key = $1 AND n.from_type = o.t AND n.from_id = o.id
-    WHERE {_IS_HUB.format(t="n.to_type", id="n.to_id")}
-    UNION
-    SELECT n.from_type, n.from_id, o.t, o.id, true
-    FROM fresh_objects o
-    JOIN graph_links n ON n.scope_key = $1 AND n.to_type = o.t AND n.to_id = o.id
-    WHERE {_IS_HUB.format(t="n.from_type", id="n.from_id")}
+    SELECT xt, xid, yt, yid, true FROM fresh_neighbours f
+    WHERE {_IS_HUB.format(t="f.xt", id="f.xid")}
 ), added AS (
     INSERT INTO context_members ({_STORED_COLUMNS})
     SELECT $1, p.xt, p.xid, {_OBJECT_MEMBER_COLUMNS}
