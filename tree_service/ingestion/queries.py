@@ -15,6 +15,8 @@ LOCK_SCOPE_REVISIONS = "SELECT pg_advisory_xact_lock(hashtextextended($1, 7))"
 
 # For the rest of the transaction, every statement is planned for its parameters' values.
 FORCE_CUSTOM_PLANS = "SET LOCAL plan_cache_mode = force_custom_plan"
+# For the rest of the transaction, every statement is planned for any parameters' values.
+FORCE_GENERIC_PLANS = "SET LOCAL plan_cache_mode = force_generic_plan"
 
 # The lowest links-per-object threshold hubs were made at (mirrortree.neighbourhoods).
 HUB_THRESHOLD_APPLIED = "SELECT hub_links FROM context_hub_threshold"

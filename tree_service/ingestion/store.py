@@ -200,7 +200,13 @@ class IngestionStore:
             [o.object_type.value for o in review.objects],
             [o.object_id for o in review.objects],
         )
-        for row in await conn.fetch(neighbourhoods.NEW_HUBS, scope_key, result_id, self.hub_links):
+        # Planned for a scope of average size: for its own scope, which the statistics may not
+        # know yet (a new project), PostgreSQL estimates a single row, and may then count each
+        # end's links by filtering the whole scope (seconds per result at a million objects).
+        await conn.execute(queries.FORCE_GENERIC_PLANS)
+        new_hubs = await conn.fetch(neighbourhoods.NEW_HUBS, scope_key, result_id, self.hub_links)
+        await conn.execute(queries.FORCE_CUSTOM_PLANS)
+        for row in new_hubs:
             await conn.execute(neighbourhoods.FILL_HUB_MEMBERS, scope_key, row["t"], row["id"])
 
     async def apply_hub_threshold(self) -> int:
