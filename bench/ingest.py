@@ -2,6 +2,7 @@
 rows in the same run.
 
     python -m bench.ingest [--objects 60000] [--per-result 1500] [--writers 4] [--scopes 1]
+                           [--preload 0] [--shared-buffers 4GB]
 
 Starts its own PostgreSQL primary + replica and tree_service (as deployed, its own process),
 then records the story graph of bench.story (events, source references, leaf facts, entity
@@ -9,11 +10,15 @@ changes, relations; each entity a hub of about 1,000 events) through RecordRevie
 results in flight, spread over `--scopes` project scopes (one scope ingests one result at a
 time, so with one scope the writers queue on it, as bench.run's loading does).
 
-The baseline: the same rows read back and COPYed straight into empty copies of graph_objects and
-graph_links (same columns, same indexes, one transaction per result, the same writers in
-flight). It is the floor any ingestion pays — storing the objects and upkeeping their indexes —
-so the ratio says what validation, look-ups, hubs and leaves add on top, and moves with the host
-as little as possible.
+With --preload N, a graph of N objects is first recorded the same way under a project of its
+own and settled (vacuumed and analyzed, as autovacuum would), so the measured scopes start
+new in a large database: the case of a deployment that has served for a while.
+
+The baseline: the same rows read back and COPYed again, under new result ids, straight into
+graph_objects and graph_links (the same tables, so the same size and indexes; one transaction
+per result, the same writers in flight). It is the floor any ingestion pays — storing the
+objects and upkeeping their indexes — so the ratio says what validation, look-ups, hubs and
+leaves add on top, and moves with the host as little as possible.
 """
 
 from __future__ import annotations
@@ -31,14 +36,13 @@ import asyncpg
 import grpc
 
 from bench.measure import pct
+from bench.prepare import SETTLE_GRAPH, load
 from bench.services import ServiceProcess, free_port
 from bench.story import StoryPlan
 from devtools import pgcluster
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.ingestion import queries
-
-RAW_TABLES = {"graph_objects": "raw_objects", "graph_links": "raw_links"}
 
 
 def results(
@@ -89,25 +93,37 @@ async def ingest(
     return sum(c for _, c, _ in items), elapsed, samples, [r.result_id for _, _, r in items]
 
 
+# A review result row for each raw copy, so the copied rows' foreign keys hold.
+RAW_RESULTS = """
+INSERT INTO review_results
+SELECT (jsonb_populate_record(r, jsonb_build_object(
+    'result_id', 'raw-' || r.result_id, 'graph_revision', nextval('graph_revision_seq')))).*
+FROM review_results r WHERE r.result_id = ANY($1)
+"""
+RAW_COLUMNS = {
+    "graph_objects": queries.GRAPH_OBJECT_COLUMNS,
+    "graph_links": queries.GRAPH_LINK_COLUMNS,
+}
+
+
 async def raw_copy(dsn: str, result_ids: list[str], writers: int) -> tuple[int, float]:
-    """(rows, seconds) of COPYing each result's stored objects and links into empty tables
-    shaped like the graph's, one transaction per result, `writers` at a time."""
+    """(objects, seconds) of COPYing each result's stored objects and links again, under a
+    new result id, into the same tables (same size, same indexes), one transaction per
+    result, `writers` at a time."""
     conn = await asyncpg.connect(dsn)
     try:
-        for table, raw in RAW_TABLES.items():
-            await conn.execute(f"CREATE TABLE {raw} (LIKE {table} INCLUDING ALL)")
-        columns = {
-            "graph_objects": queries.GRAPH_OBJECT_COLUMNS,
-            "graph_links": queries.GRAPH_LINK_COLUMNS,
-        }
+        await conn.execute(RAW_RESULTS, result_ids)
         batches = []
         for result_id in result_ids:
             batch = {}
-            for table, cols in columns.items():
+            for table, cols in RAW_COLUMNS.items():
                 rows = await conn.fetch(
                     f"SELECT {', '.join(cols)} FROM {table} WHERE result_id = $1", result_id
                 )
-                batch[table] = [tuple(r) for r in rows]
+                position = cols.index("result_id")
+                batch[table] = [
+                    (*r[:position], f"raw-{result_id}", *r[position + 1 :]) for r in rows
+                ]
             batches.append(batch)
     finally:
         await conn.close()
@@ -122,7 +138,7 @@ async def raw_copy(dsn: str, result_ids: list[str], writers: int) -> tuple[int, 
                     for table, rows in batch.items():
                         if rows:
                             await c.copy_records_to_table(
-                                RAW_TABLES[table], records=rows, columns=columns[table]
+                                table, records=rows, columns=RAW_COLUMNS[table]
                             )
 
         started = time.perf_counter()
@@ -132,10 +148,27 @@ async def raw_copy(dsn: str, result_ids: list[str], writers: int) -> tuple[int, 
         await pool.close()
 
 
+async def preload(stub: tree_pb2_grpc.TreeServiceStub, dsn: str, args: argparse.Namespace) -> None:
+    """Record a graph of `args.preload` objects under a project of its own and settle it."""
+    plan = StoryPlan(args.preload, args.per_result)
+    print(f"preloading {plan.objects:,} objects ({args.writers} in flight) ...", flush=True)
+    seconds = await load(stub, plan, args.writers)
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(SETTLE_GRAPH)
+    finally:
+        await conn.close()
+    print(f"preloaded in {seconds:.0f} s ({plan.objects / seconds:,.0f} objects/s)", flush=True)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="mirrortree-bench-"))
     cfg = pgcluster.ClusterConfig(
-        data_dir=data_dir, primary_port=free_port(), replica_port=free_port(), fast=True
+        data_dir=data_dir,
+        primary_port=free_port(),
+        replica_port=free_port(),
+        fast=True,
+        shared_buffers=args.shared_buffers,
     )
     plan = StoryPlan(args.objects // args.scopes, args.per_result)
     try:
@@ -148,6 +181,8 @@ async def main_async(args: argparse.Namespace) -> None:
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{tree.port}") as channel:
                 stub = tree_pb2_grpc.TreeServiceStub(channel)
+                if args.preload:
+                    await preload(stub, info.primary_dsn, args)
                 print(
                     f"recording {plan.objects * args.scopes:,} objects in "
                     f"{plan.results * args.scopes} results over {args.scopes} scope(s), "
@@ -156,6 +191,9 @@ async def main_async(args: argparse.Namespace) -> None:
                 )
                 objects, seconds, samples, result_ids = await ingest(
                     stub, plan, args.scopes, args.writers
+                )
+                print(
+                    f"recorded in {seconds:.1f} s ({objects / seconds:,.0f} objects/s)", flush=True
                 )
         finally:
             await tree.stop()
@@ -171,7 +209,8 @@ async def main_async(args: argparse.Namespace) -> None:
     print()
     print(
         f"{objects:,} objects in {len(result_ids)} results ({per_call:,} objects each), "
-        f"{args.scopes} scope(s), {args.writers} writers"
+        f"{args.scopes} scope(s), {args.writers} writers, "
+        f"after {args.preload:,} objects preloaded"
     )
     print()
     print("| | objects/s | ÷ raw COPY | RecordReview p50 ms | p99 ms |")
@@ -189,6 +228,12 @@ def main() -> None:
     parser.add_argument("--per-result", type=int, default=1_500, help="objects per result")
     parser.add_argument("--writers", type=int, default=4, help="RecordReview calls in flight")
     parser.add_argument("--scopes", type=int, default=1, help="project scopes written to")
+    parser.add_argument(
+        "--preload", type=int, default=0, help="objects recorded (another project) beforehand"
+    )
+    parser.add_argument(
+        "--shared-buffers", default="4GB", help="both clusters' shared_buffers (as bench.run)"
+    )
     args = parser.parse_args()
     asyncio.run(main_async(args))
 

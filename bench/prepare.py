@@ -14,6 +14,14 @@ import asyncpg
 from bench.story import StoryPlan
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 
+# What autovacuum would soon do after a bulk insert, done at once so that it does not run in the
+# middle of a measurement: planner statistics and the visibility map (index-only scans of the
+# hubs' tables), which replicate.
+SETTLE_GRAPH = (
+    "VACUUM (ANALYZE) graph_objects, graph_links, review_results, context_hubs, "
+    "context_members, context_citations, context_counts"
+)
+
 
 async def load(stub: tree_pb2_grpc.TreeServiceStub, plan: StoryPlan, in_flight: int) -> float:
     """Record every result of the plan, `in_flight` at a time; returns the seconds taken."""

@@ -73,7 +73,14 @@ from bench.cases import Reads, switch_app_on
 from bench.explain import explain
 from bench.measure import TARGET_P99_MS, Case, Measured, sequential, throughput, warm_up
 from bench.mixed import IngestionStream, measure_pairs, report
-from bench.prepare import PREWARM_REPLICA, graph_stats, load, read_marker, read_whole_folder
+from bench.prepare import (
+    PREWARM_REPLICA,
+    SETTLE_GRAPH,
+    graph_stats,
+    load,
+    read_marker,
+    read_whole_folder,
+)
 from bench.services import ServiceProcess, cpu_idle_policy, free_port, start_graph
 from bench.story import PROJECT, StoryPlan
 from devtools import pgcluster
@@ -157,13 +164,7 @@ async def run(
         load_s = await load(tree_stub, plan, args.load_concurrency)
     primary = await asyncpg.connect(info.primary_dsn)
     started = time.perf_counter()
-    # What autovacuum would soon do after a bulk insert; done now so that it does not run in
-    # the middle of a measurement. Planner statistics and the visibility map (index-only
-    # scans of the hubs' tables) replicate.
-    await primary.execute(
-        "VACUUM (ANALYZE) graph_objects, graph_links, review_results, context_hubs, "
-        "context_members, context_citations, context_counts"
-    )
+    await primary.execute(SETTLE_GRAPH)
     vacuum_s = time.perf_counter() - started
     prewarm = not args.cold and await primary.fetchval(
         "SELECT count(*) > 0 FROM pg_available_extensions WHERE name = 'pg_prewarm'"
