@@ -3,7 +3,7 @@
     python -m bench.run [--objects N] [--seconds S] [--concurrency C] [--per-result N]
                         [--load-concurrency L] [--explain FILE] [--data-dir DIR]
                         [--shared-buffers SIZE] [--hold-cpus-awake] [--cold]
-                        [--ingest-rate R] [--ingest-per-result N]
+                        [--ingest-rate R] [--ingest-per-result N] [--split-cpus]
 
 Starts its own PostgreSQL primary + replica (temporary folder, free ports), then tree_service
 and graph_service as deployed — each its own process (`python -m ...`, configured through its
@@ -37,6 +37,9 @@ With --data-dir DIR, the clusters live in DIR and are kept: a later run with the
 With --ingest-rate R, the baselines and every story-graph read are then measured again, each
 sequentially with an ingestion stream of R objects/s (RecordReview, a scope of its own) paused
 and then running (bench.mixed): p99 while ingesting as a ratio to p99 quiet and to the baseline.
+With --split-cpus as well, those reads are measured with the primary and tree_service on half of
+the CPUs and the replica, graph_service and the client on the other half (bench.cpus), as in a
+deployment whose primary and replicas run on machines of their own.
 
 With --hold-cpus-awake (root only), the run holds /dev/cpu_dma_latency at 0 µs: idle CPUs poll
 instead of halting, as on hosts tuned for latency (tuned's latency-performance profile does the
@@ -58,17 +61,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
+import os
 import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import asyncpg
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from bench import cpus
 from bench.cases import Reads, switch_app_on
 from bench.explain import explain
 from bench.measure import TARGET_P99_MS, Case, Measured, sequential, throughput, warm_up
@@ -84,6 +91,7 @@ from bench.prepare import (
 from bench.services import ServiceProcess, cpu_idle_policy, free_port, start_graph
 from bench.story import PROJECT, StoryPlan
 from devtools import pgcluster
+from devtools.pgcluster.processes import layout_of, postmaster_pid
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 
@@ -109,9 +117,16 @@ async def main_async(args: argparse.Namespace) -> None:
         except BaseException:
             await tree.stop()
             raise
+        split = None
+        if args.split_cpus:
+            layout = layout_of(cfg)
+            write = [postmaster_pid(layout.primary.datadir), tree.process.pid]
+            read = [postmaster_pid(layout.replica.datadir), graph.process.pid, os.getpid()]
+            split = functools.partial(cpus.split, [p for p in write if p], [p for p in read if p])
         try:
             await run(
                 info=info,
+                split_cpus=split,
                 replica_log=logs / "replica.log",
                 tree_port=tree.port,
                 graph_port=graph.port,
@@ -137,6 +152,7 @@ async def run(
     args: argparse.Namespace,
     loaded_marker: Path,
     replica_files: Path,
+    split_cpus: Callable[[], str] | None = None,
 ) -> None:
     seconds: float = args.seconds
     concurrency: int = args.concurrency
@@ -298,6 +314,8 @@ async def run(
             f"objects/s paused, then running ...",
             flush=True,
         )
+        if split_cpus is not None:
+            print(split_cpus(), flush=True)
         stream = IngestionStream(
             tree_stub,
             args.ingest_rate,
@@ -338,6 +356,12 @@ def main() -> None:
         "--data-dir", default="", help="keep the clusters here and reuse the graph they hold"
     )
     parser.add_argument(
+        "--split-cpus",
+        action="store_true",
+        help="with --ingest-rate: measure those reads with the primary and tree_service on half "
+        "of the CPUs, the replica, graph_service and the client on the other half (bench.cpus)",
+    )
+    parser.add_argument(
         "--hold-cpus-awake",
         action="store_true",
         help="hold /dev/cpu_dma_latency at 0 for the run (root only): idle CPUs poll instead of "
@@ -356,6 +380,8 @@ def main() -> None:
         "million-object graph; not the 128MB development default)",
     )
     args = parser.parse_args()
+    if args.split_cpus and not args.ingest_rate:
+        parser.error("--split-cpus applies to the reads measured with --ingest-rate; give both")
     with cpu_idle_policy(args.hold_cpus_awake) as args.cpu_idle:
         asyncio.run(main_async(args))
 
