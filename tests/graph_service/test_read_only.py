@@ -33,12 +33,16 @@ TABLES = (
 async def wal_touching(
     conn: asyncpg.Connection, filenodes: set[int], start: int, end: int
 ) -> list[str]:
-    """WAL records between two positions that change a block of one of the tables."""
+    """WAL records between two positions that change a block of one of the tables. Records
+    without a transaction id are left out: they are maintenance (autovacuum's pruning and
+    visibility marks, which may run at any time), while every insert, update or delete runs in
+    a transaction that has one."""
     if end <= start:  # asyncpg reads pg_lsn as an int
         return []
     touched = []
     for record in await conn.fetch(
-        "SELECT resource_manager, record_type, block_ref FROM pg_get_wal_records_info($1, $2)",
+        "SELECT resource_manager, record_type, block_ref FROM pg_get_wal_records_info($1, $2) "
+        "WHERE xid <> '0'",
         start,
         end,
     ):
