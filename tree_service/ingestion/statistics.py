@@ -1,20 +1,20 @@
 """Keeping the planner's statistics up with a scope that grows fast.
 
-Ingestion and context reads find a scope's links and copies by (scope, object) through the
-graph's indexes. When the planner's statistics predate a scope (a new project being filled in a
-large database), it takes the scope for a single row, and may then read the scope through an
-index by the scope alone and filter all of its rows for every object looked up: a cost that
-grows with the scope until autovacuum analyzes the tables, which in a large table waits for a
-tenth of it to change. Measured at a million objects, a new scope of 30,000 links: a context's
-live walk (GetContext of an object that is not a hub, and making a hub) took 77 ms instead of
-0.3 ms once the scope was analyzed.
+Ingestion finds a scope's links and copies by (scope, object) through the graph's indexes.
+When the planner's statistics predate a scope (a new project being filled in a large
+database), a statement planned for its values takes the scope for a single row, and may then
+read the scope through an index by the scope alone and filter all of its rows for every object
+looked up: a cost that grows with the scope until autovacuum analyzes the tables, which in a
+large table waits for a tenth of it to change. Measured at a million objects, in a new scope of
+30,000 links: the live walk that makes an object a hub (neighbourhoods.FILL_HUB_MEMBERS) took
+77 ms, and 0.3 ms once the scope was analyzed.
 
 So after a result is recorded, tree_service compares what the scope holds with the planner's
 estimate of it, and when the scope has outgrown the estimate, analyzes the scope column of the
 graph tables in the background (a sample of each table, about 0.3 s at a million objects). A
 scope is analyzed for again only once it has doubled since, so a scope the statistics cannot
 single out (one of many small ones) costs at most one ANALYZE per doubling. The statistics
-replicate: the replicas' reads of the new scope plan with them too.
+replicate, for the replicas' reads planned with their values.
 """
 
 from __future__ import annotations
