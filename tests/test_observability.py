@@ -1,6 +1,7 @@
 """Every service's Prometheus endpoint, scraped over HTTP after real calls: per-RPC counts and
 latency, errors by ErrorReason, pool usage, replica lag, bud and ingestion counters, and the
-gateway's MCP tool calls (the gateway runs as `python -m gateway`, configured by environment)."""
+gateway's MCP tool calls and the web view's requests (the gateway and the web view run as
+`python -m gateway` and `python -m webview`, configured by environment)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -119,6 +121,64 @@ def gateway(graph) -> Iterator[tuple[str, int]]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def webview(tree, graph) -> Iterator[tuple[str, int]]:
+    """`python -m webview` with its metrics endpoint; yields (its URL, metrics port)."""
+    port, metrics = free_port(), free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("MIRRORTREE_")},
+        "MIRRORTREE_WEBVIEW_TREE_TARGET": f"127.0.0.1:{tree.port}",
+        "MIRRORTREE_WEBVIEW_GRAPH_TARGET": f"127.0.0.1:{graph.port}",
+        "MIRRORTREE_WEBVIEW_LISTEN": f"127.0.0.1:{port}",
+        "MIRRORTREE_WEBVIEW_METRICS": f"127.0.0.1:{metrics}",
+        "MIRRORTREE_LOG_LEVEL": "warning",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webview"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
+    )
+    try:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        for _ in range(300):
+            assert process.poll() is None, "the web view exited"
+            with contextlib.suppress(OSError):
+                opener.open(f"http://127.0.0.1:{port}/healthz", timeout=2).close()
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        yield f"http://127.0.0.1:{port}", metrics
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def fetch_status(url: str) -> int:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+async def test_the_web_view_counts_requests_by_route_template_and_status(webview):
+    url, port = webview
+    before = scrape(port)
+    assert fetch_status(f"{url}/healthz") == 200
+    assert fetch_status(f"{url}/tree/some-tree-id") == 401  # not signed in
+    assert fetch_status(f"{url}/tree/another-tree-id") == 401
+    assert fetch_status(f"{url}/no-such-page") == 404
+    after = scrape(port)
+
+    def delta(**labels: str) -> float:
+        name = "mirrortree_webview_requests_total"
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta(route="/healthz", status="200") == 1
+    assert delta(route="/tree/{tree_id}", status="401") == 2  # one series, whatever the id
+    assert delta(route="unmatched", status="404") == 1
+    assert not [s for s in series(after, "mirrortree_webview_requests_total") if "-id" in str(s)]
+    assert value(after, "mirrortree_webview_request_duration_seconds_count", route="/healthz") >= 1
 
 
 async def bound_review(tree_client, graph_client, objects: int) -> str:
@@ -290,9 +350,11 @@ def dashboard_queries() -> list[str]:
 
 
 async def test_the_dashboard_queries_only_exported_metrics_and_all_of_them(
-    tree, tree_client, graph, graph_client, gateway
+    tree, tree_client, graph, graph_client, gateway, *, webview
 ):
     url, gateway_port = gateway
+    webview_url, webview_port = webview
+    assert fetch_status(f"{webview_url}/healthz") == 200
     token = await bound_review(tree_client, graph_client, 1)
     with pytest.raises(grpc.aio.AioRpcError):  # so that the error series exist
         await tree_client.GetNode(tree_pb2.GetNodeRequest(node_id="not-a-node"))
@@ -300,7 +362,7 @@ async def test_the_dashboard_queries_only_exported_metrics_and_all_of_them(
         await client.call_tool("story_graph_search", {"query": "metric"})
     exported = {
         name
-        for port in (metrics_port(tree), metrics_port(graph), gateway_port)
+        for port in (metrics_port(tree), metrics_port(graph), gateway_port, webview_port)
         for name, _ in scrape(port)
         if name.startswith("mirrortree_")
     }

@@ -7,6 +7,8 @@ import sys
 import uvicorn
 
 from mirrortree import logs
+from mirrortree.server import start_metrics_http
+from webview import metrics
 from webview.app import build_app
 from webview.config import Settings
 
@@ -18,6 +20,7 @@ def main() -> int:
         print(f"webview: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_level)
+    start_metrics_http(settings.metrics, metrics.REGISTRY)
     host, _, port = settings.listen.rpartition(":")
     uvicorn.run(
         build_app(settings),

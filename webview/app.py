@@ -24,6 +24,7 @@ from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from webview.auth import COOKIE, Bindings, CannotCheck, NotSignedIn, token_of
 from webview.config import Settings
 from webview.markup import Markup, el, page
+from webview.metrics import Measured
 from webview.reads import OBJECT_TYPES, Readers
 from webview.search_page import search_page
 from webview.source_page import source_page
@@ -345,6 +346,6 @@ def build_app(settings: Settings, readers: Readers | None = None) -> Starlette:
             Route("/favicon.ico", no_icon),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[Middleware(Measured), Middleware(SecurityHeaders)],
         lifespan=lifespan,
     )

@@ -22,6 +22,7 @@ class Settings:
     log_level: str = "info"
     # How long a binding the story graph accepted is trusted before it is asked again.
     binding_ttl_s: float = 5.0
+    metrics: str = ""  # host:port of the Prometheus endpoint; "" = off
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -31,8 +32,12 @@ class Settings:
         listen = os.environ.get("MIRRORTREE_WEBVIEW_LISTEN", "127.0.0.1:8766")
         if not listen.rpartition(":")[2].isdigit():
             raise ValueError(f"MIRRORTREE_WEBVIEW_LISTEN={listen!r}: use host:port")
+        metrics = os.environ.get("MIRRORTREE_WEBVIEW_METRICS", "")
+        if metrics and not metrics.rpartition(":")[2].isdigit():
+            raise ValueError(f"MIRRORTREE_WEBVIEW_METRICS={metrics!r}: use host:port")
         return cls(
             listen=listen,
+            metrics=metrics,
             tree_target=os.environ.get("MIRRORTREE_WEBVIEW_TREE_TARGET", "127.0.0.1:50051"),
             graph_target=os.environ.get("MIRRORTREE_WEBVIEW_GRAPH_TARGET", "127.0.0.1:50052"),
             tree_token=os.environ.get("MIRRORTREE_WEBVIEW_TREE_TOKEN", ""),

@@ -50,4 +50,10 @@ def test_settings_refuse_a_bad_value(monkeypatch):
     with pytest.raises(ValueError, match="MIRRORTREE_WEBVIEW_LISTEN"):
         Settings.from_env()
     monkeypatch.setenv("MIRRORTREE_WEBVIEW_LISTEN", "127.0.0.1:9000")
-    assert Settings.from_env().secure_cookie
+    monkeypatch.setenv("MIRRORTREE_WEBVIEW_METRICS", "127.0.0.1")
+    with pytest.raises(ValueError, match="MIRRORTREE_WEBVIEW_METRICS"):
+        Settings.from_env()
+    monkeypatch.setenv("MIRRORTREE_WEBVIEW_METRICS", "127.0.0.1:9104")
+    settings = Settings.from_env()
+    assert settings.secure_cookie
+    assert settings.metrics == "127.0.0.1:9104"
