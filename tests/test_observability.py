@@ -95,61 +95,52 @@ async def graph_client(graph) -> AsyncIterator[graph_pb2_grpc.StoryGraphStub]:
         yield graph_pb2_grpc.StoryGraphStub(channel)
 
 
-@pytest.fixture(scope="module")
-def gateway(graph) -> Iterator[tuple[str, int]]:
-    """`python -m gateway` over HTTP with its metrics endpoint; yields (MCP URL, metrics port)."""
+@contextlib.contextmanager
+def http_service(module: str, prefix: str, settings: dict[str, str]) -> Iterator[tuple[int, int]]:
+    """`python -m module` with `settings` and its HTTP and metrics addresses (`prefix`_LISTEN,
+    `prefix`_METRICS), once it answers /healthz; yields (its port, its metrics port)."""
     port, metrics = free_port(), free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("MIRRORTREE_")},
-        "MIRRORTREE_GATEWAY_GRAPH_TARGET": f"127.0.0.1:{graph.port}",
-        "MIRRORTREE_GATEWAY_LISTEN": f"127.0.0.1:{port}",
-        "MIRRORTREE_GATEWAY_METRICS": f"127.0.0.1:{metrics}",
+        **settings,
+        f"{prefix}_LISTEN": f"127.0.0.1:{port}",
+        f"{prefix}_METRICS": f"127.0.0.1:{metrics}",
         "MIRRORTREE_LOG_LEVEL": "warning",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "gateway"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
+        [sys.executable, "-m", module], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
     )
     try:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         for _ in range(300):
-            assert process.poll() is None, "the gateway exited"
+            assert process.poll() is None, f"{module} exited"
             with contextlib.suppress(OSError):
                 opener.open(f"http://127.0.0.1:{port}/healthz", timeout=2).close()
                 break
             subprocess.run(["sleep", "0.1"], check=True)
-        yield f"http://127.0.0.1:{port}/mcp", metrics
+        yield port, metrics
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def gateway(graph) -> Iterator[tuple[str, int]]:
+    """`python -m gateway` over HTTP with its metrics endpoint; yields (MCP URL, metrics port)."""
+    target = {"MIRRORTREE_GATEWAY_GRAPH_TARGET": f"127.0.0.1:{graph.port}"}
+    with http_service("gateway", "MIRRORTREE_GATEWAY", target) as (port, metrics):
+        yield f"http://127.0.0.1:{port}/mcp", metrics
 
 
 @pytest.fixture(scope="module")
 def webview(tree, graph) -> Iterator[tuple[str, int]]:
     """`python -m webview` with its metrics endpoint; yields (its URL, metrics port)."""
-    port, metrics = free_port(), free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("MIRRORTREE_")},
+    targets = {
         "MIRRORTREE_WEBVIEW_TREE_TARGET": f"127.0.0.1:{tree.port}",
         "MIRRORTREE_WEBVIEW_GRAPH_TARGET": f"127.0.0.1:{graph.port}",
-        "MIRRORTREE_WEBVIEW_LISTEN": f"127.0.0.1:{port}",
-        "MIRRORTREE_WEBVIEW_METRICS": f"127.0.0.1:{metrics}",
-        "MIRRORTREE_LOG_LEVEL": "warning",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "webview"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
-    )
-    try:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        for _ in range(300):
-            assert process.poll() is None, "the web view exited"
-            with contextlib.suppress(OSError):
-                opener.open(f"http://127.0.0.1:{port}/healthz", timeout=2).close()
-                break
-            subprocess.run(["sleep", "0.1"], check=True)
+    with http_service("webview", "MIRRORTREE_WEBVIEW", targets) as (port, metrics):
         yield f"http://127.0.0.1:{port}", metrics
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def fetch_status(url: str) -> int:
