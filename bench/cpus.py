@@ -3,7 +3,7 @@
 On the one host a benchmark runs on, the primary, tree_service, the replica, graph_service and
 the client share every CPU, so an ingestion's work takes CPU time from the reads, which a
 deployment — the primary on one machine, replicas on others — would not. Pinning the primary
-and tree_service (with every process and thread under them) to some CPUs, and the replica,
+and tree_service (every thread of every process of theirs) to some CPUs, and the replica,
 graph_service and this client to the others, measures what still reaches the reads: the
 replica replaying the ingestion, not the ingestion's CPU.
 """
@@ -12,31 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
 
 
-def _children() -> dict[int, list[int]]:
-    found: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the name may hold spaces
-        found.setdefault(parent, []).append(int(entry.name))
-    return found
-
-
-def pin(roots: list[int], cpus: set[int]) -> None:
-    """Pin every thread of `roots` and of every process under them to `cpus` (processes and
-    threads they start later inherit it)."""
-    children = _children()
-    todo = list(roots)
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
+def pin(pids: list[int], cpus: set[int]) -> None:
+    """Pin every thread of `pids` to `cpus` (processes and threads they start later inherit
+    it)."""
+    for pid in pids:
         with contextlib.suppress(FileNotFoundError):
             for thread in os.listdir(f"/proc/{pid}/task"):
                 with contextlib.suppress(ProcessLookupError):

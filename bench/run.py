@@ -91,7 +91,7 @@ from bench.prepare import (
 from bench.services import ServiceProcess, cpu_idle_policy, free_port, start_graph
 from bench.story import PROJECT, StoryPlan
 from devtools import pgcluster
-from devtools.pgcluster.processes import layout_of, postmaster_pid
+from devtools.pgcluster.processes import layout_of, postgres_processes
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 
@@ -120,9 +120,9 @@ async def main_async(args: argparse.Namespace) -> None:
         split = None
         if args.split_cpus:
             layout = layout_of(cfg)
-            write = [postmaster_pid(layout.primary.datadir), tree.process.pid]
-            read = [postmaster_pid(layout.replica.datadir), graph.process.pid, os.getpid()]
-            split = functools.partial(cpus.split, [p for p in write if p], [p for p in read if p])
+            write = [*postgres_processes(layout.primary.datadir), tree.process.pid]
+            read = [*postgres_processes(layout.replica.datadir), graph.process.pid, os.getpid()]
+            split = functools.partial(cpus.split, write, read)
         try:
             await run(
                 info=info,
