@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from bench.measure import TARGET_P99_MS, Case, pct, sequential, warm_up
 from bench.story import StoryPlan
 from mirrortree.protoscope import project_scope
-from mirrortree.v1 import tree_pb2_grpc
+from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 
 SETTLE_S = 0.5  # after the stream resumes, before a case is measured under it
 
@@ -32,14 +32,26 @@ class IngestionStream:
     ) -> None:
         self._stub = stub
         self._rate = rate
-        self._requests = StoryPlan(objects, per_result).requests()
+        self._run = uuid.uuid4().hex[:8]
+        # Built before measuring: building one result takes milliseconds of this process's
+        # event loop, which the reads measured share; a client elsewhere would not stall them.
+        self._requests = [
+            (count, self._own(request))
+            for count, request in StoryPlan(objects, per_result).requests()
+        ]
         self._running = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._run = uuid.uuid4().hex[:8]
         self.objects = 0
         self.seconds = 0.0  # while resumed
         self.calls: list[float] = []
+
+    def _own(self, request: tree_pb2.RecordReviewRequest) -> tree_pb2.RecordReviewRequest:
+        """The request in this run's own scope, under ids no other run uses."""
+        request.scope.CopyFrom(project_scope([f"bench-live-{self._run}"]))
+        request.result_id = f"live-{self._run}-{request.result_id}"
+        request.idempotency_key = f"live-{self._run}-{request.idempotency_key}"
+        return request
 
     def resume(self) -> None:
         self._running.set()
@@ -59,9 +71,6 @@ class IngestionStream:
                 due = time.perf_counter()  # a pause is not a backlog
             if (wait := due - time.perf_counter()) > 0:
                 await asyncio.sleep(wait)
-            request.scope.CopyFrom(project_scope([f"bench-live-{self._run}"]))
-            request.result_id = f"live-{self._run}-{request.result_id}"
-            request.idempotency_key = f"live-{self._run}-{request.idempotency_key}"
             started = time.perf_counter()
             self._idle.clear()
             try:
