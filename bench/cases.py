@@ -72,8 +72,8 @@ class Reads:
 
         def reading_each(kind: common_pb2.ObjectType, ids: list[str]) -> Call:
             """Each call reads the next object: its neighbourhood is not cached yet. (Requests
-            are made per call: tens of thousands held at once would burden the garbage
-            collector of this process, which also runs the services.)"""
+            are made per call: tens of thousands held at once would burden this process's
+            garbage collector, whose pauses the calls measured would include.)"""
             turn = itertools.count()
             return lambda: stub.GetContext(
                 self.context(kind, ids[next(turn) % len(ids)], graph_pb2.CURRENT)

@@ -236,15 +236,14 @@ class ContextReader:
     # ---- the neighbourhood --------------------------------------------------------------
 
     async def members(self) -> NeighbourhoodView:
-        """X's neighbourhood: read whole (at most once per call, and cached), or, the first
-        time a hub is read at this revision, paged in SQL (see NeighbourhoodCache); a
-        preference has none."""
+        """X's neighbourhood: read whole (at most once per call, and cached), or for a hub
+        paged in SQL (see NeighbourhoodCache); a preference has none."""
         if self._members is None:
             self._members = self._cache.get(self._cache_key)
         if self._members is None:
             if self.object_type == "preference":
                 self._members = Neighbourhood(())
-            elif self.opening.is_hub and not self._cache.read_before(self._cache_key):
+            elif self.opening.is_hub:
                 self._members = StoredNeighbourhood(self.conn, self.x)
             else:
                 rows = await self.conn.fetch(CONTEXT_NEIGHBOURHOOD, *self.x)

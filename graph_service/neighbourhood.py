@@ -391,32 +391,15 @@ class NeighbourhoodCache:
     revisions just age out. A cursor's next page and repeated reads of one object skip the
     neighbourhood walk. Bounded by the number of copies held.
 
-    A hub's neighbourhood is paged in SQL the first time it is read at a revision, and read
-    whole and held only when it is read again (`read_before`): a hub's first read costs less
-    paged, a repeated read or a cursor's next page less from memory, and a hub read once does
-    not push out what is read often.
+    A hub's neighbourhood is never held: it is always paged in SQL (StoredNeighbourhood). A
+    paged read costs about what a read from memory does, while reading a hub whole to hold
+    it cost about twice a paged read (docs/performance.md).
     """
-
-    SEEN_KEPT = 10_000  # the hub reads remembered as read once
 
     def __init__(self, max_copies: int = 100_000) -> None:
         self._max = max_copies
         self._held = 0
         self._entries: OrderedDict[tuple[str, int, str, str], Neighbourhood] = OrderedDict()
-        self._seen: OrderedDict[tuple[str, int, str, str], None] = OrderedDict()
-
-    def read_before(self, key: tuple[str, int, str, str]) -> bool:
-        """Whether `key` was asked about before; remembers that it now has been. Never, when
-        nothing is held (max_copies 0): a hub is then always paged in SQL."""
-        if self._max == 0:
-            return False
-        if key in self._seen:
-            self._seen.move_to_end(key)
-            return True
-        self._seen[key] = None
-        if len(self._seen) > self.SEEN_KEPT:
-            self._seen.popitem(last=False)
-        return False
 
     def get(self, key: tuple[str, int, str, str]) -> Neighbourhood | None:
         found = self._entries.get(key)

@@ -394,8 +394,7 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
     """The acceptance story with a busy entity, every page of every collection of every object
     read through GetContext (both modes, with and without time filters) with no hubs, reads
     the same once a tree_service started with a lower threshold has made hubs of its objects —
-    their collections paged in SQL, or their stored members read whole — and those hubs'
-    stored members equal the live walk."""
+    their collections paged in SQL — and those hubs' stored members equal the live walk."""
     async with fresh_database(cluster) as name:
         primary = with_database(cluster.primary_dsn, name)
 
@@ -486,8 +485,8 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
                 assert await conn.fetchval("SELECT hub_links FROM context_hub_threshold") == 2
             finally:
                 await conn.close()
-            # Nothing held: every read of a hub is paged in SQL. Held: a hub's first read at a
-            # revision is, the reads after it come from its stored members read whole.
+            # A hub is paged in SQL whether the service holds neighbourhoods or not; a
+            # non-hub's reads after its first come from memory when it does.
             after = await every_context(lower.port, story.project, objects, 0)
             after_held = await every_context(lower.port, story.project, objects)
         finally:
