@@ -200,8 +200,9 @@ class RangeWalk(Walk):
 class TrigramScan:
     """A tier's rest found through the trigram (and event-time) indexes (SEARCH_SCANS). Wins
     once the walks find the tier's matches rarer than about 1 in 100 (the next walk would read
-    more than longest_walk copies). Within a time range it is planned with its values, so that
-    PostgreSQL can AND the event-time index's bitmap with the trigram indexes'."""
+    more than longest_walk copies). Planned with its values, as every read but the walks (see
+    _fetch): within a time range PostgreSQL can then AND the event-time index's bitmap with
+    the trigram indexes'."""
 
     @staticmethod
     async def read(
@@ -215,7 +216,7 @@ class TrigramScan:
     ) -> list[asyncpg.Record]:
         return await _fetch(
             conn, sql.SEARCH_SCANS[score], *filters, *after, need,
-            budget_s=budget_s, with_values=time_range_is_given(filters),
+            budget_s=budget_s, with_values=True,
         )  # fmt: skip
 
 
@@ -226,7 +227,7 @@ class RangeRead:
     a trigram scan of a term that may be in every copy (PostgreSQL would AND its bitmap with
     the range's), and less than walking three tiers for a term rare in the range."""
 
-    with_values = False
+    with_values = True
 
     @staticmethod
     def wins(walked: Walked, scope_copies: int, t: Thresholds) -> bool:
@@ -280,7 +281,7 @@ class RangeDayMatchRead:
 class ScopeMatchRead:
     """A term's matches in the whole scope, through the trigram indexes alone, each placed in
     the event-time range or not, with the page of every tier and the counts in one statement
-    (SCOPE_TEXT_SCANS, a generic plan). Tried before RangeMatchRead within an event-time range
+    (SCOPE_TEXT_SCANS). Tried before RangeMatchRead within an event-time range
     when the term the walks see rare in the range would be rare in the whole scope too: at the
     share they met in range, at most scope_text_scan_matches matches, and at that share counted
     high (Walked.scope_matches: none met in 64 copies counts as 1 in 65) at most
@@ -310,9 +311,9 @@ class ScopeMatchRead:
         budget_s: float,
     ) -> list[asyncpg.Record] | None:
         """The statement's rows, or None when the scope holds more matches than it reads."""
-        rows: list[asyncpg.Record] = await conn.fetch(
-            sql.SCOPE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
-            t.scope_text_scan_matches + 1, timeout=budget_s,
+        rows = await _fetch(
+            conn, sql.SCOPE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
+            t.scope_text_scan_matches + 1, budget_s=budget_s, with_values=True,
         )  # fmt: skip
         return rows if rows[0]["scope_matches"] <= t.scope_text_scan_matches else None
 
@@ -406,7 +407,10 @@ async def _fetch(
 ) -> list[asyncpg.Record]:
     """`query`'s rows, cancelled after `budget_s`; planned with its values
     (replica.PLAN_WITH_VALUES) when asked, in a search's transaction of generic plans, which it
-    leaves as it found it."""
+    leaves as it found it. Only the walks are planned generically: they follow the ordered index
+    whatever the term. A generic plan guesses a scope's share of the copies from the number of
+    scopes, so for the reads through the trigram, event-time and range indexes it changed with
+    that number — at a million objects in five scopes, to plans reading every copy in scope."""
     if with_values:
         await conn.execute(replica.PLAN_WITH_VALUES)
     rows: list[asyncpg.Record] = await conn.fetch(query, *args, timeout=budget_s)
@@ -485,7 +489,11 @@ def budget_exceeded(query: str, scope: str) -> SearchBudgetExceeded:
 
 class TrigramCount:
     """A search's matches in every tier through the trigram indexes, up to a cap
-    (SEARCH_TOTALS): the count of a page that was not read through the time range."""
+    (SEARCH_TOTALS): the count of a page that was not read through the time range. Planned
+    with its values: for a term it cannot see, the planner reads the scope's copies one by
+    one (half a second for a rare term at a million objects, always past the budget)."""
+
+    with_values = True
 
     @staticmethod
     def statement(search_args: tuple[Any, ...]) -> str:
@@ -497,6 +505,8 @@ class RangeCount:
     cap (RANGE_TOTALS): the count of a page whose walks saw the range small (RangeRead.wins)
     but filled the page before reading it."""
 
+    with_values = True
+
     @staticmethod
     def statement(search_args: tuple[Any, ...]) -> str:
         return sql.RANGE_TOTALS[search_args[5]]
@@ -506,7 +516,9 @@ class UnknownTimeCount:
     """The matches an event-time range leaves out because their event time is unknown, up to
     a cap (UNKNOWN_TIME_MATCHES): no range holds them, so unless ScopeMatchRead counted them
     they are counted apart, last (their times are in no index, so this count can take
-    longest)."""
+    longest). Planned with its values, as TrigramCount."""
+
+    with_values = True
 
     @staticmethod
     def statement() -> str:
@@ -553,26 +565,34 @@ async def count_matches(
     if total is None and worth:
         way = RangeCount if read.through_range else TrigramCount
         try:
-            total = await conn.fetchval(
-                way.statement(search_args),
-                *search_args,
-                COUNT_CAP + 1,
-                timeout=COUNT_BUDGET_MS / 1000,
+            total = await _count(
+                conn, way.statement(search_args), *search_args, with_values=way.with_values
             )
         except TimeoutError:
             return None, None
     if not excludes_unknown or not worth:
         return _capped(total), None
     try:
-        unknown_time = await conn.fetchval(
+        unknown_time = await _count(
+            conn,
             UnknownTimeCount.statement(),
             *search_args[:3],
-            COUNT_CAP + 1,
-            timeout=COUNT_BUDGET_MS / 1000,
+            with_values=UnknownTimeCount.with_values,
         )
     except TimeoutError:
         unknown_time = None
     return _capped(total), _capped(unknown_time)
+
+
+async def _count(conn: asyncpg.Connection, statement: str, *args: Any, with_values: bool) -> int:
+    """One of a page's counts, capped and cancelled past COUNT_BUDGET_MS; planned with its
+    values when asked (replica.PLAN_WITH_VALUES). The counts come last in the read's
+    transaction, so nothing after them needs the generic plans back."""
+    if with_values:
+        await conn.execute(replica.PLAN_WITH_VALUES)
+    budget_s = COUNT_BUDGET_MS / 1000
+    count: int = await conn.fetchval(statement, *args, COUNT_CAP + 1, timeout=budget_s)
+    return count
 
 
 def _capped(value: int | None) -> int | None:

@@ -143,13 +143,11 @@ class GraphStore:
         scope_key = scope.resolved.key
         excludes_unknown = time_filter.excludes_unknown_times
 
-        # A search's statements have one good plan whatever their values — the walks follow
-        # the ordered index, the scans and counts the trigram indexes, a small time range's
-        # reads its own (graph_service.search chooses between them, not the planner) — so each
-        # is planned once (the transaction's `begin`, below), not on every call, where
-        # planning cost a noticeable share of a search. The exceptions, the trigram scans
-        # within a time range (search.TrigramScan, search.RangeMatchRead), ask for a plan for
-        # their values themselves.
+        # The walks, the opening and the lookups by key have one good plan whatever their
+        # values, so each is planned once (the transaction's `begin`, below), not on every
+        # call, where planning cost a noticeable share of a search. The reads and counts
+        # through the trigram, event-time and range indexes (graph_service.search chooses
+        # which, not the planner) ask for plans made with their values themselves.
         async def read(conn: asyncpg.Connection) -> SearchPage:
             opening = await conn.fetchrow(
                 SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)

@@ -13,6 +13,7 @@ from typing import Any
 
 from graph_service import search
 from graph_service.queries import search as queries
+from graph_service.replicas import ReplicaRouter
 from mirrortree.protoscope import time_range
 from mirrortree.timefmt import format_utc, parse_aware
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
@@ -260,6 +261,31 @@ class Recording(dict[Any, str]):
         return super().__getitem__(key)
 
 
+def noting_plans(monkeypatch) -> dict[str, tuple[int, int]]:
+    """(generic, custom) plans PostgreSQL made for each statement the reads prepared, as
+    pg_prepared_statements counts them on each connection after a read (the most seen)."""
+    plans: dict[str, tuple[int, int]] = {}
+    run = ReplicaRouter.run
+
+    async def run_noting_plans(self, read, *args, **kwargs):
+        async def noted(conn):
+            result = await read(conn)
+            for row in await conn.fetch(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+            ):
+                seen = plans.get(row["statement"], (0, 0))
+                plans[row["statement"]] = (
+                    max(seen[0], row["generic_plans"]),
+                    max(seen[1], row["custom_plans"]),
+                )
+            return result
+
+        return await run(self, noted, *args, **kwargs)
+
+    monkeypatch.setattr(ReplicaRouter, "run", run_noting_plans)
+    return plans
+
+
 async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     tree_stub, graph_stub, monkeypatch
 ):
@@ -267,6 +293,24 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     copies, written = await record_graph(tree_stub, project)
     # The counts are what is checked here, not their time budget.
     monkeypatch.setattr(search, "COUNT_BUDGET_MS", 5_000)
+    # The walks follow the ordered index whatever the term: planned once, generically. Every
+    # other read and count goes through an index the term or the range decides on, so it is
+    # planned with its values: a generic plan guesses a scope's size from the number of
+    # scopes, and at a million objects in a few scopes such guesses read every copy in scope.
+    walks = {*queries.SEARCH_WALKS.values(), *queries.SEARCH_WALKS_IN_TIME_RANGE.values()}
+    with_values = {
+        *(
+            statement
+            for table in (
+                queries.SEARCH_SCANS, queries.RANGE_SCANS, queries.RANGE_TEXT_SCANS,
+                queries.RANGE_DAY_TEXT_SCANS, queries.SCOPE_TEXT_SCANS, queries.RANGE_TOTALS,
+            )
+            for statement in table.values()
+        ),
+        queries.SEARCH_TOTALS,
+        queries.UNKNOWN_TIME_MATCHES,
+    }  # fmt: skip
+    plans = noting_plans(monkeypatch)
     used: set[str] = set()
     tables = (
         "SEARCH_WALKS", "SEARCH_WALKS_IN_TIME_RANGE", "SEARCH_SCANS", "RANGE_SCANS",
@@ -350,4 +394,10 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
         assert by_days == by_range != set(), key
     scope_scans = {way for way, used in ways_used.items() if "SCOPE_TEXT_SCANS" in used}
     assert scope_scans == scope_ways
+    for statement in walks & plans.keys():
+        assert plans[statement][1] == 0, statement
+    for statement in with_values & plans.keys():
+        assert plans[statement][0] == 0, statement
+    assert {queries.SEARCH_TOTALS, queries.UNKNOWN_TIME_MATCHES} <= plans.keys()
+    assert len(walks & plans.keys()) > 1 and len(with_values & plans.keys()) > 10
     assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]
