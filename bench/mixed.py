@@ -16,7 +16,8 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from bench.measure import TARGET_P99_MS, Case, pct, sequential, warm_up
+from bench.cpus import CpuUse, Groups
+from bench.measure import TARGET_P99_MS, Call, Case, pct, sequential, warm_up
 from bench.story import StoryPlan
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
@@ -101,17 +102,36 @@ async def streaming(stream: IngestionStream) -> AsyncIterator[None]:
             await task
 
 
-async def measure_pairs(stream: IngestionStream, cases: list[Case], seconds: float) -> list[Pair]:
-    """Each case's sequential latency with the stream paused, then running."""
+@dataclass
+class Measured:
+    pairs: list[Pair]
+    # Where the CPU went while the cases were measured, quiet and while ingesting.
+    quiet_cpu: CpuUse
+    ingesting_cpu: CpuUse
+
+
+async def measure_pairs(
+    stream: IngestionStream, cases: list[Case], seconds: float, groups: Groups
+) -> Measured:
+    """Each case's sequential latency with the stream paused, then running; and the CPU time
+    of each group of processes meanwhile."""
     pairs = []
+    quiet_cpu, ingesting_cpu = CpuUse(groups), CpuUse(groups)
+
+    async def measured(call: Call, cpu: CpuUse) -> list[float]:
+        cpu.start(time.perf_counter())
+        samples = await sequential(call, seconds)
+        cpu.stop(time.perf_counter())
+        return samples
+
     async with streaming(stream):
         for case in cases:
             await warm_up(case.call)
-            quiet = await sequential(case.call, seconds)
+            quiet = await measured(case.call, quiet_cpu)
             stream.resume()
             resumed = time.perf_counter()
             await asyncio.sleep(SETTLE_S)
-            ingesting = await sequential(case.call, seconds)
+            ingesting = await measured(case.call, ingesting_cpu)
             await stream.pause()
             stream.seconds += time.perf_counter() - resumed
             pairs.append(Pair(case, quiet, ingesting))
@@ -120,12 +140,14 @@ async def measure_pairs(stream: IngestionStream, cases: list[Case], seconds: flo
                 f"{pct(ingesting, 0.99):.2f} ms while ingesting",
                 flush=True,
             )
-    return pairs
+    return Measured(pairs, quiet_cpu, ingesting_cpu)
 
 
-def report(pairs: list[Pair], stream: IngestionStream, rate: float) -> None:
+def report(measured: Measured, stream: IngestionStream, rate: float) -> None:
     """The table: p50/p99 of each case quiet and while ingesting, their ratio, and the p99
-    while ingesting over the baseline (the first two cases: empty call + point query)."""
+    while ingesting over the baseline (the first two cases: empty call + point query); then
+    the CPUs each group of processes kept busy."""
+    pairs = measured.pairs
     base = pct(pairs[0].ingesting, 0.99) + pct(pairs[1].ingesting, 0.99)
     achieved = stream.objects / stream.seconds if stream.seconds else 0.0
     calls = sorted(stream.calls)
@@ -152,3 +174,11 @@ def report(pairs: list[Pair], stream: IngestionStream, rate: float) -> None:
             f"{pct(pair.ingesting, 0.5):.2f} | {i99:.2f} | {i99 / q99:.2f} | "
             f"{i99 / base:.2f} | {verdict} |"
         )
+    quiet, ingesting = measured.quiet_cpu.cores(), measured.ingesting_cpu.cores()
+    print()
+    print("CPUs kept busy while the cases were measured (CPU seconds per second):")
+    print()
+    print("| processes | quiet | while ingesting |")
+    print("| --- | ---: | ---: |")
+    for name in ingesting:
+        print(f"| {name} | {quiet.get(name, 0.0):.2f} | {ingesting[name]:.2f} |")

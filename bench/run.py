@@ -117,15 +117,29 @@ async def main_async(args: argparse.Namespace) -> None:
         except BaseException:
             await tree.stop()
             raise
+        layout = layout_of(cfg)
         split = None
         if args.split_cpus:
-            layout = layout_of(cfg)
             write = [*postgres_processes(layout.primary.datadir), tree.process.pid]
             read = [*postgres_processes(layout.replica.datadir), graph.process.pid, os.getpid()]
             split = functools.partial(cpus.split, write, read)
+
+        def groups() -> dict[str, list[int]]:
+            replica = postgres_processes(layout.replica.datadir)
+            replay = cpus.titled(replica, "startup")
+            return {
+                "primary (PostgreSQL)": postgres_processes(layout.primary.datadir),
+                "tree_service": [tree.process.pid],
+                "replica: replaying WAL (startup)": replay,
+                "replica: the rest (the reads' backends, ...)": sorted(set(replica) - set(replay)),
+                "graph_service": [graph.process.pid],
+                "this client": [os.getpid()],
+            }
+
         try:
             await run(
                 info=info,
+                groups=groups,
                 split_cpus=split,
                 replica_log=logs / "replica.log",
                 tree_port=tree.port,
@@ -152,6 +166,7 @@ async def run(
     args: argparse.Namespace,
     loaded_marker: Path,
     replica_files: Path,
+    groups: cpus.Groups,
     split_cpus: Callable[[], str] | None = None,
 ) -> None:
     seconds: float = args.seconds
@@ -322,7 +337,7 @@ async def run(
             int(args.ingest_rate * (seconds + 1) * len(mixed) * 2),
             args.ingest_per_result,
         )
-        report(await measure_pairs(stream, mixed, seconds), stream, args.ingest_rate)
+        report(await measure_pairs(stream, mixed, seconds, groups), stream, args.ingest_rate)
     await pool.close()
     await tree_channel.close()
     await graph_channel.close()
