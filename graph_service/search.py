@@ -200,9 +200,8 @@ class RangeWalk(Walk):
 class TrigramScan:
     """A tier's rest found through the trigram (and event-time) indexes (SEARCH_SCANS). Wins
     once the walks find the tier's matches rarer than about 1 in 100 (the next walk would read
-    more than longest_walk copies). Planned with its values, as every read but the walks (see
-    _fetch): within a time range PostgreSQL can then AND the event-time index's bitmap with
-    the trigram indexes'."""
+    more than longest_walk copies). Planned with its values (_fetch_with_values): within a time
+    range PostgreSQL can then AND the event-time index's bitmap with the trigram indexes'."""
 
     @staticmethod
     async def read(
@@ -214,10 +213,9 @@ class TrigramScan:
         *,
         budget_s: float,
     ) -> list[asyncpg.Record]:
-        return await _fetch(
-            conn, sql.SEARCH_SCANS[score], *filters, *after, need,
-            budget_s=budget_s, with_values=True,
-        )  # fmt: skip
+        return await _fetch_with_values(
+            conn, sql.SEARCH_SCANS[score], *filters, *after, need, budget_s=budget_s
+        )
 
 
 class RangeRead:
@@ -226,8 +224,6 @@ class RangeRead:
     hold at most range_scan_copies of the scope's copies: a few thousand copies cost less than
     a trigram scan of a term that may be in every copy (PostgreSQL would AND its bitmap with
     the range's), and less than walking three tiers for a term rare in the range."""
-
-    with_values = True
 
     @staticmethod
     def wins(walked: Walked, scope_copies: int, t: Thresholds) -> bool:
@@ -244,8 +240,6 @@ class RangeMatchRead:
     planned with its values). Wins when the walks' share of matches in range, over the copies
     they saw the range to hold, comes to at most range_text_scan_matches: walking such a range
     costs more than its matches, and one statement replaces a scan per tier and the count."""
-
-    with_values = True
 
     @staticmethod
     def wins(walked: Walked, scope_copies: int, t: Thresholds) -> bool:
@@ -311,9 +305,9 @@ class ScopeMatchRead:
         budget_s: float,
     ) -> list[asyncpg.Record] | None:
         """The statement's rows, or None when the scope holds more matches than it reads."""
-        rows = await _fetch(
+        rows = await _fetch_with_values(
             conn, sql.SCOPE_TEXT_SCANS[filters[5]], *filters, *after, need, score,
-            t.scope_text_scan_matches + 1, budget_s=budget_s, with_values=True,
+            t.scope_text_scan_matches + 1, budget_s=budget_s,
         )  # fmt: skip
         return rows if rows[0]["scope_matches"] <= t.scope_text_scan_matches else None
 
@@ -383,9 +377,8 @@ async def read_hits(
                 in_scope = await ScopeMatchRead.read(
                     conn, filters, after, need, score, t=t, budget_s=timeout
                 )
-            rows = in_scope if in_scope is not None else await _fetch(
-                conn, way.statement(filters, t), *filters, *after, need, score,
-                budget_s=timeout, with_values=way.with_values,
+            rows = in_scope if in_scope is not None else await _fetch_with_values(
+                conn, way.statement(filters, t), *filters, *after, need, score, budget_s=timeout
             )  # fmt: skip
             found.extend((row["score"], row) for row in rows if row["result_id"] is not None)
             matches = rows[0]["range_matches"]
@@ -402,20 +395,19 @@ async def read_hits(
     return HitsRead(found, density, through_range)
 
 
-async def _fetch(
-    conn: asyncpg.Connection, query: str, *args: Any, budget_s: float, with_values: bool
+async def _fetch_with_values(
+    conn: asyncpg.Connection, query: str, *args: Any, budget_s: float
 ) -> list[asyncpg.Record]:
-    """`query`'s rows, cancelled after `budget_s`; planned with its values
-    (replica.PLAN_WITH_VALUES) when asked, in a search's transaction of generic plans, which it
-    leaves as it found it. Only the walks are planned generically: they follow the ordered index
-    whatever the term. A generic plan guesses a scope's share of the copies from the number of
-    scopes, so for the reads through the trigram, event-time and range indexes it changed with
-    that number — at a million objects in five scopes, to plans reading every copy in scope."""
-    if with_values:
-        await conn.execute(replica.PLAN_WITH_VALUES)
+    """`query`'s rows, cancelled after `budget_s`, planned with its values
+    (replica.PLAN_WITH_VALUES) in a search's transaction of generic plans, which it leaves as
+    it found it. Every read but the walks is planned so: the walks follow the ordered index
+    whatever the term, but a generic plan guesses a scope's share of the copies from the
+    number of scopes, so for the reads through the trigram, event-time and range indexes it
+    changed with that number — at a million objects in five scopes, to plans reading every
+    copy in scope."""
+    await conn.execute(replica.PLAN_WITH_VALUES)
     rows: list[asyncpg.Record] = await conn.fetch(query, *args, timeout=budget_s)
-    if with_values:
-        await conn.execute(replica.PLAN_GENERICALLY)
+    await conn.execute(replica.PLAN_GENERICALLY)
     return rows
 
 
@@ -489,11 +481,7 @@ def budget_exceeded(query: str, scope: str) -> SearchBudgetExceeded:
 
 class TrigramCount:
     """A search's matches in every tier through the trigram indexes, up to a cap
-    (SEARCH_TOTALS): the count of a page that was not read through the time range. Planned
-    with its values: for a term it cannot see, the planner reads the scope's copies one by
-    one (half a second for a rare term at a million objects, always past the budget)."""
-
-    with_values = True
+    (SEARCH_TOTALS): the count of a page that was not read through the time range."""
 
     @staticmethod
     def statement(search_args: tuple[Any, ...]) -> str:
@@ -505,8 +493,6 @@ class RangeCount:
     cap (RANGE_TOTALS): the count of a page whose walks saw the range small (RangeRead.wins)
     but filled the page before reading it."""
 
-    with_values = True
-
     @staticmethod
     def statement(search_args: tuple[Any, ...]) -> str:
         return sql.RANGE_TOTALS[search_args[5]]
@@ -516,9 +502,7 @@ class UnknownTimeCount:
     """The matches an event-time range leaves out because their event time is unknown, up to
     a cap (UNKNOWN_TIME_MATCHES): no range holds them, so unless ScopeMatchRead counted them
     they are counted apart, last (their times are in no index, so this count can take
-    longest). Planned with its values, as TrigramCount."""
-
-    with_values = True
+    longest)."""
 
     @staticmethod
     def statement() -> str:
@@ -565,31 +549,23 @@ async def count_matches(
     if total is None and worth:
         way = RangeCount if read.through_range else TrigramCount
         try:
-            total = await _count(
-                conn, way.statement(search_args), *search_args, with_values=way.with_values
-            )
+            total = await _count(conn, way.statement(search_args), *search_args)
         except TimeoutError:
             return None, None
     if not excludes_unknown or not worth:
         return _capped(total), None
     try:
-        unknown_time = await _count(
-            conn,
-            UnknownTimeCount.statement(),
-            *search_args[:3],
-            with_values=UnknownTimeCount.with_values,
-        )
+        unknown_time = await _count(conn, UnknownTimeCount.statement(), *search_args[:3])
     except TimeoutError:
         unknown_time = None
     return _capped(total), _capped(unknown_time)
 
 
-async def _count(conn: asyncpg.Connection, statement: str, *args: Any, with_values: bool) -> int:
+async def _count(conn: asyncpg.Connection, statement: str, *args: Any) -> int:
     """One of a page's counts, capped and cancelled past COUNT_BUDGET_MS; planned with its
-    values when asked (replica.PLAN_WITH_VALUES). The counts come last in the read's
-    transaction, so nothing after them needs the generic plans back."""
-    if with_values:
-        await conn.execute(replica.PLAN_WITH_VALUES)
+    values, as every read but the walks (_fetch_with_values). The counts come last in the
+    read's transaction, so nothing after them needs the generic plans back."""
+    await conn.execute(replica.PLAN_WITH_VALUES)
     budget_s = COUNT_BUDGET_MS / 1000
     count: int = await conn.fetchval(statement, *args, COUNT_CAP + 1, timeout=budget_s)
     return count
