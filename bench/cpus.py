@@ -5,7 +5,9 @@ the client share every CPU, so an ingestion's work takes CPU time from the reads
 deployment — the primary on one machine, replicas on others — would not. Pinning the primary
 and tree_service (every thread of every process of theirs) to some CPUs, and the replica,
 graph_service and this client to the others, measures what still reaches the reads once the
-ingestion's own CPU does not.
+ingestion's own CPU does not. Pinning the replica's WAL replay and receiver with the write side
+as well leaves the reads' CPU to the reads alone, as on a replica with a CPU to spare for its
+replay.
 
 Beside that, where the CPU goes: the CPU time of each group of processes over a phase
 (CpuUse), which bench.mixed reports quiet and while ingesting.
@@ -31,9 +33,9 @@ def pin(pids: list[int], cpus: set[int]) -> None:
                     os.sched_setaffinity(int(thread), cpus)
 
 
-def split(write: list[int], read: list[int]) -> str:
+def split(write: list[int], read: list[int], write_side: str, read_side: str) -> str:
     """Pin the write side to the first half of this process's CPUs and the read side to the
-    rest; says which went where."""
+    rest; says which went where (the sides named as given)."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         raise SystemExit("--split-cpus needs at least 2 CPUs")
@@ -41,10 +43,7 @@ def split(write: list[int], read: list[int]) -> str:
     write_cpus, read_cpus = set(cpus[:half]), set(cpus[half:])
     pin(write, write_cpus)
     pin(read, read_cpus)
-    return (
-        f"CPUs split: primary and tree_service on {sorted(write_cpus)}; replica, graph_service "
-        f"and the client on {sorted(read_cpus)}"
-    )
+    return f"CPUs split: {write_side} on {sorted(write_cpus)}; {read_side} on {sorted(read_cpus)}"
 
 
 def cpu_seconds(pid: int) -> float:

@@ -3,7 +3,7 @@
     python -m bench.run [--objects N] [--seconds S] [--concurrency C] [--per-result N]
                         [--load-concurrency L] [--explain FILE] [--data-dir DIR]
                         [--shared-buffers SIZE] [--hold-cpus-awake] [--cold]
-                        [--ingest-rate R] [--ingest-per-result N] [--split-cpus]
+                        [--ingest-rate R] [--ingest-per-result N] [--split-cpus [reads]]
 
 Starts its own PostgreSQL primary + replica (temporary folder, free ports), then tree_service
 and graph_service as deployed — each its own process (`python -m ...`, configured through its
@@ -39,7 +39,9 @@ sequentially with an ingestion stream of R objects/s (RecordReview, a scope of i
 and then running (bench.mixed): p99 while ingesting as a ratio to p99 quiet and to the baseline.
 With --split-cpus as well, those reads are measured with the primary and tree_service on half of
 the CPUs and the replica, graph_service and the client on the other half (bench.cpus), as in a
-deployment whose primary and replicas run on machines of their own.
+deployment whose primary and replicas run on machines of their own; with --split-cpus reads,
+the replica's WAL replay and receiver join the first half, as on a replica with a CPU to spare
+for its replay.
 
 With --hold-cpus-awake (root only), the run holds /dev/cpu_dma_latency at 0 µs: idle CPUs poll
 instead of halting, as on hosts tuned for latency (tuned's latency-performance profile does the
@@ -120,9 +122,16 @@ async def main_async(args: argparse.Namespace) -> None:
         layout = layout_of(cfg)
         split = None
         if args.split_cpus:
-            write = [*postgres_processes(layout.primary.datadir), tree.process.pid]
-            read = [*postgres_processes(layout.replica.datadir), graph.process.pid, os.getpid()]
-            split = functools.partial(cpus.split, write, read)
+            replica = postgres_processes(layout.replica.datadir)
+            write_side, read_side = "primary and tree_service", "replica, graph_service and client"
+            replay: list[int] = []
+            if args.split_cpus == "reads":
+                replay = cpus.titled(replica, "startup") + cpus.titled(replica, "walreceiver")
+                write_side += " with the replica's WAL replay and receiver"
+                read_side = "the replica's other processes, graph_service and client"
+            write = [*postgres_processes(layout.primary.datadir), tree.process.pid, *replay]
+            read = [*(p for p in replica if p not in replay), graph.process.pid, os.getpid()]
+            split = functools.partial(cpus.split, write, read, write_side, read_side)
 
         def groups() -> dict[str, list[int]]:
             replica = postgres_processes(layout.replica.datadir)
@@ -372,9 +381,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--split-cpus",
-        action="store_true",
+        nargs="?",
+        const="replica",
+        choices=("replica", "reads"),
         help="with --ingest-rate: measure those reads with the primary and tree_service on half "
-        "of the CPUs, the replica, graph_service and the client on the other half (bench.cpus)",
+        "of the CPUs, the replica, graph_service and the client on the other half (bench.cpus); "
+        "'reads': the replica's WAL replay and receiver on the first half too",
     )
     parser.add_argument(
         "--hold-cpus-awake",
