@@ -6,8 +6,9 @@ from __future__ import annotations
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from mirrortree.server import LATENCY_BUCKETS
+
 REGISTRY = CollectorRegistry()
-BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 TOOL_CALLS = Counter(
     "mirrortree_tool_calls",
@@ -20,7 +21,7 @@ TOOL_LATENCY = Histogram(
     "MCP tool call latency, by tool",
     ["tool"],
     registry=REGISTRY,
-    buckets=BUCKETS,
+    buckets=LATENCY_BUCKETS,
 )
 GRAPH_CALLS = Counter(
     "mirrortree_gateway_rpc",
@@ -33,7 +34,7 @@ GRAPH_LATENCY = Histogram(
     "Latency of the gateway's gRPC calls to graph_service, by method",
     ["method"],
     registry=REGISTRY,
-    buckets=BUCKETS,
+    buckets=LATENCY_BUCKETS,
 )
 
 

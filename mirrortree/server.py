@@ -31,6 +31,10 @@ log = logging.getLogger("mirrortree.server")
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
+# The latency histograms' buckets (seconds, 1 ms to 10 s), the same in every service so that
+# the dashboard reads their quantiles alike.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
 # Python collects its youngest generation every 700 net allocations — every request or two
 # here — and its older generations walk every long-lived object of the process. A serving
 # process keeps what start-up made for its whole life (modules, protobuf descriptors, pools),
@@ -70,7 +74,7 @@ class RpcMetrics:
             "RPC latency, by method",
             ["service", "method"],
             registry=registry,
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            buckets=LATENCY_BUCKETS,
         )
         errors = Counter(
             "mirrortree_rpc_errors",

@@ -11,8 +11,9 @@ from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 
+from mirrortree.server import LATENCY_BUCKETS
+
 REGISTRY = CollectorRegistry()
-BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 REQUESTS = Counter(
     "mirrortree_webview_requests",
@@ -25,7 +26,7 @@ LATENCY = Histogram(
     "Web view request latency, by route",
     ["route"],
     registry=REGISTRY,
-    buckets=BUCKETS,
+    buckets=LATENCY_BUCKETS,
 )
 
 
