@@ -30,3 +30,14 @@ def env_int(name: str, default: int, minimum: int, maximum: int) -> int:
     if not minimum <= value <= maximum:
         raise ValueError(f"{name}={value} is outside {minimum}..{maximum}")
     return value
+
+
+def env_address(name: str, default: str, *, empty_is_off: bool = False) -> str:
+    """Read a host:port variable; an empty one is refused unless `empty_is_off` (the address
+    of something that may be switched off)."""
+    value = os.environ.get(name, default)
+    if value == "" and empty_is_off:
+        return value
+    if not value.rpartition(":")[2].isdigit():
+        raise ValueError(f"{name}={value!r}: use host:port")
+    return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from mirrortree.envconfig import env_int
+from mirrortree.envconfig import env_address, env_int
 
 
 @dataclass(frozen=True)
@@ -29,15 +29,9 @@ class Settings:
         secure = os.environ.get("MIRRORTREE_WEBVIEW_SECURE_COOKIE", "false").lower()
         if secure not in ("true", "false"):
             raise ValueError("MIRRORTREE_WEBVIEW_SECURE_COOKIE: use true or false")
-        listen = os.environ.get("MIRRORTREE_WEBVIEW_LISTEN", "127.0.0.1:8766")
-        if not listen.rpartition(":")[2].isdigit():
-            raise ValueError(f"MIRRORTREE_WEBVIEW_LISTEN={listen!r}: use host:port")
-        metrics = os.environ.get("MIRRORTREE_WEBVIEW_METRICS", "")
-        if metrics and not metrics.rpartition(":")[2].isdigit():
-            raise ValueError(f"MIRRORTREE_WEBVIEW_METRICS={metrics!r}: use host:port")
         return cls(
-            listen=listen,
-            metrics=metrics,
+            listen=env_address("MIRRORTREE_WEBVIEW_LISTEN", "127.0.0.1:8766"),
+            metrics=env_address("MIRRORTREE_WEBVIEW_METRICS", "", empty_is_off=True),
             tree_target=os.environ.get("MIRRORTREE_WEBVIEW_TREE_TARGET", "127.0.0.1:50051"),
             graph_target=os.environ.get("MIRRORTREE_WEBVIEW_GRAPH_TARGET", "127.0.0.1:50052"),
             tree_token=os.environ.get("MIRRORTREE_WEBVIEW_TREE_TOKEN", ""),
