@@ -103,7 +103,7 @@ async def streaming(stream: IngestionStream) -> AsyncIterator[None]:
 
 
 @dataclass
-class Measured:
+class MixedRun:
     pairs: list[Pair]
     # Where the CPU went while the cases were measured, quiet and while ingesting.
     quiet_cpu: CpuUse
@@ -112,7 +112,7 @@ class Measured:
 
 async def measure_pairs(
     stream: IngestionStream, cases: list[Case], seconds: float, groups: Groups
-) -> Measured:
+) -> MixedRun:
     """Each case's sequential latency with the stream paused, then running; and the CPU time
     of each group of processes meanwhile."""
     pairs = []
@@ -140,14 +140,14 @@ async def measure_pairs(
                 f"{pct(ingesting, 0.99):.2f} ms while ingesting",
                 flush=True,
             )
-    return Measured(pairs, quiet_cpu, ingesting_cpu)
+    return MixedRun(pairs, quiet_cpu, ingesting_cpu)
 
 
-def report(measured: Measured, stream: IngestionStream, rate: float) -> None:
+def report(run: MixedRun, stream: IngestionStream, rate: float) -> None:
     """The table: p50/p99 of each case quiet and while ingesting, their ratio, and the p99
     while ingesting over the baseline (the first two cases: empty call + point query); then
     the CPUs each group of processes kept busy."""
-    pairs = measured.pairs
+    pairs = run.pairs
     base = pct(pairs[0].ingesting, 0.99) + pct(pairs[1].ingesting, 0.99)
     achieved = stream.objects / stream.seconds if stream.seconds else 0.0
     calls = sorted(stream.calls)
@@ -174,7 +174,7 @@ def report(measured: Measured, stream: IngestionStream, rate: float) -> None:
             f"{pct(pair.ingesting, 0.5):.2f} | {i99:.2f} | {i99 / q99:.2f} | "
             f"{i99 / base:.2f} | {verdict} |"
         )
-    quiet, ingesting = measured.quiet_cpu.cores(), measured.ingesting_cpu.cores()
+    quiet, ingesting = run.quiet_cpu.cores(), run.ingesting_cpu.cores()
     print()
     print("CPUs kept busy while the cases were measured (CPU seconds per second):")
     print()

@@ -34,9 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
+# Straight to loopback, whatever proxy the environment names.
+LOOPBACK = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def scrape(port: int) -> Samples:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+    with LOOPBACK.open(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         assert response.status == 200
         text = response.read().decode()
     samples: Samples = {}
@@ -111,11 +114,10 @@ def http_service(module: str, prefix: str, settings: dict[str, str]) -> Iterator
         [sys.executable, "-m", module], cwd=ROOT, env=env, stdin=subprocess.DEVNULL
     )
     try:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         for _ in range(300):
             assert process.poll() is None, f"{module} exited"
             with contextlib.suppress(OSError):
-                opener.open(f"http://127.0.0.1:{port}/healthz", timeout=2).close()
+                LOOPBACK.open(f"http://127.0.0.1:{port}/healthz", timeout=2).close()
                 break
             subprocess.run(["sleep", "0.1"], check=True)
         yield port, metrics
@@ -144,9 +146,8 @@ def webview(tree, graph) -> Iterator[tuple[str, int]]:
 
 
 def fetch_status(url: str) -> int:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(url, timeout=10) as response:
+        with LOOPBACK.open(url, timeout=10) as response:
             return int(response.status)
     except urllib.error.HTTPError as refused:
         return refused.code
