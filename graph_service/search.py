@@ -545,14 +545,19 @@ async def count_matches(
     total = read.range_matches
     if read.unknown_time is not None:
         return _capped(total), _capped(read.unknown_time) if excludes_unknown else None
-    worth = worth_counting(read, scope_copies)
-    if total is None and worth:
+    if not worth_counting(read, scope_copies) or (total is not None and not excludes_unknown):
+        return _capped(total), None
+    # The counts are planned with their values, as every read but the walks
+    # (_fetch_with_values); they come last in the read's transaction, so nothing after them
+    # needs the generic plans back.
+    await conn.execute(replica.PLAN_WITH_VALUES)
+    if total is None:
         way = RangeCount if read.through_range else TrigramCount
         try:
             total = await _count(conn, way.statement(search_args), *search_args)
         except TimeoutError:
             return None, None
-    if not excludes_unknown or not worth:
+    if not excludes_unknown:
         return _capped(total), None
     try:
         unknown_time = await _count(conn, UnknownTimeCount.statement(), *search_args[:3])
@@ -562,10 +567,7 @@ async def count_matches(
 
 
 async def _count(conn: asyncpg.Connection, statement: str, *args: Any) -> int:
-    """One of a page's counts, capped and cancelled past COUNT_BUDGET_MS; planned with its
-    values, as every read but the walks (_fetch_with_values). The counts come last in the
-    read's transaction, so nothing after them needs the generic plans back."""
-    await conn.execute(replica.PLAN_WITH_VALUES)
+    """One of a page's counts, capped and cancelled past COUNT_BUDGET_MS."""
     budget_s = COUNT_BUDGET_MS / 1000
     count: int = await conn.fetchval(statement, *args, COUNT_CAP + 1, timeout=budget_s)
     return count
