@@ -1643,6 +1643,12 @@ CREATE INDEX leaf_uses_about ON public.leaf_uses USING gin (about jsonb_path_ops
 CREATE INDEX leaf_uses_leaf ON public.leaf_uses USING btree (leaf_id, scope_key);
 
 --
+-- Name: leaf_uses_linked; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX leaf_uses_linked ON public.leaf_uses USING btree (scope_key) WHERE linked;
+
+--
 -- Name: leaves_project; Type: INDEX; Schema: public; Owner: -
 --
 

@@ -177,7 +177,7 @@ class GraphStore:
             page_rows = rows[:page_size]
             sources, touches = await sources_and_touches(conn, scope_key, [r for _, r in page_rows])
             linked = []
-            if position is None and "leaf_fact" in object_types:
+            if position is None and "leaf_fact" in object_types and opening["links_leaves"]:
                 linked = await leaf_reads.linked(
                     conn, scope, query, opening, tf=time_filter, limit=page_size
                 )
@@ -293,7 +293,7 @@ class GraphStore:
             linked = []
             if continuation is None:
                 pages.extend(await reader.pages(specs.values(), page_size, None, count=True))
-                if mode == "current":
+                if mode == "current" and opening["links_leaves"]:
                     ref = (object_type, object_id)
                     linked = await leaf_reads.linked_about(conn, scope, ref, time_filter, page_size)
                 if filtered:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from graph_service import leaf_reads
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import unique
@@ -119,6 +120,47 @@ async def test_global_finds_a_leaf_it_linked_from_a_project_extraction(tree_stub
     as_project = await graph_stub.Search(search(msg.project, word, under_global.consistency))
     assert [h.ref.id for h in as_project.hits] == [f"{a}-leaf-0"]
     assert list(as_project.linked_leaves) == []
+
+
+async def test_a_scope_reads_linked_leaves_only_once_it_has_linked_one(
+    tree_stub, graph_stub, monkeypatch
+):
+    """Search and GetContext leave out the read of the leaves their scope linked while the
+    scope has linked none (their openings ask): a project that only recorded its own leaves
+    finds and reads them as its own, and no read of linked leaves is made."""
+    reads: list[str] = []
+
+    def noting(name: str):
+        read = getattr(leaf_reads, name)
+
+        async def noted(*args, **kwargs):
+            reads.append(name)
+            return await read(*args, **kwargs)
+
+        monkeypatch.setattr(leaf_reads, name, noted)
+
+    noting("linked")
+    noting("linked_about")
+    word = unique("Ship")
+    facts = [(51, 65, f"{word} by March")]
+    msg = await message(tree_stub, TEXT)
+    a, g = unique("a"), unique("g")
+    own = await tree_stub.RecordReview(leaf_review(msg.project, msg, facts, prefix=a))
+    found = await graph_stub.Search(search(msg.project, word, own.consistency))
+    assert [h.ref.id for h in found.hits] == [f"{a}-leaf-0"]
+    context = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=found.hits[0].ref,
+            scope=scope(msg.project),
+            options=graph_pb2.ReadOptions(min_consistency=own.consistency),
+        )
+    )
+    assert (list(found.linked_leaves), list(context.linked_leaves), reads) == ([], [], [])
+    # Global links the project's leaf: its search reads the leaves it linked, and finds it.
+    under_global = await tree_stub.RecordReview(leaf_review(None, msg, facts, prefix=g))
+    found = await graph_stub.Search(search(None, word, under_global.consistency))
+    assert [h.ref.id for h in found.linked_leaves] == [f"{g}-leaf-0"]
+    assert reads == ["linked"]
 
 
 async def test_filters_apply_to_linked_leaves(tree_stub, graph_stub):

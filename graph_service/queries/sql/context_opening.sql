@@ -13,6 +13,9 @@ FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
              ARRAY(SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
                    WHERE x.scope_key = $1 AND x.excluded_source_types <> '{}'
                    ORDER BY t) AS scope_excluded_source_types,
+             -- Whether the scope linked any leaf fact (leaf_uses_linked): if not, the read of
+             -- the leaves it linked is left out.
+             EXISTS(SELECT 1 FROM leaf_uses WHERE scope_key = $1 AND linked) AS links_leaves,
              (SELECT ROW(count(*),
                          md5(coalesce(string_agg(id || ':' || revision, ',' ORDER BY id), '')))
               FROM preferences WHERE scope_key = any($5::text[])) AS preference_fingerprint,
