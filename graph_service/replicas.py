@@ -359,9 +359,12 @@ class ReplicaRouter:
             raise _ReplicaLost() from ConnectionError(f"{replica.name} has no connections")
         replica.inflight += 1
         conn: asyncpg.Connection | None = None
+        # The connection behind the pool's proxy: what tells a lost session from a bug below.
+        session: asyncpg.Connection | None = None
         released_later = False
         try:
             conn = await pool.acquire()
+            session = dbloss.unwrapped(conn)
             if wanted:
                 # The monitor's view may be stale (a restarted replica replays from its last
                 # restart point): confirm on the very connection the read uses.
@@ -373,8 +376,7 @@ class ReplicaRouter:
                 try:
                     result = await read(conn)
                 except BaseException:
-                    if not conn.is_closed():
-                        await conn.execute("ROLLBACK")
+                    await _roll_back(conn)
                     raise
                 self._end_later(pool, conn)
                 released_later = True
@@ -383,9 +385,11 @@ class ReplicaRouter:
         except GraphError:
             raise
         except Exception as exc:
-            lost = dbloss.database_lost(exc, conn)
+            lost = dbloss.database_lost(exc, session)
             # A statement cancelled past its timeout is the read's own doing, not a lost replica.
-            timed_out = isinstance(lost, TimeoutError) and conn is not None and not conn.is_closed()
+            timed_out = (
+                isinstance(lost, TimeoutError) and session is not None and not _gone(session)
+            )
             if lost is not None and not timed_out:
                 raise _ReplicaLost() from exc
             raise
@@ -429,6 +433,25 @@ class ReplicaRouter:
                 await pool.release(conn)
             except Exception:
                 log.warning("releasing a read's connection failed", exc_info=True)
+
+
+def _gone(conn: asyncpg.Connection) -> bool:
+    """Whether a read's connection is closed. asyncpg gives a connection whose session the
+    server ended back to its pool at once, and then refuses to say: that one is gone too."""
+    try:
+        return bool(conn.is_closed())
+    except asyncpg.InterfaceError:
+        return True
+
+
+async def _roll_back(conn: asyncpg.Connection) -> None:
+    """End a failed read's transaction before its error is raised. Its error is the one to
+    raise: a connection that is gone has nothing to roll back, and one whose ROLLBACK fails
+    is not reused with its transaction open (the pool rolls back, or drops it, on release)."""
+    if _gone(conn):
+        return
+    with contextlib.suppress(Exception):
+        await conn.execute("ROLLBACK")
 
 
 async def keep_session(conn: asyncpg.Connection) -> None:

@@ -73,12 +73,19 @@ def end_call(token: contextvars.Token[list[Any] | None]) -> None:
         _held.set(None)
 
 
+def unwrapped(connection: Any) -> Any:
+    """The connection behind an asyncpg pool's proxy (or `connection` itself). The proxy
+    forgets it once the pool takes it back, which asyncpg does at once when the server ends
+    the session; then the proxy can no longer say whether it is closed, and this one can."""
+    return getattr(connection, "_con", None) or connection
+
+
 async def track_connections(proxy: Any) -> None:
     """asyncpg pool `setup` hook: remember the connection behind each acquisition, so that a
     later ambiguous driver error can be judged by whether that connection is closed."""
     held = _held.get()
     if held is not None:
-        held.append(getattr(proxy, "_con", None) or proxy)
+        held.append(unwrapped(proxy))
 
 
 def _closed(connection: Any) -> bool:

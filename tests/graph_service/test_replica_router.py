@@ -10,10 +10,12 @@ and nothing goes wrong unseen in the background.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import asyncpg
 import pytest
 
+from graph_service.errors import ReplicaUnavailable
 from graph_service.queries import replica as queries
 from graph_service.replicas import ReplicaRouter
 from tests.conftest import unique
@@ -94,3 +96,46 @@ async def test_reads_answer_then_end_their_transactions_and_give_back_every_conn
         await router.close()
         asyncio.get_running_loop().set_exception_handler(None)
     assert reported == []
+
+
+@pytest.mark.parametrize("noticed", [False, True], ids=["mid-statement", "between-statements"])
+async def test_a_read_whose_session_the_server_ended_fails_over(cluster, caplog, noticed):
+    """A replica session ended under a read, whether the driver learns of it while the read's
+    next statement is under way or before it is sent (asyncpg then has already given the
+    connection back to its pool, and its proxy refuses every call): the read fails over — here
+    to no other replica — instead of failing as a bug, and the replica is marked down for the
+    read's own error, not for one the router met handling it."""
+    application = unique("ended")
+    router = ReplicaRouter(
+        (f"{cluster.replica_dsn}?application_name={application}",),
+        pool_max=1,
+        health_interval_s=60,
+    )
+    await router.start()
+    admin = await asyncpg.connect(cluster.replica_dsn)
+    own: list[BaseException] = []
+    try:
+
+        async def ended(conn: asyncpg.Connection) -> None:
+            await admin.execute("SELECT pg_terminate_backend($1)", conn.get_server_pid())
+            if noticed:
+                await asyncio.sleep(0.2)  # the driver reads the server's goodbye meanwhile
+            try:
+                await conn.fetchval("SELECT 1")
+            except Exception as exc:
+                own.append(exc)
+                raise
+
+        with (
+            caplog.at_level(logging.WARNING, logger="graph_service.replicas"),
+            pytest.raises(ReplicaUnavailable) as raised,
+        ):
+            await router.run(ended, begin=queries.BEGIN_READ, wait_s=0.5)
+        (error,) = own
+        assert raised.value.__cause__ is error
+        (lost,) = [r.getMessage() for r in caplog.records if "lost under a read" in r.getMessage()]
+        assert lost == f"replica lost under a read: {type(error).__name__}: {error}"
+        assert not router.replicas[0].healthy
+    finally:
+        await admin.close()
+        await router.close()
