@@ -35,6 +35,15 @@ async def open_transactions(replica_dsn: str, application: str) -> list[str]:
         await conn.close()
 
 
+async def one_connection_router(replica_dsn: str, application: str) -> ReplicaRouter:
+    """A started router over the replica, one connection, its sessions named `application`."""
+    router = ReplicaRouter(
+        (f"{replica_dsn}?application_name={application}",), pool_max=1, health_interval_s=60
+    )
+    await router.start()
+    return router
+
+
 async def test_reads_answer_then_end_their_transactions_and_give_back_every_connection(cluster):
     # What the event loop is told of: asyncpg reports a connection released with its
     # transaction open, asyncio a background task's error that nobody retrieved.
@@ -43,12 +52,7 @@ async def test_reads_answer_then_end_their_transactions_and_give_back_every_conn
         lambda _, context: reported.append(str(context.get("message")))
     )
     application = unique("router")
-    router = ReplicaRouter(
-        (f"{cluster.replica_dsn}?application_name={application}",),
-        pool_max=1,
-        health_interval_s=60,
-    )
-    await router.start()
+    router = await one_connection_router(cluster.replica_dsn, application)
     try:
 
         async def settings(conn: asyncpg.Connection) -> tuple[str, str]:
@@ -105,13 +109,7 @@ async def test_a_read_whose_session_the_server_ended_fails_over(cluster, caplog,
     connection back to its pool, and its proxy refuses every call): the read fails over — here
     to no other replica — instead of failing as a bug, and the replica is marked down for the
     read's own error, not for one the router met handling it."""
-    application = unique("ended")
-    router = ReplicaRouter(
-        (f"{cluster.replica_dsn}?application_name={application}",),
-        pool_max=1,
-        health_interval_s=60,
-    )
-    await router.start()
+    router = await one_connection_router(cluster.replica_dsn, unique("ended"))
     admin = await asyncpg.connect(cluster.replica_dsn)
     own: list[BaseException] = []
     try:
