@@ -376,7 +376,7 @@ class ReplicaRouter:
                 try:
                     result = await read(conn)
                 except BaseException:
-                    await _roll_back(conn)
+                    await _roll_back(conn, session)
                     raise
                 self._end_later(pool, conn)
                 released_later = True
@@ -388,7 +388,7 @@ class ReplicaRouter:
             lost = dbloss.database_lost(exc, session)
             # A statement cancelled past its timeout is the read's own doing, not a lost replica.
             timed_out = (
-                isinstance(lost, TimeoutError) and session is not None and not _gone(session)
+                isinstance(lost, TimeoutError) and session is not None and not session.is_closed()
             )
             if lost is not None and not timed_out:
                 raise _ReplicaLost() from exc
@@ -435,20 +435,13 @@ class ReplicaRouter:
                 log.warning("releasing a read's connection failed", exc_info=True)
 
 
-def _gone(conn: asyncpg.Connection) -> bool:
-    """Whether a read's connection is closed. asyncpg gives a connection whose session the
-    server ended back to its pool at once, and then refuses to say: that one is gone too."""
-    try:
-        return bool(conn.is_closed())
-    except asyncpg.InterfaceError:
-        return True
-
-
-async def _roll_back(conn: asyncpg.Connection) -> None:
-    """End a failed read's transaction before its error is raised. Its error is the one to
-    raise: a connection that is gone has nothing to roll back, and one whose ROLLBACK fails
-    is not reused with its transaction open (the pool rolls back, or drops it, on release)."""
-    if _gone(conn):
+async def _roll_back(conn: asyncpg.Connection, session: asyncpg.Connection | None) -> None:
+    """End a failed read's transaction (`conn`, the pool's proxy of `session`) before its
+    error is raised. Its error is the one to raise: a closed session has nothing to roll back,
+    and one whose ROLLBACK fails is not reused with its transaction open (the pool rolls back,
+    or drops it, on release). The session is asked, not the proxy: asyncpg takes a closed
+    connection back to its pool at once, and its proxy then refuses every call."""
+    if session is None or session.is_closed():
         return
     with contextlib.suppress(Exception):
         await conn.execute("ROLLBACK")
