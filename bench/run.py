@@ -4,6 +4,7 @@
                         [--load-concurrency L] [--explain FILE] [--data-dir DIR]
                         [--shared-buffers SIZE] [--hold-cpus-awake] [--cold]
                         [--ingest-rate R] [--ingest-per-result N] [--split-cpus [reads]]
+                        [--ingest-texts like|foreign]
 
 Starts its own PostgreSQL primary + replica (temporary folder, free ports), then tree_service
 and graph_service as deployed — each its own process (`python -m ...`, configured through its
@@ -41,7 +42,9 @@ With --split-cpus as well, those reads are measured with the primary and tree_se
 the CPUs and the replica, graph_service and the client on the other half (bench.cpus), as in a
 deployment whose primary and replicas run on machines of their own; with --split-cpus reads,
 the replica's WAL replay and receiver join the first half, as on a replica with a CPU to spare
-for its replay.
+for its replay. With --ingest-texts foreign, the stream's texts share no trigram with the
+searches (bench.mixed.FOREIGN_LETTERS): what the reads still lose is then not the stream's rows
+in the shared indexes.
 
 With --hold-cpus-awake (root only), the run holds /dev/cpu_dma_latency at 0 µs: idle CPUs poll
 instead of halting, as on hosts tuned for latency (tuned's latency-performance profile does the
@@ -345,6 +348,7 @@ async def run(
             args.ingest_rate,
             int(args.ingest_rate * (seconds + 1) * len(mixed) * 2),
             args.ingest_per_result,
+            foreign_texts=args.ingest_texts == "foreign",
         )
         report(await measure_pairs(stream, mixed, seconds, groups), stream, args.ingest_rate)
     await pool.close()
@@ -372,6 +376,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--ingest-per-result", type=int, default=300, help="objects per result of that stream"
+    )
+    parser.add_argument(
+        "--ingest-texts",
+        choices=("like", "foreign"),
+        default="like",
+        help="that stream's texts: like the graph's, or sharing no trigram with the searches",
     )
     parser.add_argument(
         "--explain", default="", help="write the plans of reads over the p99 target to this file"
