@@ -236,9 +236,16 @@ def time_facts(row: SearchRow) -> common_pb2.TimeFacts:
 
 
 def revision(value: str | None, why: str) -> common_pb2.Revision:
+    message = common_pb2.Revision()
+    set_revision(message, value, why)
+    return message
+
+
+def set_revision(message: common_pb2.Revision, value: str | None, why: str) -> None:
     if value:
-        return common_pb2.Revision(known=value)
-    return common_pb2.Revision(unknown=common_pb2.Unknown(reason=why))
+        message.known = value
+    else:
+        message.unknown.reason = why
 
 
 def count(value: int | None, why: str) -> common_pb2.Count:
@@ -465,22 +472,22 @@ def context_item(
     content.next_cursor = next_cursor
     row = entry.row
     if row is not None and entry.result_id:
-        item.object_revision.CopyFrom(
-            revision(row.object_revision, "this result did not record a content revision")
+        set_revision(
+            item.object_revision,
+            row.object_revision,
+            "this result did not record a content revision",
         )
         set_time_facts(item.time, row, entry.validity)
         item.sources.extend(source_entries(row))
         item.sources_omitted = max(len(row.sources) - REFS_SHOWN, 0)
         return item
     if entry.revision is not None:  # a preference: its own revision and real update time
-        item.object_revision.CopyFrom(revision(entry.revision, ""))
+        set_revision(item.object_revision, entry.revision, "")
         item.time.event_time.known = False
         item.time.recorded_at = format_utc(entry.recorded_at)
         item.time.confirmation_state = common_pb2.CONFIRMED
     else:  # the computed projection: its revision is the read revision, not an object's
-        item.object_revision.CopyFrom(
-            revision(None, "a computed projection; see basis.read_revision")
-        )
+        set_revision(item.object_revision, None, "a computed projection; see basis.read_revision")
         if row is not None:
             set_event_time(item.time.event_time, row)
     set_validity(item.time.validity, entry.validity)

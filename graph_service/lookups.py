@@ -9,7 +9,13 @@ from typing import Any
 import asyncpg
 
 from graph_service.queries.sources import SOURCES_AND_TOUCHES, VALIDITY_RELATIONS
-from graph_service.views import RelationTouch, SearchRow, SourceView
+from graph_service.views import (
+    UNKNOWN_VALIDITY,
+    RelationTouch,
+    SearchRow,
+    SourceView,
+    ValidityView,
+)
 
 
 async def sources_and_touches(
@@ -43,13 +49,24 @@ def sources_by_key(rows: Iterable[asyncpg.Record]) -> dict[tuple[str, str], dict
 
 
 def object_row(
-    row: asyncpg.Record, sources: dict[tuple[str, str], dict[str, Any]], score: int = 0
+    row: asyncpg.Record,
+    sources: dict[tuple[str, str], dict[str, Any]],
+    score: int = 0,
+    *,
+    validity: ValidityView = UNKNOWN_VALIDITY,
 ) -> SearchRow:
-    """A stored object copy with the sources it cites."""
-    details = json.loads(row["details"])
-    refs = details.get("source_reference_ids", [])
+    """A stored object copy with the sources it cites (those in `sources`)."""
+    details_text = row["details"]
+    details = json.loads(details_text)
+    result_id = row["result_id"]
+    cited: tuple[SourceView, ...] = ()
+    if sources:
+        refs = details.get("source_reference_ids", ())
+        cited = tuple(
+            SourceView(ref, sources[key]) for ref in refs if (key := (result_id, ref)) in sources
+        )
     return SearchRow(
-        result_id=row["result_id"],
+        result_id=result_id,
         object_type=row["object_type"],
         object_id=row["object_id"],
         type_rank=row["type_rank"],
@@ -67,11 +84,9 @@ def object_row(
         recorded_at=row["recorded_at"],
         details=details,
         score=score,
-        sources=tuple(
-            SourceView(ref, sources[(row["result_id"], ref)])
-            for ref in refs
-            if (row["result_id"], ref) in sources
-        ),
+        sources=cited,
+        validity=validity,
+        details_text=details_text,
     )
 
 

@@ -197,8 +197,10 @@ class GraphStore:
                     excludes_unknown,
                 )
             hits = tuple(
-                dataclasses.replace(
-                    object_row(r, sources, score),
+                object_row(
+                    r,
+                    sources,
+                    score,
                     validity=validity_of(
                         touches.get((r["object_type"], r["object_id"]), []), r["object_revision"]
                     ),
