@@ -931,6 +931,18 @@ CREATE TABLE public.schema_migrations (
 );
 
 --
+-- Name: scope_results; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.scope_results (
+    scope_key text NOT NULL,
+    results bigint NOT NULL,
+    revision bigint NOT NULL,
+    copies bigint NOT NULL,
+    excluded_source_types text[] NOT NULL
+);
+
+--
 -- Name: source_revisions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1417,6 +1429,13 @@ ALTER TABLE ONLY public.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
 
 --
+-- Name: scope_results scope_results_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.scope_results
+    ADD CONSTRAINT scope_results_pkey PRIMARY KEY (scope_key);
+
+--
 -- Name: source_revisions source_revisions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1707,6 +1726,12 @@ CREATE INDEX preferences_scope ON public.preferences USING btree (scope_key, id)
 --
 
 CREATE INDEX purged_nodes_purge ON public.purged_nodes USING btree (purge_id);
+
+--
+-- Name: review_results_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX review_results_newest ON public.review_results USING btree (scope_key, review_generated_at DESC, result_id);
 
 --
 -- Name: review_results_reporting_gaps; Type: INDEX; Schema: public; Owner: -

@@ -18,6 +18,7 @@ from tests.graph_service.story import load_acceptance_story
 
 TABLES = (
     "review_results",
+    "scope_results",
     "graph_objects",
     "graph_links",
     "sources",

@@ -22,6 +22,8 @@ def test_the_live_walk_of_a_context_read_is_the_one_hubs_store():
 def test_the_openings_list_what_their_constants_say():
     for opening in (scope_state.SCOPE_STATE, search.SEARCH_OPENING, context.CONTEXT_OPENING):
         assert f"LIMIT {scope_state.GAPS_LISTED + 1}) AS scope_gaps" in flat(opening)
+        # as many results as gaps listed: each result read reports one at least
+        assert f"LIMIT {scope_state.GAPS_LISTED + 1}) g," in flat(opening)
     assert f"LIMIT {context.SCOPES_LISTED}) AS object_scopes" in flat(context.CONTEXT_OPENING)
     assert f"LIMIT {context.HISTORY_GAPS_LISTED + 1}) AS history_gaps" in flat(
         context.CONTEXT_OPENING
@@ -31,10 +33,11 @@ def test_the_openings_list_what_their_constants_say():
 def test_the_search_opening_and_the_context_opening_extend_the_scope_state():
     """Both read the scope's state exactly as SCOPE_STATE does, columns added before its FROM."""
     state = flat(scope_state.SCOPE_STATE)
-    head, tail = state.split(" FROM review_results WHERE scope_key = $1) s,")
+    split = " FROM (SELECT $1::text AS scope_key) k LEFT JOIN scope_results t USING (scope_key)) s,"
+    head, tail = state.split(split)
     for opening in (search.SEARCH_OPENING, context.CONTEXT_OPENING):
         assert flat(opening).startswith(head)
-        assert flat(opening).endswith(" FROM review_results WHERE scope_key = $1) s," + tail)
+        assert flat(opening).endswith(split + tail)
 
 
 # An event's interval meets the range: the rule a copy is placed in an event-time range by.

@@ -37,9 +37,8 @@ GROWTH = 2
 MIN_INTERVAL_S = 5.0
 
 ESTIMATED_OBJECTS = "EXPLAIN (FORMAT JSON) SELECT 1 FROM graph_objects WHERE scope_key = $1"
-RECORDED_OBJECTS = (
-    "SELECT coalesce(sum(object_count), 0)::bigint FROM review_results WHERE scope_key = $1"
-)
+# The copies its results recorded, as RecordReview keeps them (scope_results).
+RECORDED_OBJECTS = "SELECT coalesce((SELECT copies FROM scope_results WHERE scope_key = $1), 0)"
 REFRESH = "SELECT refresh_graph_statistics()"
 
 

@@ -2,17 +2,21 @@
 -- the scope.
 
 SELECT s.*, clock_timestamp() AS read_at, c.*
-FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
-             coalesce(sum(object_count), 0)::bigint AS copies,
-             -- Through the index of the results that report any (review_results_reporting_gaps).
+-- The scope's figures (t) as RecordReview keeps them in scope_results; none before its first result.
+FROM (SELECT coalesce(t.results, 0) AS results, coalesce(t.revision, 0) AS revision,
+             coalesce(t.copies, 0)::bigint AS copies,
+             -- The gaps of the newest results that report any (review_results_reporting_gaps):
+             -- each reports one at least, so the newest 51 of them hold the 51 listed.
              ARRAY(SELECT g.result_id || ': ' || gap
-                   FROM review_results g, unnest(g.coverage_gaps) WITH ORDINALITY AS u (gap, i)
-                   WHERE g.scope_key = $1 AND g.coverage_gaps <> '{}'
+                   FROM (SELECT result_id, review_generated_at, coverage_gaps
+                         FROM review_results
+                         WHERE scope_key = $1 AND coverage_gaps <> '{}'
+                         ORDER BY review_generated_at DESC, result_id
+                         LIMIT 51) g,
+                        unnest(g.coverage_gaps) WITH ORDINALITY AS u (gap, i)
                    ORDER BY g.review_generated_at DESC, g.result_id, u.i
                    LIMIT 51) AS scope_gaps,
-             ARRAY(SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
-                   WHERE x.scope_key = $1 AND x.excluded_source_types <> '{}'
-                   ORDER BY t) AS scope_excluded_source_types,
+             coalesce(t.excluded_source_types, '{}') AS scope_excluded_source_types,
              -- Whether the scope linked any leaf fact (leaf_uses_linked): if not, the read of
              -- the leaves it linked is left out.
              EXISTS(SELECT 1 FROM leaf_uses WHERE scope_key = $1 AND linked) AS links_leaves,
@@ -43,7 +47,7 @@ FROM (SELECT count(*) AS results, coalesce(max(graph_revision), 0) AS revision,
                               updated_at)
                    FROM preferences WHERE scope_key = any($5::text[])
                    ORDER BY id LIMIT $6) AS first_preferences
-      FROM review_results WHERE scope_key = $1) s,
+      FROM (SELECT $1::text AS scope_key) k LEFT JOIN scope_results t USING (scope_key)) s,
 LATERAL (
     SELECT array_agg(x.result_id ORDER BY x.review_generated_at DESC, x.result_id)
                AS covered_result_id,

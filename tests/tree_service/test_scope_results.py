@@ -1,0 +1,182 @@
+"""A scope's figures that every read opens with (scope_results, migration 0036) are those of the
+results it holds: kept by RecordReview in the statement that records a result, and backfilled
+for the results recorded before."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import asyncpg
+import grpc
+import pytest
+
+from graph_service.queries import context, scope_state, search
+from mirrortree.v1 import graph_pb2, tree_pb2
+from tests.conftest import unique
+from tests.graph_service.story import options
+from tests.tree_service.reviews import review, scope_of
+from tests.tree_service.test_migrate import empty_database  # noqa: F401 (a fixture)
+from tree_service.migrate import migrate
+
+FIGURES = """
+SELECT results, revision, copies, excluded_source_types FROM scope_results WHERE scope_key = $1
+"""
+# The same figures counted from the results themselves, as the openings counted them before.
+COUNTED = """
+SELECT count(*) AS results, max(graph_revision) AS revision, sum(object_count) AS copies,
+       ARRAY(SELECT DISTINCT t FROM review_results x, unnest(x.excluded_source_types) t
+             WHERE x.scope_key = $1 ORDER BY t) AS excluded_source_types
+FROM review_results WHERE scope_key = $1
+"""
+
+
+def events(count: int) -> list[tree_pb2.EventInput]:
+    return [
+        tree_pb2.EventInput(id=f"e{i}", kind=tree_pb2.DECISION, title=f"decision {i}")
+        for i in range(count)
+    ]
+
+
+async def figures(dsn: str, scope_key: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(kept, counted) for the scope."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        kept = await conn.fetchrow(FIGURES, scope_key)
+        counted = await conn.fetchrow(COUNTED, scope_key)
+    finally:
+        await conn.close()
+    assert kept is not None, f"no figures kept for {scope_key}"
+    return dict(kept), dict(counted)
+
+
+async def test_a_scope_keeps_the_figures_of_the_results_it_holds(cluster, tree_stub, graph_stub):
+    project = unique("p")
+    scope_key = f"projects:{project}"
+    first = review(project, events=events(3), excluded_source_types=["tool_output", "email"])
+    await tree_stub.RecordReview(first)
+    await tree_stub.RecordReview(first)  # an idempotent retry records nothing more
+    # Results recorded at once in one scope queue on its lock; each is counted once.
+    await asyncio.gather(
+        *(
+            tree_stub.RecordReview(
+                review(project, events=events(n), excluded_source_types=["email", "chat"])
+            )
+            for n in (1, 2, 4)
+        )
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as refused:  # refused whole: not counted
+        await tree_stub.RecordReview(
+            review(project, relations=[tree_pb2.RelationInput(id="r", kind=tree_pb2.REPLACES)])
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    last = await tree_stub.RecordReview(review(project, events=events(2)))
+    kept, counted = await figures(cluster.primary_dsn, scope_key)
+    assert kept == counted
+    assert kept["results"] == 5 and kept["copies"] == 12
+    assert kept["excluded_source_types"] == ["chat", "email", "tool_output"]
+    # Reads open with them: the results in scope, the revision read at, the exclusions.
+    read = await graph_stub.Search(
+        graph_pb2.SearchRequest(query="decision", scope=scope_of(project), options=options(last))
+    )
+    assert read.coverage.results_in_scope.exact == 5
+    assert read.basis.read_revision == kept["revision"]
+    assert list(read.coverage.excluded_source_types) == ["chat", "email", "tool_output"]
+
+
+async def test_a_scope_without_results_opens_empty(graph_stub):
+    """The openings join the figures to the scope asked for (GetContext's and ReadSource's as
+    Search's: test_statements): a scope that holds no result yet still opens, none in scope."""
+    project = unique("p")
+    read = await graph_stub.Search(graph_pb2.SearchRequest(query="x", scope=scope_of(project)))
+    assert read.coverage.results_in_scope.exact == 0
+    assert read.coverage.state == graph_pb2.Coverage.UNKNOWN
+    assert read.basis.read_revision == 0 and not read.hits
+
+
+async def test_the_figures_of_results_recorded_before_are_backfilled(empty_database):  # noqa: F811
+    conn = await asyncpg.connect(empty_database)
+    try:
+        await migrate(conn, up_to=35)
+        await conn.execute(
+            """
+            INSERT INTO review_results (result_id, scope_key, scope_projects, phase,
+                review_generated_at, recorded_at, graph_revision, request_hash, object_count,
+                excluded_source_types)
+            VALUES ('r1', 'projects:a', '{a}', 'daily', now(), now(), 3, '\\x00', 5, '{email}'),
+                   ('r2', 'projects:a', '{a}', 'daily', now(), now(), 7, '\\x00', 2, '{chat}'),
+                   ('r3', 'projects:b', '{b}', 'daily', now(), now(), 5, '\\x00', 0, '{}')
+            """
+        )
+        await migrate(conn)
+        kept = {r["scope_key"]: dict(r) for r in await conn.fetch("SELECT * FROM scope_results")}
+    finally:
+        await conn.close()
+    assert kept == {
+        "projects:a": {
+            "scope_key": "projects:a",
+            "results": 2,
+            "revision": 7,
+            "copies": 7,
+            "excluded_source_types": ["chat", "email"],
+        },
+        "projects:b": {
+            "scope_key": "projects:b",
+            "results": 1,
+            "revision": 5,
+            "copies": 0,
+            "excluded_source_types": [],
+        },
+    }
+
+
+async def test_an_opening_reads_the_same_few_results_however_many_the_scope_holds(
+    empty_database,  # noqa: F811
+):
+    """Each opening reads the scope's figures and its newest results, never every result: in a
+    scope of 5,000 results, at most the 51 newest reporting gaps and the 20 newest listed."""
+    conn = await asyncpg.connect(empty_database)
+    try:
+        await migrate(conn)
+        await conn.execute(
+            """
+            INSERT INTO review_results (result_id, scope_key, scope_projects, phase,
+                review_generated_at, recorded_at, graph_revision, request_hash, object_count,
+                coverage_gaps)
+            SELECT 'r' || g, 'projects:a', '{a}', 'daily', now() - g * interval '1 minute',
+                   now(), g, '\\x00', 3, CASE WHEN g % 2 = 0 THEN '{a gap}'::text[] ELSE '{}' END
+            FROM generate_series(1, 5000) g;
+            INSERT INTO scope_results VALUES ('projects:a', 5000, 5000, 15000, '{}');
+            ANALYZE review_results;
+            SET plan_cache_mode = force_generic_plan;
+            """
+        )
+        arguments = {
+            "state": (scope_state.SCOPE_STATE, "text, int", "'projects:a', 20"),
+            "search": (search.SEARCH_OPENING, "text, int, text", "'projects:a', 20, '%x%'"),
+            "context": (
+                context.CONTEXT_OPENING,
+                "text, int, text, text, text[], int, boolean",
+                "'projects:a', 20, 'event', 'e1', '{global}', 0, false",
+            ),
+        }
+        read: dict[str, int] = {}
+        for name, (statement, types, values) in arguments.items():
+            await conn.execute(f"PREPARE {name} ({types}) AS {statement}")
+            plan = json.loads(
+                await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE {name} ({values})")
+            )
+            read[name] = rows_read(plan[0]["Plan"], "review_results")
+            row = await conn.fetchrow(f"EXECUTE {name} ({values})")
+            assert (row["results"], row["copies"], len(row["scope_gaps"])) == (5000, 15000, 51)
+            assert len(row["covered_result_id"]) == 20
+    finally:
+        await conn.close()
+    assert all(rows <= 51 + 20 for rows in read.values()), read
+
+
+def rows_read(node: dict[str, Any], table: str) -> int:
+    """The rows every scan of `table` in a plan returned, over all its loops."""
+    own = node["Actual Rows"] * node["Actual Loops"] if node.get("Relation Name") == table else 0
+    return own + sum(rows_read(child, table) for child in node.get("Plans", []))
