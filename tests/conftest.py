@@ -11,6 +11,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import grpc
@@ -38,6 +39,13 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
+def rows_read(node: dict[str, Any], table: str) -> int:
+    """The rows every scan of `table` in an EXPLAIN (ANALYZE, FORMAT JSON) plan returned, over
+    all its loops."""
+    own = node["Actual Rows"] * node["Actual Loops"] if node.get("Relation Name") == table else 0
+    return own + sum(rows_read(child, table) for child in node.get("Plans", []))
+
+
 @pytest.fixture(scope="session")
 def cluster_config() -> Iterator[pgcluster.ClusterConfig]:
     # mkdtemp under the system temp dir: its parents are traversable by the non-root
@@ -54,6 +62,19 @@ def cluster_config() -> Iterator[pgcluster.ClusterConfig]:
 @pytest.fixture(scope="session")
 def cluster(cluster_config: pgcluster.ClusterConfig) -> pgcluster.ClusterInfo:
     return pgcluster.start(cluster_config)
+
+
+@pytest_asyncio.fixture
+async def empty_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
+    """A database of its own on the primary, without any migration applied; dropped after."""
+    name = f"migrate_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        yield cluster.primary_dsn.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
 
 
 @pytest_asyncio.fixture(scope="session")

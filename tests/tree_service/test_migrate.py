@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
-import pytest_asyncio
 
 from tests.tree_service.racing import held
 from tree_service.migrate import MIGRATION_LOCK_KEY, MigrationError, migrate, shipped_migrations
 
 HOLD_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock($1)"
-
-
-@pytest_asyncio.fixture
-async def empty_database(cluster) -> AsyncIterator[str]:
-    name = f"migrate_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(cluster.primary_dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        yield cluster.primary_dsn.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
 
 
 def test_shipped_migrations_are_numbered_without_gaps():

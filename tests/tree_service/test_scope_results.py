@@ -14,10 +14,9 @@ import pytest
 
 from graph_service.queries import context, scope_state, search
 from mirrortree.v1 import graph_pb2, tree_pb2
-from tests.conftest import unique
+from tests.conftest import rows_read, unique
 from tests.graph_service.story import options
 from tests.tree_service.reviews import review, scope_of
-from tests.tree_service.test_migrate import empty_database  # noqa: F401 (a fixture)
 from tree_service.migrate import migrate
 
 FIGURES = """
@@ -95,7 +94,7 @@ async def test_a_scope_without_results_opens_empty(graph_stub):
     assert read.basis.read_revision == 0 and not read.hits
 
 
-async def test_the_figures_of_results_recorded_before_are_backfilled(empty_database):  # noqa: F811
+async def test_the_figures_of_results_recorded_before_are_backfilled(empty_database):
     conn = await asyncpg.connect(empty_database)
     try:
         await migrate(conn, up_to=35)
@@ -132,7 +131,7 @@ async def test_the_figures_of_results_recorded_before_are_backfilled(empty_datab
 
 
 async def test_an_opening_reads_the_same_few_results_however_many_the_scope_holds(
-    empty_database,  # noqa: F811
+    empty_database,
 ):
     """Each opening reads the scope's figures and its newest results, never every result: in a
     scope of 5,000 results, at most the 51 newest reporting gaps and the 20 newest listed."""
@@ -174,9 +173,3 @@ async def test_an_opening_reads_the_same_few_results_however_many_the_scope_hold
     finally:
         await conn.close()
     assert all(rows <= 51 + 20 for rows in read.values()), read
-
-
-def rows_read(node: dict[str, Any], table: str) -> int:
-    """The rows every scan of `table` in a plan returned, over all its loops."""
-    own = node["Actual Rows"] * node["Actual Loops"] if node.get("Relation Name") == table else 0
-    return own + sum(rows_read(child, table) for child in node.get("Plans", []))

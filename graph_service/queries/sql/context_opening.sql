@@ -27,11 +27,49 @@ FROM (SELECT coalesce(t.results, 0) AS results, coalesce(t.revision, 0) AS revis
                     WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS in_scope,
              EXISTS(SELECT 1 FROM context_hubs
                     WHERE scope_key = $1 AND object_type = $3 AND object_id = $4) AS is_hub,
-             ARRAY(SELECT DISTINCT scope_key FROM graph_objects
-                   WHERE object_type = $3 AND object_id = $4 LIMIT 20) AS object_scopes,
-             ARRAY(SELECT DISTINCT unnest(r.coverage_gaps) AS gap
+             -- The scopes holding X, one index probe each (graph_objects_ref): the DISTINCT
+             -- of every copy of X read them all, and an object recorded by every result of a
+             -- scope has a copy per result.
+             ARRAY(WITH RECURSIVE held (scope_key) AS (
+                       (SELECT scope_key FROM graph_objects
+                        WHERE object_type = $3 AND object_id = $4
+                        ORDER BY scope_key LIMIT 1)
+                       UNION ALL
+                       SELECT (SELECT g.scope_key FROM graph_objects g
+                               WHERE g.object_type = $3 AND g.object_id = $4
+                                 AND g.scope_key > held.scope_key
+                               ORDER BY g.scope_key LIMIT 1)
+                       FROM held WHERE held.scope_key IS NOT NULL)
+                   SELECT scope_key FROM held WHERE scope_key IS NOT NULL
+                   LIMIT 20) AS object_scopes,
+             -- The gaps reported by the results holding X, from X's copies in scope (each
+             -- asked for its result's gaps), or, when X has more than 100 copies and the scope
+             -- at most 1,000 results reporting gaps (review_results_reporting_gaps), from those
+             -- results (each asked whether it holds a copy of X): an object recorded by every
+             -- result of a scope has a copy per result.
+             ARRAY(WITH copies AS MATERIALIZED (
+                       SELECT 1 FROM graph_objects
+                       WHERE scope_key = $1 AND object_type = $3 AND object_id = $4
+                       LIMIT 101),
+                   reporting AS MATERIALIZED (
+                       SELECT result_id, coverage_gaps FROM review_results
+                       WHERE (SELECT count(*) FROM copies) > 100
+                         AND scope_key = $1 AND coverage_gaps <> '{}'
+                       LIMIT 1001),
+                   side AS MATERIALIZED (
+                       SELECT (SELECT count(*) FROM copies) > 100
+                              AND (SELECT count(*) FROM reporting) <= 1000 AS from_reporting)
+                   SELECT unnest(g.coverage_gaps) AS gap
+                   FROM reporting g
+                   WHERE (SELECT from_reporting FROM side)
+                     AND EXISTS (SELECT 1 FROM graph_objects o
+                                 WHERE o.result_id = g.result_id AND o.object_type = $3
+                                   AND o.object_id = $4)
+                   UNION
+                   SELECT unnest(r.coverage_gaps)
                    FROM graph_objects o JOIN review_results r ON r.result_id = o.result_id
-                   WHERE o.scope_key = $1 AND o.object_type = $3 AND o.object_id = $4
+                   WHERE NOT (SELECT from_reporting FROM side)
+                     AND o.scope_key = $1 AND o.object_type = $3 AND o.object_id = $4
                    ORDER BY gap LIMIT 21) AS history_gaps,
              ARRAY(SELECT ROW(o.object_id, o.result_id)
                    FROM graph_links l
