@@ -45,6 +45,29 @@ END;
 $$;
 
 --
+-- Name: count_scope_result(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.count_scope_result() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO scope_results AS s (scope_key, results, revision, copies, excluded_source_types)
+    VALUES (NEW.scope_key, 1, NEW.graph_revision, NEW.object_count,
+            ARRAY(SELECT DISTINCT t FROM unnest(NEW.excluded_source_types) t ORDER BY t))
+    ON CONFLICT (scope_key) DO UPDATE
+    SET results = s.results + 1,
+        revision = greatest(s.revision, excluded.revision),
+        copies = s.copies + excluded.copies,
+        excluded_source_types = ARRAY(
+            SELECT DISTINCT t
+            FROM unnest(s.excluded_source_types || excluded.excluded_source_types) t
+            ORDER BY t);
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: day_number(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1804,6 +1827,12 @@ CREATE TRIGGER main_line_versions_immutable BEFORE DELETE OR UPDATE ON public.ma
 --
 
 CREATE TRIGGER nodes_tree_events AFTER INSERT OR UPDATE OF answer_state ON public.nodes FOR EACH ROW EXECUTE FUNCTION public.node_tree_event();
+
+--
+-- Name: review_results review_results_counted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER review_results_counted AFTER INSERT ON public.review_results FOR EACH ROW EXECUTE FUNCTION public.count_scope_result();
 
 --
 -- Name: tasks tasks_tree_events; Type: TRIGGER; Schema: public; Owner: -

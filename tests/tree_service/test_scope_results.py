@@ -1,6 +1,6 @@
-"""A scope's figures that every read opens with (scope_results, migration 0036) are those of the
-results it holds: kept by RecordReview in the statement that records a result, and backfilled
-for the results recorded before."""
+"""A scope's figures that every read opens with (scope_results, migration 0036) are
+those of the results it holds: kept by the database as each result is inserted, whoever
+inserts it, and counted once for the results recorded before."""
 
 from __future__ import annotations
 
@@ -82,6 +82,25 @@ async def test_a_scope_keeps_the_figures_of_the_results_it_holds(cluster, tree_s
     assert read.coverage.results_in_scope.exact == 5
     assert read.basis.read_revision == kept["revision"]
     assert list(read.coverage.excluded_source_types) == ["chat", "email", "tool_output"]
+    # A result inserted by anything else — a tree_service of an earlier build still serving
+    # during an upgrade — is counted too.
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        await conn.execute(
+            """
+            INSERT INTO review_results (result_id, scope_key, scope_projects, phase,
+                review_generated_at, recorded_at, graph_revision, request_hash, object_count)
+            VALUES ($1, $2, ARRAY[$3], 'daily', now(), now(), nextval('graph_revision_seq'),
+                    '\\x00', 4)
+            """,
+            unique("by-hand"),
+            scope_key,
+            project,
+        )
+    finally:
+        await conn.close()
+    by_hand, counted = await figures(cluster.primary_dsn, scope_key)
+    assert by_hand == counted and by_hand["results"] == 6 and by_hand["copies"] == 16
 
 
 async def test_a_scope_without_results_opens_empty(graph_stub):
@@ -105,10 +124,18 @@ async def test_the_figures_of_results_recorded_before_are_backfilled(empty_datab
                 excluded_source_types)
             VALUES ('r1', 'projects:a', '{a}', 'daily', now(), now(), 3, '\\x00', 5, '{email}'),
                    ('r2', 'projects:a', '{a}', 'daily', now(), now(), 7, '\\x00', 2, '{chat}'),
-                   ('r3', 'projects:b', '{b}', 'daily', now(), now(), 5, '\\x00', 0, '{}')
+                   ('r3', 'projects:b', '{b}', 'daily', now(), now(), 4, '\\x00', 0, '{}')
             """
         )
         await migrate(conn)
+        # Recorded afterwards, by anything: counted as it is inserted.
+        await conn.execute(
+            """
+            INSERT INTO review_results (result_id, scope_key, scope_projects, phase,
+                review_generated_at, recorded_at, graph_revision, request_hash, object_count)
+            VALUES ('r4', 'projects:b', '{b}', 'daily', now(), now(), 5, '\\x00', 6)
+            """
+        )
         kept = {r["scope_key"]: dict(r) for r in await conn.fetch("SELECT * FROM scope_results")}
     finally:
         await conn.close()
@@ -122,9 +149,9 @@ async def test_the_figures_of_results_recorded_before_are_backfilled(empty_datab
         },
         "projects:b": {
             "scope_key": "projects:b",
-            "results": 1,
+            "results": 2,
             "revision": 5,
-            "copies": 0,
+            "copies": 6,
             "excluded_source_types": [],
         },
     }
@@ -146,7 +173,6 @@ async def test_an_opening_reads_the_same_few_results_however_many_the_scope_hold
             SELECT 'r' || g, 'projects:a', '{a}', 'daily', now() - g * interval '1 minute',
                    now(), g, '\\x00', 3, CASE WHEN g % 2 = 0 THEN '{a gap}'::text[] ELSE '{}' END
             FROM generate_series(1, 5000) g;
-            INSERT INTO scope_results VALUES ('projects:a', 5000, 5000, 15000, '{}');
             ANALYZE review_results;
             SET plan_cache_mode = force_generic_plan;
             """

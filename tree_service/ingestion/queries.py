@@ -26,32 +26,14 @@ INSERT INTO context_hub_threshold (hub_links) VALUES ($1)
 ON CONFLICT (single) DO UPDATE SET hub_links = least(context_hub_threshold.hub_links, $1)
 """
 
-# The result, and its scope's figures that every read opens with (scope_results: migration
-# 0036), in one statement.
 INSERT_REVIEW_RESULT = """
-WITH result AS (
-    INSERT INTO review_results (
-        result_id, scope_key, scope_projects, phase, covered_from, covered_to,
-        review_generated_at, recorded_at, graph_revision, excluded_source_types, request_hash,
-        coverage_gaps, object_count, coverage_basis, coverage_counts)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), nextval('graph_revision_seq'), $8,
-            $9, $10, $11, $12, $13::jsonb)
-    RETURNING scope_key, recorded_at, graph_revision, object_count, excluded_source_types
-), scope AS (
-    INSERT INTO scope_results AS s (scope_key, results, revision, copies, excluded_source_types)
-    SELECT scope_key, 1, graph_revision, object_count,
-           ARRAY(SELECT DISTINCT t FROM unnest(excluded_source_types) t ORDER BY t)
-    FROM result
-    ON CONFLICT (scope_key) DO UPDATE
-    SET results = s.results + 1,
-        revision = greatest(s.revision, excluded.revision),
-        copies = s.copies + excluded.copies,
-        excluded_source_types = ARRAY(
-            SELECT DISTINCT t
-            FROM unnest(s.excluded_source_types || excluded.excluded_source_types) t
-            ORDER BY t)
-)
-SELECT recorded_at, graph_revision FROM result
+INSERT INTO review_results (
+    result_id, scope_key, scope_projects, phase, covered_from, covered_to,
+    review_generated_at, recorded_at, graph_revision, excluded_source_types, request_hash,
+    coverage_gaps, object_count, coverage_basis, coverage_counts)
+VALUES ($1, $2, $3, $4, $5, $6, $7, clock_timestamp(), nextval('graph_revision_seq'), $8, $9,
+        $10, $11, $12, $13::jsonb)
+RETURNING recorded_at, graph_revision
 """
 
 SELECT_REVIEW_RESULT = """

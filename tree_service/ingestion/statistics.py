@@ -37,7 +37,7 @@ GROWTH = 2
 MIN_INTERVAL_S = 5.0
 
 ESTIMATED_OBJECTS = "EXPLAIN (FORMAT JSON) SELECT 1 FROM graph_objects WHERE scope_key = $1"
-# The copies its results recorded, as RecordReview keeps them (scope_results).
+# The copies its results recorded, as the database keeps them (scope_results).
 RECORDED_OBJECTS = "SELECT coalesce((SELECT copies FROM scope_results WHERE scope_key = $1), 0)"
 REFRESH = "SELECT refresh_graph_statistics()"
 

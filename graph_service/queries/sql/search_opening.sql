@@ -1,7 +1,8 @@
 -- A search's opening: the scope's state, and its LIKE pattern ($3) lowered as ILIKE lowers it.
 
 SELECT s.*, clock_timestamp() AS read_at, c.*
--- The scope's figures (t) as RecordReview keeps them in scope_results; none before its first result.
+-- The scope's figures (t), kept in scope_results as each result is recorded (a trigger:
+-- migration 0036); none before its first result.
 FROM (SELECT coalesce(t.results, 0) AS results, coalesce(t.revision, 0) AS revision,
              coalesce(t.copies, 0)::bigint AS copies,
              -- The gaps of the newest results that report any (review_results_reporting_gaps):
