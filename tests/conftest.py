@@ -64,17 +64,32 @@ def cluster(cluster_config: pgcluster.ClusterConfig) -> pgcluster.ClusterInfo:
     return pgcluster.start(cluster_config)
 
 
-@pytest_asyncio.fixture
-async def empty_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
-    """A database of its own on the primary, without any migration applied; dropped after."""
-    name = f"migrate_{uuid.uuid4().hex[:10]}"
+def with_database(dsn: str, name: str) -> str:
+    """`dsn` with its database replaced by `name`."""
+    return dsn.rsplit("/", 1)[0] + "/" + name
+
+
+@contextlib.asynccontextmanager
+async def fresh_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
+    """A new, empty database on the session cluster (no migration applied); its name. Dropped
+    after, with whatever is still connected to it."""
+    name = f"fresh_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(cluster.primary_dsn)
     try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-        yield cluster.primary_dsn.rsplit("/", 1)[0] + f"/{name}"
+        await admin.execute(f"CREATE DATABASE {name}")
+        try:
+            yield name
+        finally:
+            await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+@pytest_asyncio.fixture
+async def empty_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
+    """A fresh_database's DSN on the primary."""
+    async with fresh_database(cluster) as name:
+        yield with_database(cluster.primary_dsn, name)
 
 
 @pytest_asyncio.fixture(scope="session")

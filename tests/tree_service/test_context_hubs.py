@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +22,6 @@ from typing import Any
 import asyncpg
 import grpc
 import pytest
-import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +29,7 @@ from devtools import pgcluster
 from graph_service import app as graph_app
 from mirrortree import neighbourhoods
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
-from tests.conftest import graph_settings, switch_app, unique
+from tests.conftest import fresh_database, graph_settings, switch_app, unique, with_database
 from tests.graph_service.story import load_acceptance_story, project_scope, ref, relation_input
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings
@@ -46,25 +44,6 @@ LINES = ["line-0"]
 Ref = tuple[common_pb2.ObjectType, str]
 EVENT = common_pb2.EVENT
 ENTITY = common_pb2.ENTITY
-
-
-def with_database(dsn: str, name: str) -> str:
-    return dsn.rsplit("/", 1)[0] + "/" + name
-
-
-@contextlib.asynccontextmanager
-async def fresh_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
-    """A new, empty database on the session cluster; its name."""
-    name = f"hubs_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(cluster.primary_dsn)
-    try:
-        await admin.execute(f"CREATE DATABASE {name}")
-        try:
-            yield name
-        finally:
-            await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
-    finally:
-        await admin.close()
 
 
 @contextlib.asynccontextmanager
@@ -258,12 +237,6 @@ async def record_all(
         yield await stub.RecordReview(request)
 
 
-@pytest_asyncio.fixture
-async def hub_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
-    async with fresh_database(cluster) as name:
-        yield with_database(cluster.primary_dsn, name)
-
-
 @pytest.mark.parametrize("hub_links", [1, 2, 3])
 @settings(
     max_examples=15,
@@ -273,16 +246,16 @@ async def hub_database(cluster: pgcluster.ClusterInfo) -> AsyncIterator[str]:
 )
 @given(results=review_results())
 async def test_stored_members_are_the_live_walk(
-    hub_database: str, hub_links: int, results: list[dict[str, Any]]
+    empty_database: str, hub_links: int, results: list[dict[str, Any]]
 ) -> None:
     """After every result, every hub's stored members equal the live walk; the hubs are the
     objects with `hub_links` links (1: every linked object, from its first link; 2 and 3:
     objects that become hubs in a later result, filled then, and kept after)."""
     project = unique("hubs")
     scope_key = f"projects:{project}"
-    conn = await asyncpg.connect(hub_database)
+    conn = await asyncpg.connect(empty_database)
     try:
-        async with tree_in(hub_database, hub_links) as stub:
+        async with tree_in(empty_database, hub_links) as stub:
             async for _ in record_all(stub, project, results):
                 await assert_hubs_match_live(conn, scope_key, hub_links)
     finally:
@@ -500,17 +473,17 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
             assert read_after_held == read_before, object_read
 
 
-async def test_the_counts_migration_counts_the_hubs_made_before_it(hub_database: str) -> None:
+async def test_the_counts_migration_counts_the_hubs_made_before_it(empty_database: str) -> None:
     """Migration 0015 fills context_counts for the hubs of a graph stored before it: its
     counts are those of their stored members and citations, and later results keep adding to
     them."""
     service = await tree_app.start(
-        TreeSettings(dsn=hub_database, listen="127.0.0.1:0", hub_links=2)
+        TreeSettings(dsn=empty_database, listen="127.0.0.1:0", hub_links=2)
     )
     try:
         story = await load_acceptance_story(f"127.0.0.1:{service.port}")
         scope_key = f"projects:{story.project}"
-        conn = await asyncpg.connect(hub_database)
+        conn = await asyncpg.connect(empty_database)
         try:
             # The database as it was before 0015, with the hubs and members 0013 and 0014 keep.
             await conn.execute(
