@@ -45,6 +45,28 @@ END;
 $$;
 
 --
+-- Name: count_scope_days(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.count_scope_days() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO scope_days AS s (scope_key, basis, day, copies)
+    SELECT d.scope_key, d.basis, d.day, count(*)
+    FROM (SELECT scope_key, 'event_time' AS basis, unnest(event_days) AS day FROM added
+          UNION ALL
+          SELECT scope_key, 'review_generated_at', unnest(review_days) FROM added
+          UNION ALL
+          SELECT scope_key, 'recorded_at', unnest(recorded_days) FROM added) d
+    GROUP BY d.scope_key, d.basis, d.day
+    ORDER BY d.scope_key, d.basis, d.day  -- one order for every writer: no deadlock
+    ON CONFLICT (scope_key, basis, day) DO UPDATE SET copies = s.copies + excluded.copies;
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: count_scope_result(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -954,6 +976,18 @@ CREATE TABLE public.schema_migrations (
 );
 
 --
+-- Name: scope_days; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.scope_days (
+    scope_key text NOT NULL,
+    basis text NOT NULL,
+    day integer NOT NULL,
+    copies bigint NOT NULL,
+    CONSTRAINT scope_days_basis_check CHECK ((basis = ANY (ARRAY['event_time'::text, 'review_generated_at'::text, 'recorded_at'::text])))
+);
+
+--
 -- Name: scope_results; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1452,6 +1486,13 @@ ALTER TABLE ONLY public.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
 
 --
+-- Name: scope_days scope_days_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.scope_days
+    ADD CONSTRAINT scope_days_pkey PRIMARY KEY (scope_key, basis, day);
+
+--
 -- Name: scope_results scope_results_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1815,6 +1856,12 @@ CREATE TRIGGER branch_transitions_tree_events AFTER INSERT ON public.branch_tran
 --
 
 CREATE TRIGGER context_versions_immutable BEFORE DELETE OR UPDATE ON public.context_versions FOR EACH ROW EXECUTE FUNCTION public.refuse_context_version_rewrite();
+
+--
+-- Name: graph_objects graph_objects_days_counted; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER graph_objects_days_counted AFTER INSERT ON public.graph_objects REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.count_scope_days();
 
 --
 -- Name: main_line_versions main_line_versions_immutable; Type: TRIGGER; Schema: public; Owner: -

@@ -58,7 +58,8 @@ class Thresholds:
     # range is small, and the others.
     first_range_walk: int = 1_024
     longest_range_walk: int = 4_096
-    # RangeRead wins when the range holds at most this many copies, as the walks saw it.
+    # RangeRead wins when the range holds at most this many copies, as the opening counted
+    # them or the walks saw them.
     range_scan_copies: int = 8_192
     # RangeMatchRead wins when the range holds at most this many matches, as the walks saw it.
     range_text_scan_matches: int = 2_048
@@ -220,14 +221,18 @@ class TrigramScan:
 
 class RangeRead:
     """Every copy of a small time range, matched once, with the page of every remaining tier
-    and the range's count in one statement (RANGE_SCANS). Wins when the walks saw the range
-    hold at most range_scan_copies of the scope's copies: a few thousand copies cost less than
-    a trigram scan of a term that may be in every copy (PostgreSQL would AND its bitmap with
-    the range's), and less than walking three tiers for a term rare in the range."""
+    and the range's count in one statement (RANGE_SCANS). Wins when the range holds at most
+    range_scan_copies copies: a few thousand copies cost less than a trigram scan of a term
+    that may be in every copy (PostgreSQL would AND its bitmap with the range's), and less than
+    walking three tiers for a term rare in the range. For a closed range of at most a year the
+    opening counts them before any walk (`range_copies`: the scope's copies by day, a little
+    high), so that a small range is read at once; otherwise, or when that count is higher,
+    the walks may still see the range small."""
 
     @staticmethod
-    def wins(walked: Walked, scope_copies: int, t: Thresholds) -> bool:
-        return walked.range_copies(scope_copies) <= t.range_scan_copies
+    def wins(walked: Walked, scope_copies: int, t: Thresholds, range_copies: int | None) -> bool:
+        counted_small = range_copies is not None and range_copies <= t.range_scan_copies
+        return counted_small or walked.range_copies(scope_copies) <= t.range_scan_copies
 
     @staticmethod
     def statement(filters: tuple[Any, ...], t: Thresholds) -> str:
@@ -320,12 +325,14 @@ async def read_hits(
     limit: int,
     *,
     scope_copies: int,
+    range_copies: int | None = None,
 ) -> HitsRead:
     """Up to `limit` (score, row) pairs after `position`, walking the tiers 3 → 2 → 1.
 
     `filters` are the parameters $1..$6 of the search statements (scope, types, pattern, time
-    range and basis); `scope_copies` the copies stored in the scope. Raises TimeoutError when
-    the index scans run past SCAN_BUDGET_S."""
+    range and basis); `scope_copies` the copies stored in the scope; `range_copies` at least
+    those of the time range, when the opening counted them (RangeRead). Raises TimeoutError
+    when the index scans run past SCAN_BUDGET_S."""
     t = THRESHOLDS
     ranks = [OBJECT_TYPE_RANKS[name] for name in types]
     scans_until = time.monotonic() + SCAN_BUDGET_S
@@ -339,7 +346,7 @@ async def read_hits(
         it to be small, or the term rare in it; None while walking on costs less."""
         if not in_time_range:
             return None
-        if RangeRead.wins(walked, scope_copies, t):
+        if RangeRead.wins(walked, scope_copies, t, range_copies):
             return RangeRead
         if RangeMatchRead.wins(walked, scope_copies, t):
             return RangeMatchRead
@@ -391,7 +398,7 @@ async def read_hits(
         density = None
         if len(found) >= limit:
             break
-    through_range = in_time_range and RangeRead.wins(walked, scope_copies, t)
+    through_range = in_time_range and RangeRead.wins(walked, scope_copies, t, range_copies)
     return HitsRead(found, density, through_range)
 
 

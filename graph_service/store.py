@@ -150,7 +150,13 @@ class GraphStore:
         # which, not the planner) ask for plans made with their values themselves.
         async def read(conn: asyncpg.Connection) -> SearchPage:
             opening = await conn.fetchrow(
-                SEARCH_OPENING, scope_key, COVERAGE_LIMIT, like_pattern(query)
+                SEARCH_OPENING,
+                scope_key,
+                COVERAGE_LIMIT,
+                like_pattern(query),
+                time_filter.start,
+                time_filter.end,
+                time_filter.basis,
             )
             state = scope_state(opening)
             revision, coverage, read_at = state.revision, state.coverage, state.read_at
@@ -170,6 +176,7 @@ class GraphStore:
                     position,
                     page_size + 1,
                     scope_copies=state.copies,
+                    range_copies=opening["range_copies"],
                 )
             except TimeoutError:
                 raise budget_exceeded(query, scope.resolved.describe()) from None

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import asyncpg
+
 from graph_service import search
 from graph_service.queries import search as queries
 from graph_service.replicas import ReplicaRouter
@@ -20,6 +22,7 @@ from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from mirrortree.vocabulary import OBJECT_TYPE_RANKS
 from tests.conftest import unique
 from tests.graph_service.story import options, project_scope, record
+from tests.tree_service.test_scope_days import COUNTED
 
 TERMS = {"amber": 2, "cobalt": 6, "zircon": 30}  # a term is in 1 of N titles, bodies
 GENERATED = ["2026-10-02T01:00:00Z", "2026-10-09T01:00:00Z", "2026-10-16T01:00:00Z"]
@@ -216,6 +219,23 @@ WAYS = {
 }  # fmt: skip
 
 
+def admitted(c: Copy, basis: int, start: str | None, end: str | None) -> bool:
+    """Whether the time range from `start` to `end` on `basis` holds copy `c`."""
+    low = parse_aware(start) if start else None
+    high = parse_aware(end) if end else None
+    if low is None and high is None:
+        return True
+    if basis == common_pb2.EVENT_TIME:
+        if c.start is None:
+            return False
+        return (high is None or c.start <= high) and (low is None or c.until() >= low)
+    if basis == common_pb2.REVIEW_GENERATED_AT:
+        at = c.generated
+        return (low is None or at >= low) and (high is None or at <= high)
+    now = datetime.now(UTC)  # every copy was recorded during this test
+    return (low is None or now >= low) and (high is None or now <= high)
+
+
 def expected(
     copies: list[Copy],
     term: str,
@@ -226,24 +246,10 @@ def expected(
     end: str | None,
 ):
     """(hits in order as (type, id, result), matches, matches without an event time)."""
-    low = parse_aware(start) if start else None
-    high = parse_aware(end) if end else None
-
-    def admitted(c: Copy) -> bool:
-        if low is None and high is None:
-            return True
-        if basis == common_pb2.EVENT_TIME:
-            if c.start is None:
-                return False
-            return (high is None or c.start <= high) and (low is None or c.until() >= low)
-        if basis == common_pb2.REVIEW_GENERATED_AT:
-            at = c.generated
-            return (low is None or at >= low) and (high is None or at <= high)
-        now = datetime.now(UTC)  # every copy was recorded during this test
-        return (low is None or now >= low) and (high is None or now <= high)
-
     matching = [c for c in copies if c.tier(term) and (not types or c.object_type in types)]
-    hits = sorted((c for c in matching if admitted(c)), key=lambda c: c.key(term))
+    hits = sorted(
+        (c for c in matching if admitted(c, basis, start, end)), key=lambda c: c.key(term)
+    )
     unknown = sum(1 for c in matching if c.start is None)
     return [(c.object_type, c.object_id, c.result_id) for c in hits], len(hits), unknown
 
@@ -401,3 +407,78 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     assert {queries.SEARCH_TOTALS, queries.UNKNOWN_TIME_MATCHES} <= plans.keys()
     assert len(walks & plans.keys()) > 1 and len(with_values & plans.keys()) > 10
     assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]
+
+
+BASES = {
+    common_pb2.EVENT_TIME: "event_time",
+    common_pb2.REVIEW_GENERATED_AT: "review_generated_at",
+    common_pb2.RECORDED_AT: "recorded_at",
+}
+# A closed range longer than a year: left to the walks, as an open one is.
+TWO_YEARS = ("two years", common_pb2.EVENT_TIME, "2025-01-01T00:00:00Z", "2026-12-31T23:59:59Z")
+
+
+async def test_the_search_opening_counts_a_closed_range_at_least_as_it_holds(cluster, tree_stub):
+    project = unique("proj")
+    copies, _ = await record_graph(tree_stub, project)
+    scope_key = f"projects:{project}"
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        # Kept per day as each result was inserted (migration 0037): what every copy gives.
+        kept = await conn.fetch(
+            "SELECT * FROM scope_days WHERE scope_key = $1 ORDER BY basis, day", scope_key
+        )
+        counted = [tuple(r) for r in await conn.fetch(COUNTED) if r["scope_key"] == scope_key]
+        assert [tuple(r) for r in kept] == counted != []
+        for name, basis, start, end in (*RANGES, TWO_YEARS):
+            low, high = (parse_aware(at) if at else None for at in (start, end))
+            row = await conn.fetchrow(
+                queries.SEARCH_OPENING, scope_key, 20, "%x%", low, high, BASES[basis]
+            )
+            if low is None or high is None or name == TWO_YEARS[0]:
+                assert row["range_copies"] is None, name
+                continue
+            held = sum(admitted(c, basis, start, end) for c in copies)
+            assert held <= row["range_copies"] <= row["copies"], name
+    finally:
+        await conn.close()
+
+
+async def test_a_closed_range_counted_small_is_read_at_once(tree_stub, graph_stub, monkeypatch):
+    project = unique("proj")
+    copies, written = await record_graph(tree_stub, project)
+    used: set[str] = set()
+    for name in ("SEARCH_WALKS_IN_TIME_RANGE", "RANGE_SCANS"):
+        monkeypatch.setattr(queries, name, Recording(name, getattr(queries, name), used))
+    _, basis, start, end = RANGES[1]
+
+    async def search_in_range() -> graph_pb2.SearchResponse:
+        used.clear()
+        response: graph_pb2.SearchResponse = await graph_stub.Search(
+            graph_pb2.SearchRequest(
+                query="event", page_size=7, scope=project_scope(project),
+                options=options(written), time_basis=basis, time_range=time_range(start, end),
+            )
+        )  # fmt: skip
+        return response
+
+    # Ten days of event time hold a few dozen copies of the scope's 180: counted small at the
+    # opening, they are read at once, where the walks would first have had to see the range
+    # small (the scope's copies are above the threshold).
+    monkeypatch.setattr(
+        search,
+        "THRESHOLDS",
+        search.Thresholds(range_scan_copies=100, range_text_scan_matches=-1),
+    )
+    first = await search_in_range()
+    assert used == {"RANGE_SCANS", "RANGE_SCANS[event_time]"}
+    want, total, _ = expected(copies, "event", (), basis=basis, start=start, end=end)
+    got = [(common_pb2.ObjectType.Name(h.ref.type).lower(), h.ref.id, h.result_id)
+           for h in first.hits]  # fmt: skip
+    assert got == want[:7] and first.page.total.exact == total > 7
+    # Counted above the threshold, the range is walked first.
+    monkeypatch.setattr(
+        search, "THRESHOLDS", search.Thresholds(range_scan_copies=1, range_text_scan_matches=-1)
+    )
+    await search_in_range()
+    assert "SEARCH_WALKS_IN_TIME_RANGE" in used

@@ -179,7 +179,11 @@ async def test_an_opening_reads_the_same_few_results_however_many_the_scope_hold
         )
         arguments = {
             "state": (scope_state.SCOPE_STATE, "text, int", "'projects:a', 20"),
-            "search": (search.SEARCH_OPENING, "text, int, text", "'projects:a', 20, '%x%'"),
+            "search": (
+                search.SEARCH_OPENING,
+                "text, int, text, timestamptz, timestamptz, text",
+                "'projects:a', 20, '%x%', NULL, NULL, 'event_time'",
+            ),
             "context": (
                 context.CONTEXT_OPENING,
                 "text, int, text, text, text[], int, boolean",

@@ -1,4 +1,7 @@
--- A search's opening: the scope's state, and its LIKE pattern ($3) lowered as ILIKE lowers it.
+-- A search's opening: the scope's state, its LIKE pattern ($3) lowered as ILIKE lowers it,
+-- and, within a closed time range ($4 to $5 on basis $6) of at most 366 days, at least as
+-- many copies as the range holds (range_copies: the scope's copies filed under its days,
+-- scope_days, migration 0037; NULL otherwise).
 
 SELECT s.*, clock_timestamp() AS read_at, c.*
 -- The scope's figures (t), kept in scope_results as each result is recorded (a trigger:
@@ -20,7 +23,19 @@ FROM (SELECT coalesce(t.results, 0) AS results, coalesce(t.revision, 0) AS revis
              -- Whether the scope linked any leaf fact (leaf_uses_linked): if not, the read of
              -- the leaves it linked is left out.
              EXISTS(SELECT 1 FROM leaf_uses WHERE scope_key = $1 AND linked) AS links_leaves,
-             lower($3::text) AS folded_pattern
+             lower($3::text) AS folded_pattern,
+             -- (a copy touching several of the days counts for each: no more than the scope's)
+             CASE WHEN day_number($5::timestamptz) - day_number($4::timestamptz) < 366 THEN
+                 least(coalesce(t.copies, 0),
+                       (SELECT coalesce(sum(d.copies), 0)::bigint
+                        FROM scope_days d
+                        WHERE d.scope_key = $1 AND d.basis = $6::text
+                          AND d.day BETWEEN day_number($4) AND day_number($5))
+                       -- the events longer than 64 days (migration 0017)
+                       + coalesce((SELECT d.copies FROM scope_days d
+                                   WHERE d.scope_key = $1 AND d.basis = $6::text
+                                     AND d.day = -2147483648), 0))
+             END AS range_copies
       FROM (SELECT $1::text AS scope_key) k LEFT JOIN scope_results t USING (scope_key)) s,
 LATERAL (
     SELECT array_agg(x.result_id ORDER BY x.review_generated_at DESC, x.result_id)
