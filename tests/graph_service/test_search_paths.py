@@ -457,7 +457,8 @@ async def test_a_closed_range_counted_small_is_read_at_once(tree_stub, graph_stu
         response: graph_pb2.SearchResponse = await graph_stub.Search(
             graph_pb2.SearchRequest(
                 query="event", page_size=7, scope=project_scope(project),
-                options=options(written), time_basis=basis, time_range=time_range(start, end),
+                options=options(written), time_basis=basis,
+                time_range=time_range(start or "", end or ""),
             )
         )  # fmt: skip
         return response

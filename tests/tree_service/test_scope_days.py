@@ -52,7 +52,9 @@ def copies(result_id: str, scope_key: str, at: datetime) -> list[tuple[object, .
     ]
 
 
-async def kept_and_counted(conn: asyncpg.Connection) -> tuple[list[tuple], list[tuple]]:
+async def kept_and_counted(
+    conn: asyncpg.Connection,
+) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     return (
         [tuple(r) for r in await conn.fetch(KEPT)],
         [tuple(r) for r in await conn.fetch(COUNTED)],
