@@ -325,7 +325,7 @@ async def read_hits(
     limit: int,
     *,
     scope_copies: int,
-    range_copies: int | None = None,
+    range_copies: int | None,
 ) -> HitsRead:
     """Up to `limit` (score, row) pairs after `position`, walking the tiers 3 → 2 → 1.
 
