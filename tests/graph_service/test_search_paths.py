@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 
 from graph_service import search
+from graph_service.convert import TIME_BASES
 from graph_service.queries import search as queries
 from graph_service.replicas import ReplicaRouter
 from mirrortree.protoscope import time_range
@@ -409,11 +410,6 @@ async def test_every_way_to_read_a_tier_pages_and_counts_the_same(
     assert "SEARCH_WALKS_IN_TIME_RANGE" in ways_used["scope's matches once walks see them few"]
 
 
-BASES = {
-    common_pb2.EVENT_TIME: "event_time",
-    common_pb2.REVIEW_GENERATED_AT: "review_generated_at",
-    common_pb2.RECORDED_AT: "recorded_at",
-}
 # A closed range longer than a year: left to the walks, as an open one is.
 TWO_YEARS = ("two years", common_pb2.EVENT_TIME, "2025-01-01T00:00:00Z", "2026-12-31T23:59:59Z")
 
@@ -433,7 +429,7 @@ async def test_the_search_opening_counts_a_closed_range_at_least_as_it_holds(clu
         for name, basis, start, end in (*RANGES, TWO_YEARS):
             low, high = (parse_aware(at) if at else None for at in (start, end))
             row = await conn.fetchrow(
-                queries.SEARCH_OPENING, scope_key, 20, "%x%", low, high, BASES[basis]
+                queries.SEARCH_OPENING, scope_key, 20, "%x%", low, high, TIME_BASES[basis]
             )
             if low is None or high is None or name == TWO_YEARS[0]:
                 assert row["range_copies"] is None, name
