@@ -21,6 +21,7 @@ import ipaddress
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -280,9 +281,22 @@ def run(args: argparse.Namespace, where: Deployment) -> int:
             runner.quit()
 
         ticker = gevent.spawn(progress)
-        gevent.spawn_later(args.seconds, finish)
+        timer = gevent.spawn_later(args.seconds, finish)
+
+        def interrupted() -> None:
+            # The first Ctrl-C ends the run early yet still verifies and reports what was
+            # acknowledged; a second one abandons it (Python's own handler, back in place).
+            print("interrupted: stopping the users, then verifying (Ctrl-C again to abandon)")
+            watcher.cancel()
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            timer.kill()
+            gevent.spawn(finish)
+
+        watcher = gevent.signal_handler(signal.SIGINT, interrupted)
         assert runner.greenlet is not None
         runner.greenlet.join()
+        watcher.cancel()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         ticker.kill()
         seconds = time.monotonic() - started
         if sampling is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -109,6 +110,57 @@ async def test_a_brief_mixed_soak_reports_every_operation_and_loses_nothing(
     assert check["checked"]["entity"] == calls["RecordReview"]
     assert check["checked"]["chunk"] == calls.get("StreamAnswer chunk", 0)
     assert check["checked"]["node"] == calls["AskQuestion"] + calls.get("AddAnswer", 0)
+
+
+@pytest.mark.timeout(240)
+async def test_ctrl_c_ends_the_run_early_and_still_verifies_and_reports(
+    tree_service, graph_service, tmp_path
+):
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "load",
+        "--tree",
+        f"127.0.0.1:{tree_service.port}",
+        "--graph",
+        f"127.0.0.1:{graph_service.port}",
+        "--project",
+        unique("load"),
+        "--seconds",
+        "600",
+        "--rate",
+        "4",
+        "--users",
+        "3",
+        "--mix",
+        "tree=1,ingest=1,grpc_read=1",
+        "--report-dir",
+        str(tmp_path),
+        cwd=ROOT,
+        env={**os.environ, "MIRRORTREE_CALLER_TOKEN": "", "MIRRORTREE_BINDING_TOKEN": ""},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    # Interrupted once the users have made progress (the first progress line).
+    seen = ""
+    while " calls " not in seen:
+        line = await asyncio.wait_for(process.stdout.readline(), 60)
+        assert line, seen
+        seen += line.decode()
+    process.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    out = seen + out.decode()
+    assert process.returncode == 0, out + err.decode()
+    assert "interrupted: stopping the users, then verifying" in out
+    report = json.loads((tmp_path / "load-report.json").read_text())
+    assert report["seconds"] < 120
+    calls = {op["operation"]: op["calls"] for op in report["operations"]}
+    check = report["verification"]
+    assert check["ok"] and check["lost"] == []
+    assert check["checked"]["tree"] == calls["CreateTree"] >= 1, check
+    assert check["checked"]["entity"] == calls["RecordReview"] >= 1, check
+    assert "zero lost" in out
 
 
 async def test_the_verification_names_every_write_it_cannot_read_back(tree_service, graph_service):
