@@ -53,9 +53,7 @@ async def start(settings: Settings) -> GraphService:
     gate: Gate | None = None
     try:
         gate = await Gate.connect(settings.gate_dsn, router.run)
-        store = GraphStore(
-            router, settings.consistency_wait_ms / 1000, settings.context_cache_copies
-        )
+        store = GraphStore(router, settings.consistency_wait_ms / 1000, settings.context_cache_mb)
         servicer = StoryGraphServicer(
             store, CursorCodec(settings.cursor_secret), gate, settings.anonymous_reads
         )
@@ -75,7 +73,7 @@ async def start(settings: Settings) -> GraphService:
             await gate.close()
         await router.close()
         raise
-    replica_metrics.register(rpc.metrics.registry, router)
+    replica_metrics.register(rpc.metrics.registry, router, store.neighbourhoods)
     gate_pool = gate.pool
     poolmetrics.register(
         rpc.metrics.registry,

@@ -28,9 +28,9 @@ class Settings:
     # The primary, read-only, for the switches that gate the tools (see graph_service.gate);
     # empty = read them from the replicas (a switch then applies once replicated).
     gate_dsn: str = ""
-    # Copies of context-read neighbourhoods held in memory (graph_service.neighbourhood.
+    # Megabytes of context-read neighbourhoods held in memory (graph_service.neighbourhood.
     # NeighbourhoodCache); 0 holds none.
-    context_cache_copies: int = 100_000
+    context_cache_mb: int = 64
     # Reads without a binding token (any scope, for trusted in-cluster callers) only when
     # switched on: off by default, on for `make run` and the tests (SECURITY.md).
     anonymous_reads: bool = False
@@ -45,6 +45,13 @@ class Settings:
         if not dsns:
             raise ValueError(
                 "MIRRORTREE_GRAPH_REPLICA_DSNS is required (comma-separated replica DSNs)"
+            )
+        if os.environ.get("MIRRORTREE_GRAPH_CONTEXT_CACHE_COPIES"):
+            # A count of copies did not bound the memory they take; silently ignoring a
+            # deployment's setting would change it unseen.
+            raise ValueError(
+                "MIRRORTREE_GRAPH_CONTEXT_CACHE_COPIES is no longer read: set "
+                "MIRRORTREE_GRAPH_CONTEXT_CACHE_MB (megabytes; a copy takes about 1 KB)"
             )
         secret = os.environ.get("MIRRORTREE_CURSOR_SECRET", "")
         if len(secret) < MIN_SECRET:
@@ -64,9 +71,7 @@ class Settings:
             health_interval_ms=env_int("MIRRORTREE_GRAPH_HEALTH_INTERVAL_MS", 500, 10, 60_000),
             max_lag_bytes=env_int("MIRRORTREE_GRAPH_MAX_LAG_BYTES", 16 * 1024 * 1024, 0, 1 << 40),
             gate_dsn=os.environ.get("MIRRORTREE_GRAPH_GATE_DSN", ""),
-            context_cache_copies=env_int(
-                "MIRRORTREE_GRAPH_CONTEXT_CACHE_COPIES", 100_000, 0, 100_000_000
-            ),
+            context_cache_mb=env_int("MIRRORTREE_GRAPH_CONTEXT_CACHE_MB", 64, 0, 1 << 20),
             anonymous_reads=env_bool("MIRRORTREE_GRAPH_ANONYMOUS_READS", False),
             max_concurrent_rpcs=env_int("MIRRORTREE_GRAPH_MAX_CONCURRENT_RPCS", 256, 1, 100_000),
         )

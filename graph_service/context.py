@@ -176,7 +176,7 @@ class ContextReader:
         self.x = (self.key, object_type, object_id)
         self.x_ref: Ref = (object_type, object_id)
         self._cache = cache
-        self._cache_key = (self.key, read_revision, object_type, object_id)
+        self._read_revision = read_revision
         self._members: NeighbourhoodView | None = None
         self._periods: dict[str, Period] = {}  # by result id, of the copies read whole
 
@@ -239,7 +239,7 @@ class ContextReader:
         """X's neighbourhood: read whole (at most once per call, and cached), or for a hub
         paged in SQL (see NeighbourhoodCache); a preference has none."""
         if self._members is None:
-            self._members = self._cache.get(self._cache_key)
+            self._members = self._cache.get(self.x, self._read_revision)
         if self._members is None:
             if self.object_type == "preference":
                 self._members = Neighbourhood(())
@@ -248,7 +248,7 @@ class ContextReader:
             else:
                 rows = await self.conn.fetch(CONTEXT_NEIGHBOURHOOD, *self.x)
                 self._members = Neighbourhood(rows)
-                self._cache.put(self._cache_key, self._members)
+                self._cache.put(self.x, self._read_revision, self._members)
         return self._members
 
     def _copies_of_x(self, copies: list[Member]) -> list[Member]:

@@ -26,6 +26,13 @@ BEFORE_ALL = (False, datetime(1, 1, 1, tzinfo=UTC), -1, "", "")
 BEFORE_ALL_SOURCES = ("", "")
 
 
+# What a cached neighbourhood takes in memory, as tracemalloc measured it: about 1 KB a copy
+# (its fields, order and citation) and 0.7 KB for the entry's own structures and key, so that
+# the cache is bounded by the memory it takes, not by copies alone (one-copy entries cost nearly
+# twice as much each).
+COPY_BYTES = 1100
+ENTRY_BYTES = 800
+
 RowKey = tuple[str, str, str]  # result id, object type, object id
 Ref = tuple[str, str]  # object type, object id
 
@@ -125,6 +132,7 @@ class Neighbourhood:
             fields = entry[1]
             groups.setdefault((fields[ROLE], fields[OBJECT_TYPE]), []).append(entry)
         self.size = len(stored)
+        self.weight = ENTRY_BYTES + COPY_BYTES * self.size
         self._groups = {key: tuple(group) for key, group in groups.items()}
         # The sources X or a related copy cites, by reference id and result id.
         self._cited = tuple(cited[key] for key in sorted(cited))
@@ -383,35 +391,55 @@ def stored_member(row: asyncpg.Record) -> Member:
     return Member._make((*tuple(row)[2:-1], ()))
 
 
+ObjectKey = tuple[str, str, str]  # scope key, object type, object id
+
+
 class NeighbourhoodCache:
-    """Neighbourhoods read recently, by (scope, read revision, object type, object id).
+    """Neighbourhoods read recently, by object (scope, type, id), each at the scope's read
+    revision it was read at.
 
     Exact, not a guess: a scope's objects and links only ever change by a new review result,
-    which raises the scope's read revision, so an entry can never go stale — entries of older
-    revisions just age out. A cursor's next page and repeated reads of one object skip the
-    neighbourhood walk. Bounded by the number of copies held.
+    which raises the scope's read revision, so an entry is only used at its own revision. A
+    newer read replaces an object's entry (no read asks for an older revision again: a cursor's
+    page at one is refused as stale), so an object is held once. A cursor's next page and
+    repeated reads of one object skip the neighbourhood walk. Bounded by the memory its
+    entries take (Neighbourhood.weight), least recently used first out.
 
     A hub's neighbourhood is never held: it is always paged in SQL (StoredNeighbourhood). A
     paged read costs about what a read from memory does, while reading a hub whole to hold
     it cost about twice a paged read (docs/performance.md).
     """
 
-    def __init__(self, max_copies: int = 100_000) -> None:
-        self._max = max_copies
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self._max = max_bytes
         self._held = 0
-        self._entries: OrderedDict[tuple[str, int, str, str], Neighbourhood] = OrderedDict()
+        self._entries: OrderedDict[ObjectKey, tuple[int, Neighbourhood]] = OrderedDict()
 
-    def get(self, key: tuple[str, int, str, str]) -> Neighbourhood | None:
+    @property
+    def held_bytes(self) -> int:
+        return self._held
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: ObjectKey, revision: int) -> Neighbourhood | None:
         found = self._entries.get(key)
-        if found is not None:
-            self._entries.move_to_end(key)
-        return found
+        if found is None or found[0] != revision:
+            return None
+        self._entries.move_to_end(key)
+        return found[1]
 
-    def put(self, key: tuple[str, int, str, str], value: Neighbourhood) -> None:
-        if value.size > self._max or key in self._entries:
+    def put(self, key: ObjectKey, revision: int, value: Neighbourhood) -> None:
+        if value.weight > self._max:
             return
-        self._entries[key] = value
-        self._held += value.size
+        held = self._entries.get(key)
+        if held is not None:
+            if held[0] >= revision:  # read on a replica further behind: keep the newer one
+                return
+            del self._entries[key]
+            self._held -= held[1].weight
+        self._entries[key] = (revision, value)
+        self._held += value.weight
         while self._held > self._max:
-            _, evicted = self._entries.popitem(last=False)
-            self._held -= evicted.size
+            _, (_, evicted) = self._entries.popitem(last=False)
+            self._held -= evicted.weight

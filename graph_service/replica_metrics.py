@@ -1,4 +1,5 @@
-"""Prometheus metrics of the read tier: each replica's state, lag, reads in flight and served.
+"""Prometheus metrics of the read tier: each replica's state, lag, reads in flight and served,
+and what the context neighbourhood cache holds.
 
 Read from the router when scraped, so the figures are never older than its last health check.
 """
@@ -11,6 +12,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from graph_service.neighbourhood import NeighbourhoodCache
 from graph_service.replicas import ReplicaRouter
 
 
@@ -61,5 +63,26 @@ class ReplicaCollector(Collector):
         yield from (up, eligible, lag, inflight, served, lost)
 
 
-def register(registry: CollectorRegistry, router: ReplicaRouter) -> None:
+class CacheCollector(Collector):
+    """The neighbourhood cache's size: how much of the service's memory is there by design."""
+
+    def __init__(self, cache: NeighbourhoodCache) -> None:
+        self._cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily(
+            "mirrortree_graph_context_cache_bytes",
+            "Memory the context neighbourhood cache holds (estimated; its bound is "
+            "MIRRORTREE_GRAPH_CONTEXT_CACHE_MB)",
+            value=float(self._cache.held_bytes),
+        )
+        yield GaugeMetricFamily(
+            "mirrortree_graph_context_cache_objects",
+            "Objects whose neighbourhood the context cache holds",
+            value=float(len(self._cache)),
+        )
+
+
+def register(registry: CollectorRegistry, router: ReplicaRouter, cache: NeighbourhoodCache) -> None:
     registry.register(ReplicaCollector(router))
+    registry.register(CacheCollector(cache))

@@ -60,11 +60,11 @@ class GraphStore:
     """Read-only queries over the replicas."""
 
     def __init__(
-        self, router: ReplicaRouter, consistency_wait_s: float, cache_copies: int = 100_000
+        self, router: ReplicaRouter, consistency_wait_s: float, cache_mb: int = 64
     ) -> None:
         self._router = router
         self._wait = consistency_wait_s
-        self._neighbourhoods = NeighbourhoodCache(cache_copies)
+        self.neighbourhoods = NeighbourhoodCache(cache_mb << 20)
 
     async def resolve_binding(self, token: str, min_lsn: str = "") -> Caller:
         """The caller a binding token names, read where the write at `min_lsn` (a binding's
@@ -278,7 +278,7 @@ class GraphStore:
                 result_filter=result_filter,
                 read_revision=revision,
                 opening=Opening.of(opening, read_first_preferences=first_preferences > 0),
-                cache=self._neighbourhoods,
+                cache=self.neighbourhoods,
             )
             preferences = reader.preferences_version()
             if expected_revision is not None and revision != expected_revision:

@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from devtools.pgcluster import roles
 from graph_service import app as graph_app
+from graph_service.config import Settings as GraphSettings
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from tests.conftest import create_tree, free_port, graph_settings, unique
 from tests.gateway.harness import http_client, tool_error
@@ -195,14 +196,14 @@ async def bound_review(tree_client, graph_client, objects: int) -> str:
             ],
         )
     )
-    await graph_client.Search(
-        graph_pb2.SearchRequest(
-            query="x",
-            options=graph_pb2.ReadOptions(
-                min_consistency=written.consistency, session_id=session.id
-            ),
+    options = graph_pb2.ReadOptions(min_consistency=written.consistency, session_id=session.id)
+    await graph_client.Search(graph_pb2.SearchRequest(query="x", options=options))
+    if objects:
+        await graph_client.GetContext(
+            graph_pb2.GetContextRequest(
+                object_ref=common_pb2.ObjectRef(type=common_pb2.EVENT, id="d0"), options=options
+            )
         )
-    )
     return str(binding.token)
 
 
@@ -291,6 +292,10 @@ async def test_graph_service_reports_reads_replica_lag_and_pools(tree_client, gr
     for pool in pools:
         assert value(after, "mirrortree_db_pool_size", pool=pool) >= 1
         assert value(after, "mirrortree_db_pool_max", pool=pool) >= 1
+    # The context read above left its neighbourhood in the cache, within the cache's bound.
+    assert value(after, "mirrortree_graph_context_cache_objects") >= 1
+    held = value(after, "mirrortree_graph_context_cache_bytes")
+    assert 0 < held <= GraphSettings.context_cache_mb << 20
 
 
 async def test_the_gateway_counts_mcp_tool_calls_by_outcome(

@@ -375,7 +375,7 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
             tree_port: int,
             story_project: str,
             objects: list[tuple[str, str]],
-            context_cache_copies: int = 100_000,
+            context_cache_mb: int = 64,
         ) -> list[Any]:
             await switch_app(tree_port, True)
             graph = await graph_app.start(
@@ -383,7 +383,7 @@ async def test_a_lower_threshold_makes_hubs_that_read_the_same(
                     cluster,
                     replica_dsns=(with_database(cluster.replica_dsn, name),),
                     gate_dsn=primary,
-                    context_cache_copies=context_cache_copies,
+                    context_cache_mb=context_cache_mb,
                 )
             )
             try:
