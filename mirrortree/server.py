@@ -236,6 +236,9 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                     raise
                 finally:
                     _finish(context, started, error)
+                    # The error's traceback holds this frame, which holds the error: a cycle
+                    # only the garbage collector's rare older generations would free.
+                    error = None
                     dbloss.end_call(held)
                     _reset(token)
 
@@ -256,6 +259,9 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                     raise
                 finally:
                     _finish(context, started, error)
+                    # The error's traceback holds this frame, which holds the error: a cycle
+                    # only the garbage collector's rare older generations would free.
+                    error = None
                     dbloss.end_call(held)
                     _reset(token)
 
