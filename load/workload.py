@@ -355,9 +355,13 @@ class Workload:
             if sealed is None:
                 return ""
             await call.done_writing()
+            # Wait for the call's status, as a client should: cancelling a call that is
+            # ending races the server's final status, which grpc.aio then fails to free.
+            await call.code()
             return bud_id
         finally:
-            call.cancel()
+            if not call.done():
+                call.cancel()
 
     @staticmethod
     async def _send(call: Any, request: Req) -> tree_pb2.StreamAnswerResponse:
