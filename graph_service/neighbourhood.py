@@ -400,10 +400,10 @@ class NeighbourhoodCache:
 
     Exact, not a guess: a scope's objects and links only ever change by a new review result,
     which raises the scope's read revision, so an entry is only used at its own revision. A
-    newer read replaces an object's entry (no read asks for an older revision again: a cursor's
-    page at one is refused as stale), so an object is held once. A cursor's next page and
-    repeated reads of one object skip the neighbourhood walk. Bounded by the memory its
-    entries take (Neighbourhood.weight), least recently used first out.
+    read at a newer revision replaces an object's entry, and one at an older revision (on a
+    replica further behind) neither uses nor replaces it, so an object is held once. A
+    cursor's next page and repeated reads of one object skip the neighbourhood walk. Bounded
+    by the memory its entries take (Neighbourhood.weight), least recently used first out.
 
     A hub's neighbourhood is never held: it is always paged in SQL (StoredNeighbourhood). A
     paged read costs about what a read from memory does, while reading a hub whole to hold

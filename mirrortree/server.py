@@ -236,9 +236,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                     raise
                 finally:
                     _finish(context, started, error)
-                    # The error's traceback holds this frame, which holds the error: a cycle
-                    # only the garbage collector's rare older generations would free.
-                    error = None
+                    error = None  # its traceback holds this frame: no cycle left to collect
                     dbloss.end_call(held)
                     _reset(token)
 
@@ -259,9 +257,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                     raise
                 finally:
                     _finish(context, started, error)
-                    # The error's traceback holds this frame, which holds the error: a cycle
-                    # only the garbage collector's rare older generations would free.
-                    error = None
+                    error = None  # its traceback holds this frame: no cycle left to collect
                     dbloss.end_call(held)
                     _reset(token)
 
