@@ -149,8 +149,8 @@ async def test_ctrl_c_ends_the_run_early_and_still_verifies_and_reports(
         assert line, seen
         seen += line.decode()
     process.send_signal(signal.SIGINT)
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    out = seen + out.decode()
+    rest, err = await asyncio.wait_for(process.communicate(), 120)
+    out = seen + rest.decode()
     assert process.returncode == 0, out + err.decode()
     assert "interrupted: stopping the users, then verifying" in out
     report = json.loads((tmp_path / "load-report.json").read_text())
