@@ -21,8 +21,8 @@ from tests.gateway.harness import http_gateway
 ROOT = Path(__file__).resolve().parent.parent
 
 
-async def run_load(*args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
+async def start_load(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "load",
@@ -32,6 +32,10 @@ async def run_load(*args: str) -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+
+
+async def run_load(*args: str) -> tuple[int, str, str]:
+    process = await start_load(*args)
     out, err = await asyncio.wait_for(process.communicate(), 180)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
@@ -116,10 +120,7 @@ async def test_a_brief_mixed_soak_reports_every_operation_and_loses_nothing(
 async def test_ctrl_c_ends_the_run_early_and_still_verifies_and_reports(
     tree_service, graph_service, tmp_path
 ):
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "load",
+    process = await start_load(
         "--tree",
         f"127.0.0.1:{tree_service.port}",
         "--graph",
@@ -136,10 +137,6 @@ async def test_ctrl_c_ends_the_run_early_and_still_verifies_and_reports(
         "tree=1,ingest=1,grpc_read=1",
         "--report-dir",
         str(tmp_path),
-        cwd=ROOT,
-        env={**os.environ, "MIRRORTREE_CALLER_TOKEN": "", "MIRRORTREE_BINDING_TOKEN": ""},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     assert process.stdout is not None
     # Interrupted once the users have made progress (the first progress line).
