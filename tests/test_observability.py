@@ -5,12 +5,14 @@ gateway's MCP tool calls and the web view's requests (the gateway and the web vi
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
@@ -48,6 +50,20 @@ def scrape(port: int) -> Samples:
         for sample in family.samples:
             samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
     return samples
+
+
+async def scrape_after_refusal(port: int, method: str) -> Samples:
+    """The metrics once `method`'s refused call is in them: a call's metrics are recorded just
+    after its status is sent, so its client can see the status first (waits at most 5 s)."""
+    deadline = time.monotonic() + 5
+    while True:
+        samples = await asyncio.to_thread(scrape, port)
+        refused = any(
+            labels["method"] == method for labels in series(samples, "mirrortree_rpc_errors_total")
+        )
+        if refused or time.monotonic() > deadline:
+            return samples
+        await asyncio.sleep(0.02)
 
 
 def value(samples: Samples, name: str, **labels: str) -> float:
@@ -232,7 +248,7 @@ async def test_tree_service_counts_rpcs_errors_pools_buds_and_ingestion(
     await bound_review(tree_client, graph_stub, 3)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await tree_client.GetNode(tree_pb2.GetNodeRequest(node_id="not-a-node"))
-    after = scrape(port)
+    after = await scrape_after_refusal(port, "GetNode")
 
     def delta(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)
@@ -271,7 +287,7 @@ async def test_graph_service_reports_reads_replica_lag_and_pools(tree_client, gr
     await bound_review(tree_client, graph_client, 1)
     with pytest.raises(grpc.aio.AioRpcError):
         await graph_client.Search(graph_pb2.SearchRequest(query=""))
-    after = scrape(metrics_port(graph))
+    after = await scrape_after_refusal(metrics_port(graph), "Search")
     searched = value(
         after, "mirrortree_rpc_total", service="graph_service", method="Search", code="OK"
     )
