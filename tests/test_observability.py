@@ -52,18 +52,25 @@ def scrape(port: int) -> Samples:
     return samples
 
 
-async def scrape_after_refusal(port: int, method: str) -> Samples:
-    """The metrics once `method`'s refused call is in them: a call's metrics are recorded just
-    after its status is sent, so its client can see the status first (waits at most 5 s)."""
+async def scrape_after_refusal(port: int, method: str, before: Samples) -> Samples:
+    """The metrics once they count one more refusal of `method` than `before` did: a call's
+    metrics are recorded just after its status is sent, so its client can see the status
+    first (waits at most 5 s)."""
+    counted = refusals(before, method)
     deadline = time.monotonic() + 5
     while True:
         samples = await asyncio.to_thread(scrape, port)
-        refused = any(
-            labels["method"] == method for labels in series(samples, "mirrortree_rpc_errors_total")
-        )
-        if refused or time.monotonic() > deadline:
+        if refusals(samples, method) > counted or time.monotonic() > deadline:
             return samples
         await asyncio.sleep(0.02)
+
+
+def refusals(samples: Samples, method: str) -> float:
+    return sum(
+        count
+        for (name, labels), count in samples.items()
+        if name == "mirrortree_rpc_errors_total" and dict(labels)["method"] == method
+    )
 
 
 def value(samples: Samples, name: str, **labels: str) -> float:
@@ -248,7 +255,7 @@ async def test_tree_service_counts_rpcs_errors_pools_buds_and_ingestion(
     await bound_review(tree_client, graph_stub, 3)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await tree_client.GetNode(tree_pb2.GetNodeRequest(node_id="not-a-node"))
-    after = await scrape_after_refusal(port, "GetNode")
+    after = await scrape_after_refusal(port, "GetNode", before)
 
     def delta(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)
@@ -285,9 +292,10 @@ async def test_tree_service_counts_rpcs_errors_pools_buds_and_ingestion(
 
 async def test_graph_service_reports_reads_replica_lag_and_pools(tree_client, graph, graph_client):
     await bound_review(tree_client, graph_client, 1)
+    before = scrape(metrics_port(graph))
     with pytest.raises(grpc.aio.AioRpcError):
         await graph_client.Search(graph_pb2.SearchRequest(query=""))
-    after = await scrape_after_refusal(metrics_port(graph), "Search")
+    after = await scrape_after_refusal(metrics_port(graph), "Search", before)
     searched = value(
         after, "mirrortree_rpc_total", service="graph_service", method="Search", code="OK"
     )
