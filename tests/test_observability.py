@@ -66,10 +66,11 @@ async def scrape_after_refusal(port: int, method: str, before: Samples) -> Sampl
 
 
 def refusals(samples: Samples, method: str) -> float:
+    name = "mirrortree_rpc_errors_total"
     return sum(
-        count
-        for (name, labels), count in samples.items()
-        if name == "mirrortree_rpc_errors_total" and dict(labels)["method"] == method
+        value(samples, name, **labels)
+        for labels in series(samples, name)
+        if labels["method"] == method
     )
 
 
