@@ -48,10 +48,8 @@ async def test_two_replicas_under_load_each_serve_a_share(faulty_graph):
     assert tally.bad() == {} and tally.ok == sum(tally.outcomes.values())
     shares = {name: count - before[name] for name, count in served(faulty_graph).items()}
     total = sum(shares.values())
-    # Reads go where fewer are in flight, so a replica slowed by a busy host serves fewer; a
-    # fifth each still shows that both share the load (one starved would serve none).
     for name, count in shares.items():
-        assert count >= total * 0.2, f"{name} served {count} of {total} reads: {shares}"
+        assert count >= total * 0.3, f"{name} served {count} of {total} reads: {shares}"
     metrics = generate_latest(faulty_graph.rpc.metrics.registry).decode()
     for name in shares:
         assert f'mirrortree_replica_up{{replica="{name}"}} 1.0' in metrics
