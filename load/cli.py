@@ -48,7 +48,10 @@ from load.workload import Targets, Workload, error_reason
 DEFAULT_MIX = "tree=3,ingest=2,grpc_read=3,mcp_read=2"
 DEFAULT_SECONDS = 60.0
 SOAK_SECONDS = 600.0
-MAX_SECONDS = 3600
+# A soak long enough to tell a creep that levels off from a leak takes hours; the steps a run
+# may ask for (rate × seconds) stay bounded as they were at an hour of the highest rate.
+MAX_SECONDS = 86_400
+MAX_STEPS = 7_200_000
 MAX_USERS = 200
 MAX_RATE = 2000.0
 PROGRESS_S = 5.0
@@ -153,6 +156,11 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.seconds is None:
         args.seconds = SOAK_SECONDS if args.soak else DEFAULT_SECONDS
+    if args.rate * args.seconds > MAX_STEPS:
+        p.error(
+            f"--rate {args.rate:g} for {args.seconds:g} s asks for "
+            f"{args.rate * args.seconds:,.0f} steps; at most {MAX_STEPS:,} in one run"
+        )
     given = [bool(args.tree), bool(args.graph), bool(args.gateway)]
     if any(given) and not (args.tree and args.graph):
         p.error("--tree and --graph go together (and --gateway, unless --mix has mcp_read=0)")
