@@ -36,17 +36,22 @@ MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 # Python collects its youngest generation every 700 net allocations — every request or two
-# here — and its older generations walk every long-lived object of the process. A serving
-# process keeps what start-up made for its whole life (modules, protobuf descriptors, pools),
-# so start-up's objects are frozen out of collection and the generations run less often
-# (the gain on story-graph p99 is in docs/performance-history.md).
-SERVING_GC_THRESHOLDS = (50_000, 50, 1_000)
+# here. A serving process keeps what start-up made for its whole life, so start-up's objects
+# are frozen out of collection and the youngest generation runs less often (the gain on
+# story-graph p99 is in docs/performance-history.md). The two older generations then hold
+# only what outlived a collection and are collected every few times the youngest is: cycles
+# in flight at a collection (a refused call leaves about a hundred objects in cycles) would
+# otherwise wait hours there, pinning memory (docs/load.md).
+SERVING_GC_THRESHOLDS = (50_000, 1, 1)
 
 
 def tune_gc_for_serving() -> None:
     """Call once a service has started (see SERVING_GC_THRESHOLDS)."""
     gc.collect()
     gc.freeze()
+    # A full collection runs only once its survivors grow by a quarter of what the last one
+    # kept; collecting once more after the freeze makes that nothing, not all of start-up.
+    gc.collect()
     gc.set_threshold(*SERVING_GC_THRESHOLDS)
 
 
