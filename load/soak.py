@@ -4,6 +4,7 @@ connections, every few seconds through a long run, and whether they grew."""
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,15 +68,20 @@ class Soak:
             return
 
     def summary(self) -> dict[str, Any]:
-        """Per series: the first sample after the warm-up quarter, the peak, the last, and the
-        last over the first (growth); the samples themselves."""
+        """Per series: the first sample after the warm-up quarter, the peak, the last, the
+        last over the first (growth) and the trend; the samples themselves.
+
+        The trend is the least-squares slope of the samples after the warm-up, per hour: a
+        process's memory moves a few MB up and down with its work from one sample to the next,
+        so two samples alone cannot tell a level that wavers from a slow climb."""
         rows = []
         for name, values in self.series.items():
-            known = [v for v in values if v is not None]
-            if not known:
+            timed = [(t, v) for t, v in zip(self.times, values, strict=True) if v is not None]
+            if not timed:
                 rows.append({"series": name, "missing": len(values)})
                 continue
-            settled = known[len(known) // 4 :] or known
+            settled_timed = timed[len(timed) // 4 :] or timed
+            settled = [v for _, v in settled_timed]
             first, last = settled[0], settled[-1]
             rows.append(
                 {
@@ -84,7 +90,8 @@ class Soak:
                     "max": round(max(settled), 1),
                     "last": round(last, 1),
                     "growth": round(last / first, 2) if first else None,
-                    "missing": len(values) - len(known),
+                    "trend_per_hour": trend_per_hour(settled_timed),
+                    "missing": len(values) - len(timed),
                 }
             )
         return {
@@ -97,22 +104,32 @@ class Soak:
         }
 
 
+def trend_per_hour(samples: list[tuple[float, float]]) -> float | None:
+    """The least-squares slope of (seconds, value) samples, per hour; None without two times."""
+    times = [t for t, _ in samples]
+    if len(set(times)) < 2:
+        return None
+    slope, _ = statistics.linear_regression(times, [v for _, v in samples])
+    return round(slope * 3600, 2)
+
+
 def markdown(summary: dict[str, Any]) -> str:
     lines = [
         "",
         f"Soak: {len(summary['times_s'])} samples, every {summary['interval_s']:g} s (first "
         "counted after a warm-up quarter of the run):",
         "",
-        "| series | first | max | last | last ÷ first | missed samples |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| series | first | max | last | last ÷ first | trend per hour | missed samples |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in summary["series"]:
         if "first" not in row:
-            lines.append(f"| {row['series']} | – | – | – | – | {row['missing']} |")
+            lines.append(f"| {row['series']} | – | – | – | – | – | {row['missing']} |")
             continue
         growth = "–" if row["growth"] is None else f"{row['growth']}×"
+        trend = "–" if row["trend_per_hour"] is None else f"{row['trend_per_hour']:+g}"
         lines.append(
             f"| {row['series']} | {row['first']} | {row['max']} | {row['last']} | {growth} | "
-            f"{row['missing']} |"
+            f"{trend} | {row['missing']} |"
         )
     return "\n".join(lines) + "\n"

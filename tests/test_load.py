@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from load.soak import Soak, markdown
 from load.verify import verify
 from load.workload import Conversation, Review, Targets, Workload
 from tests.conftest import free_port, unique
@@ -235,3 +236,21 @@ async def test_bad_arguments_are_refused_before_anything_runs(args, message):
     code, _, err = await run_load(*args)
     assert code == 2
     assert message in err
+
+
+def test_the_soak_tells_a_wavering_level_from_a_slow_climb():
+    # An hour every 10 s: one series wavers 4 MB around a level, one climbs 3 MB an hour
+    # under the same waver; the warm-up quarter climbs steeply and is left out.
+    times = [10.0 * i for i in range(361)]
+    waver = [4.0 * ((i % 7) / 6) for i in range(361)]
+    warm = [20.0 * max(0.0, 900 - t) / 900 for t in times]
+    soak = Soak(pids={}, dsns={}, interval_s=10, times=times)
+    soak.series["level RSS MB"] = [70 - w + v for w, v in zip(warm, waver, strict=True)]
+    soak.series["climb RSS MB"] = [70 + 3 * t / 3600 + v for t, v in zip(times, waver, strict=True)]
+    soak.series["gone RSS MB"] = [None] * 361
+    rows = {row["series"]: row for row in soak.summary()["series"]}
+    assert abs(rows["level RSS MB"]["trend_per_hour"]) < 0.2
+    assert rows["climb RSS MB"]["trend_per_hour"] == pytest.approx(3.0, abs=0.2)
+    assert rows["gone RSS MB"] == {"series": "gone RSS MB", "missing": 361}
+    table = markdown(soak.summary())
+    assert "| trend per hour |" in table and "| gone RSS MB | – | – | – | – | – | 361 |" in table
