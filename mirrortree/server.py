@@ -49,8 +49,9 @@ def tune_gc_for_serving() -> None:
     """Call once a service has started (see SERVING_GC_THRESHOLDS)."""
     gc.collect()
     gc.freeze()
-    # A full collection runs only once its survivors grow by a quarter of what the last one
-    # kept; collecting once more after the freeze makes that nothing, not all of start-up.
+    # Python runs a full collection only once what reached the oldest generation since the
+    # last one exceeds a quarter of what that one kept: collecting again after the freeze
+    # makes that a quarter of nothing, not of all start-up.
     gc.collect()
     gc.set_threshold(*SERVING_GC_THRESHOLDS)
 

@@ -23,7 +23,7 @@ def test_a_cycle_that_reached_the_oldest_generation_is_freed_without_a_manual_co
         del held
         # What calls leave behind: cycles enough for a dozen collections of the youngest
         # generation, each started by the allocations themselves.
-        churn = 12 * SERVING_GC_THRESHOLDS[0] // 2
+        churn = 12 * SERVING_GC_THRESHOLDS[0]
         for _ in range(churn):
             Cycle()
             if freed() is None:
