@@ -154,15 +154,25 @@ class ServiceFailure(Protocol):
     metadata: dict[str, str]
 
 
+def status_of(error: object, table: Mapping[type, grpc.StatusCode]) -> grpc.StatusCode:
+    """The code `table` assigns to the error's class or, failing that, to the nearest of its
+    base classes; INTERNAL when none is in the table."""
+    for cls in type(error).__mro__:
+        if cls in table:
+            return table[cls]
+    return grpc.StatusCode.INTERNAL
+
+
 async def abort_with_error(
     context: grpc.aio.ServicerContext[object, object],
     error: ServiceFailure,
     table: Mapping[type, grpc.StatusCode],
 ) -> NoReturn:
-    """Abort with the status code the service's error table assigns to the error's class."""
+    """Abort with the status code the service's error table assigns to the error's class (or
+    to its nearest base class in the table)."""
     await abort(
         context,
-        table.get(type(error), grpc.StatusCode.INTERNAL),
+        status_of(error, table),
         error.reason,
         error.message,
         metadata=error.metadata,
@@ -177,8 +187,8 @@ def maps_errors(
     service: ServiceDescriptor, base: type[Exception], table: Mapping[type, grpc.StatusCode]
 ) -> Callable[[S], S]:
     """Class decorator for a servicer: every RPC of `service` that raises a `base` error aborts
-    with the status code `table` assigns to the error's class (INTERNAL if none), carrying its
-    reason, metadata and field violations.
+    with the status code `table` assigns to the error's class or its nearest base class there
+    (INTERNAL if none), carrying its reason, metadata and field violations.
 
     Applied to the class rather than to each method so that no RPC can be left out: a servicer
     that does not implement one of the service's RPCs as an async method (its own or a base
@@ -257,4 +267,5 @@ __all__ = [
     "clip",
     "describe",
     "maps_errors",
+    "status_of",
 ]

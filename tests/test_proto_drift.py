@@ -29,13 +29,14 @@ from graph_service import source_convert
 from mirrortree import scopes, validation, vocabulary
 from mirrortree.v1 import common_pb2, graph_pb2, tasks_pb2, tree_pb2
 from tree_service import convert as tree_convert
-from tree_service import domain, graph_input
+from tree_service import domain
 from tree_service import errors as tree_errors
-from tree_service.citations import messages as citation_messages
+from tree_service.canon import messages as canon_messages
+from tree_service.canon import rules as canon_rules
 from tree_service.context_assembly import layers as context_layers
 from tree_service.context_assembly import messages as context_messages
-from tree_service.lifecycle import canon_messages, merge_rpc
-from tree_service.lifecycle import enums as lifecycle_enums
+from tree_service.ingestion import review_input
+from tree_service.lifecycle import merge_rpc
 from tree_service.lifecycle import rules as lifecycle_rules
 from tree_service.realms import messages as realm_messages
 from tree_service.realms import rules as realm_rules
@@ -152,88 +153,88 @@ canonical_scope = member_of(
 MAPS = (
     # tree_service/convert.py
     EnumMap(
-        "tree_service.convert._REALM_FROM_PROTO",
+        "tree_service.convert.REALM_FROM_PROTO",
         tree_pb2.Realm.DESCRIPTOR,
-        tree_convert._REALM_FROM_PROTO,
+        tree_convert.REALM_FROM_PROTO,
         False,
         member_of(domain.Realm),
         tuple(domain.Realm),
     ),
     EnumMap(
-        "tree_service.convert._REALM_TO_PROTO",
+        "tree_service.convert.REALM_TO_PROTO",
         tree_pb2.Realm.DESCRIPTOR,
-        tree_convert._REALM_TO_PROTO,
+        tree_convert.REALM_TO_PROTO,
         True,
         member_of(domain.Realm),
         tuple(domain.Realm),
     ),
     EnumMap(
-        "tree_service.convert._CONTINUATION_KINDS",
+        "tree_service.convert.CONTINUATION_FROM_PROTO",
         tree_pb2.ContinuationKind.DESCRIPTOR,
-        tree_convert._CONTINUATION_KINDS,
+        tree_convert.CONTINUATION_FROM_PROTO,
         False,
         member_of(domain.ContinuationKind),
         tuple(domain.ContinuationKind),
     ),
     EnumMap(
-        "tree_service.convert._CONTINUATION_TO_PROTO",
+        "tree_service.convert.CONTINUATION_TO_PROTO",
         tree_pb2.ContinuationKind.DESCRIPTOR,
-        tree_convert._CONTINUATION_TO_PROTO,
+        tree_convert.CONTINUATION_TO_PROTO,
         True,
         member_of(domain.ContinuationKind),
         tuple(domain.ContinuationKind),
     ),
     EnumMap(
-        "tree_service.convert._ANSWER_STATE_TO_PROTO",
+        "tree_service.convert.ANSWER_STATE_TO_PROTO",
         tree_pb2.AnswerState.DESCRIPTOR,
-        tree_convert._ANSWER_STATE_TO_PROTO,
+        tree_convert.ANSWER_STATE_TO_PROTO,
         True,
         member_of(domain.AnswerState),
         tuple(domain.AnswerState),
     ),
     EnumMap(
-        "tree_service.convert._SCOPE_TO_PROTO",
+        "tree_service.canon.messages.SCOPE_TO_PROTO",
         tree_pb2.CanonicalScope.DESCRIPTOR,
-        tree_convert._SCOPE_TO_PROTO,
+        canon_messages.SCOPE_TO_PROTO,
         True,
         canonical_scope,
         tuple(domain.CanonicalScope),
     ),
     EnumMap(
-        "tree_service.convert._SCOPE_FROM_PROTO",
+        "tree_service.canon.messages.SCOPE_FROM_PROTO",
         tree_pb2.CanonicalScope.DESCRIPTOR,
-        tree_convert._SCOPE_FROM_PROTO,
+        canon_messages.SCOPE_FROM_PROTO,
         False,
         canonical_scope,
         tuple(domain.CanonicalScope),
     ),
     EnumMap(
-        "tree_service.convert._KIND_TO_PROTO",
+        "tree_service.convert.KIND_TO_PROTO",
         tree_pb2.NodeKind.DESCRIPTOR,
-        tree_convert._KIND_TO_PROTO,
+        tree_convert.KIND_TO_PROTO,
         True,
         member_of(domain.NodeKind),
         tuple(domain.NodeKind),
     ),
-    # tree_service/graph_input.py
+    # tree_service/ingestion/review_input.py
     EnumMap(
-        "tree_service.graph_input.EVENT_KINDS",
+        "tree_service.ingestion.review_input.EVENT_KINDS",
         tree_pb2.EventKind.DESCRIPTOR,
-        graph_input.EVENT_KINDS,
+        review_input.EVENT_KINDS,
         False,
         lower,
     ),
     EnumMap(
-        "tree_service.graph_input.RELATION_KINDS",
+        "tree_service.ingestion.review_input.RELATION_KINDS",
         tree_pb2.RelationKind.DESCRIPTOR,
-        graph_input.RELATION_KINDS,
+        review_input.RELATION_KINDS,
         False,
         lower,
     ),
     EnumMap(
-        "tree_service.graph_input.COVERAGE_BASES",
+        "tree_service.ingestion.review_input.COVERAGE_BASES",
         common_pb2.CoverageBasis.DESCRIPTOR,
-        graph_input.COVERAGE_BASES,
+        review_input.COVERAGE_BASES,
         False,
         coverage_basis_name,
         unspecified_means="COVERAGE_INTERVAL",
@@ -353,20 +354,20 @@ MAPS = (
     ),
     # tree_service/realms, context_assembly, citations, lifecycle
     EnumMap(
-        "tree_service.lifecycle.enums.LIFECYCLE_TO_PROTO",
+        "tree_service.convert.LIFECYCLE_TO_PROTO",
         tree_pb2.AnswerLifecycle.DESCRIPTOR,
-        lifecycle_enums.LIFECYCLE_TO_PROTO,
+        tree_convert.LIFECYCLE_TO_PROTO,
         True,
-        member_of(lifecycle_rules.AnswerLifecycle),
-        tuple(lifecycle_rules.AnswerLifecycle),
+        member_of(domain.AnswerLifecycle),
+        tuple(domain.AnswerLifecycle),
     ),
     EnumMap(
-        "tree_service.lifecycle.canon_messages.INVITATION_STATE_TO_PROTO",
+        "tree_service.canon.messages.INVITATION_STATE_TO_PROTO",
         tree_pb2.InvitationState.DESCRIPTOR,
         canon_messages.INVITATION_STATE_TO_PROTO,
         True,
-        lambda name: lifecycle_rules.InvitationState(name.removeprefix("INVITATION_").lower()),
-        tuple(lifecycle_rules.InvitationState),
+        lambda name: canon_rules.InvitationState(name.removeprefix("INVITATION_").lower()),
+        tuple(canon_rules.InvitationState),
     ),
     EnumMap(
         "tree_service.lifecycle.merge_rpc.SOURCE_STATE_TO_PROTO",
@@ -377,12 +378,12 @@ MAPS = (
         tuple(lifecycle_rules.MergeSourceState),
     ),
     EnumMap(
-        "tree_service.lifecycle.enums.STATE_TO_PROTO",
+        "tree_service.convert.BRANCH_STATE_TO_PROTO",
         tree_pb2.BranchState.DESCRIPTOR,
-        lifecycle_enums.STATE_TO_PROTO,
+        tree_convert.BRANCH_STATE_TO_PROTO,
         True,
-        member_of(lifecycle_rules.BranchState),
-        tuple(lifecycle_rules.BranchState),
+        member_of(domain.BranchState),
+        tuple(domain.BranchState),
     ),
     EnumMap(
         "tree_service.realms.messages.KIND_FROM_PROTO",
@@ -424,9 +425,9 @@ MAPS = (
         tuple(context_layers.Inclusion),
     ),
     EnumMap(
-        "tree_service.citations.messages._CITATION_STATUS",
+        "tree_service.convert.CITATION_STATUS_TO_PROTO",
         tree_pb2.CitationStatus.DESCRIPTOR,
-        citation_messages._CITATION_STATUS,
+        tree_convert.CITATION_STATUS_TO_PROTO,
         True,
         lambda name: name.lower().removeprefix("citation_"),
         not_mapped=("CITATION_CURRENT",),  # a stored citation without a status is current
@@ -472,19 +473,19 @@ MAPS = (
 
 INVERSES = (
     Inverse(
-        "tree_service.convert._REALM_FROM_PROTO / _REALM_TO_PROTO",
-        tree_convert._REALM_FROM_PROTO,
-        tree_convert._REALM_TO_PROTO,
+        "tree_service.convert.REALM_FROM_PROTO / _REALM_TO_PROTO",
+        tree_convert.REALM_FROM_PROTO,
+        tree_convert.REALM_TO_PROTO,
     ),
     Inverse(
-        "tree_service.convert._CONTINUATION_KINDS / _CONTINUATION_TO_PROTO",
-        tree_convert._CONTINUATION_KINDS,
-        tree_convert._CONTINUATION_TO_PROTO,
+        "tree_service.convert.CONTINUATION_FROM_PROTO / _CONTINUATION_TO_PROTO",
+        tree_convert.CONTINUATION_FROM_PROTO,
+        tree_convert.CONTINUATION_TO_PROTO,
     ),
     Inverse(
-        "tree_service.convert._SCOPE_FROM_PROTO / _SCOPE_TO_PROTO",
-        tree_convert._SCOPE_FROM_PROTO,
-        tree_convert._SCOPE_TO_PROTO,
+        "tree_service.canon.messages.SCOPE_FROM_PROTO / _SCOPE_TO_PROTO",
+        canon_messages.SCOPE_FROM_PROTO,
+        canon_messages.SCOPE_TO_PROTO,
     ),
     # preference is named in refs (get_context) but never searched, so OBJECT_TYPES lacks it
     Inverse(
@@ -540,9 +541,9 @@ def test_the_domain_object_types_are_the_searched_proto_object_types() -> None:
 
 
 def test_tree_service_names_object_types_as_graph_service_reads_them() -> None:
-    """graph_input.type_name spells every proto object type; graph_service reads it back."""
+    """review_input.type_name spells every proto object type; graph_service reads it back."""
     for value in ObjectType.values:
-        name = graph_input.type_name(value.number)
+        name = review_input.type_name(value.number)
         if value.number == 0:
             assert name is None
         else:
@@ -550,8 +551,8 @@ def test_tree_service_names_object_types_as_graph_service_reads_them() -> None:
 
 
 def test_the_evidenced_relations_are_relation_kinds() -> None:
-    assert set(graph_input.EVIDENCED_RELATIONS) <= set(graph_input.RELATION_KINDS.values())
-    assert graph_input.PREFERENCE == "preference" == graph_input.type_name(common_pb2.PREFERENCE)
+    assert set(review_input.EVIDENCED_RELATIONS) <= set(review_input.RELATION_KINDS.values())
+    assert review_input.PREFERENCE == "preference" == review_input.type_name(common_pb2.PREFERENCE)
 
 
 def test_every_renamed_tool_enum_value_exists_and_clashes_with_no_other_value() -> None:
@@ -654,7 +655,7 @@ def test_a_renamed_proto_value_fails_where_names_are_spelled_from_it(case: EnumM
 
 
 def test_a_map_leaving_out_a_domain_value_fails() -> None:
-    case = next(c for c in MAPS if c.name.endswith("_REALM_TO_PROTO"))
+    case = next(c for c in MAPS if c.name.endswith(".REALM_TO_PROTO"))
     partial = {k: v for k, v in case.mapping.items() if k is not domain.Realm.WORLD}
     found = problems(EnumMap(**{**case.__dict__, "mapping": partial}))
     assert "domain value <Realm.WORLD: 'world'> is not reachable" in " ".join(found)

@@ -21,8 +21,8 @@ from tree_service.config import Settings
 from tree_service.ingestion.store import IngestionStore
 from tree_service.migrate import migrate
 from tree_service.ownership import TreeOwners
+from tree_service.primary import Primary
 from tree_service.servicer import TreeServicer
-from tree_service.store import TreeStore
 from tree_service.stores import Stores
 from tree_service.tasks.store import TaskStore
 
@@ -61,7 +61,7 @@ class TreeService:
         await self.stores.graph_statistics.stop()
         await self.servicer.drain()  # buds cut off by the shutdown are frozen, not left open
         await self.chunks.stop()
-        await self.stores.core.close()
+        await self.stores.primary.close()
 
 
 async def run_migrations(dsn: str) -> list[int]:
@@ -78,11 +78,11 @@ async def start(settings: Settings) -> TreeService:
     if settings.migrate:
         applied = await run_migrations(settings.migration_dsn or settings.dsn)
         log.info("migrations checked", extra={"applied": applied})
-    store = await TreeStore.connect(settings.dsn, settings.pool_min, settings.pool_max)
-    stores = Stores.over(store, settings.hub_links)
-    chunks = ChunkCommitter(store)
+    primary = await Primary.connect(settings.dsn, settings.pool_min, settings.pool_max)
+    stores = Stores.over(primary, settings.hub_links)
+    chunks = ChunkCommitter(primary)
     try:
-        if await store.is_replica():
+        if await primary.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
         chunks.start()
         servicer = TreeServicer(stores, chunks)
@@ -93,14 +93,14 @@ async def start(settings: Settings) -> TreeService:
                 servicer, server
             ),
             service_names=[SERVICE_NAME],
-            interceptors=service_interceptors(settings, store),
+            interceptors=service_interceptors(settings, primary),
         )
     except BaseException:
         await chunks.stop()
-        await store.close()
+        await primary.close()
         raise
     counters.register(rpc.metrics.registry)
-    poolmetrics.register(rpc.metrics.registry, lambda: [("primary", store.pool)])
+    poolmetrics.register(rpc.metrics.registry, lambda: [("primary", primary.pool)])
     serve_metrics(settings.metrics, rpc.metrics)
     log.info("tree_service serving", extra={"port": rpc.port})
     service = TreeService(rpc, stores, chunks, servicer, settings.shutdown_grace_s)
@@ -110,13 +110,13 @@ async def start(settings: Settings) -> TreeService:
     return service
 
 
-def service_interceptors(settings: Settings, store: TreeStore) -> list[grpc.aio.ServerInterceptor]:
+def service_interceptors(settings: Settings, primary: Primary) -> list[grpc.aio.ServerInterceptor]:
     """The concurrency limit, and caller authentication unless no callers are configured."""
     limit: list[grpc.aio.ServerInterceptor] = [ConcurrencyLimit(settings.max_concurrent_rpcs)]
     if not settings.callers:
         log.warning("no callers configured: TreeService accepts every caller (development)")
         return limit
-    owners = TreeOwners(store.pool)
+    owners = TreeOwners(primary.pool)
     guard = CallerInterceptor(
         settings.callers, settings.confirmation_secret, owners, tree_of=owners.tree_of
     )

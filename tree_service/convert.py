@@ -6,85 +6,84 @@ raising, so a client sees all of its mistakes at once and nothing is written.
 
 from __future__ import annotations
 
-import uuid
+import json
+import math
+import re
+from typing import Any
 
-from mirrortree.protoscope import scope_to_proto
 from mirrortree.timefmt import format_utc
-from mirrortree.v1 import common_pb2, costs_pb2, tree_pb2
+from mirrortree.v1 import costs_pb2, tree_pb2
 from mirrortree.validation import FieldChecker, shown
 from mirrortree.violations import FieldViolation
-from tree_service import canon_projection
-from tree_service.citations import messages as citation_messages
 from tree_service.domain import (
     MAX_LIST,
-    MAX_OWNER,
-    MAX_QUESTION,
     MAX_SHORT,
-    MAX_TITLE,
+    AnswerLifecycle,
     AnswerState,
     Attachment,
-    Canonicalization,
-    CanonicalScope,
+    BranchState,
     ContinuationKind,
     Generated,
-    IssuedBinding,
-    MainLineVersion,
-    NewAnswer,
-    NewContinuation,
-    NewQuestion,
-    NewTree,
     Node,
     NodeKind,
-    PreferenceRecord,
-    QuestionEdit,
     Realm,
     RealmChoice,
-    RecordedReview,
-    SourceRecord,
     ToolTraceEntry,
     Tree,
 )
 from tree_service.errors import InvalidInput
-from tree_service.lifecycle.enums import LIFECYCLE_TO_PROTO, STATE_TO_PROTO
-from tree_service.lifecycle.rules import AnswerLifecycle, BranchState
 
 MAX_IDEMPOTENCY_KEY = 128
 MAX_ANSWER = 1_000_000  # code points, also of all of a streamed answer's chunks together
-MAX_CHUNK = 16_000
 MAX_SUMMARY = 20_000
 MAX_WORLD = 200
-KNOWN_RUNTIMES = ("Model", "OpenCode", "Continue", "DeepSeek Harness")
 
-_REALM_FROM_PROTO = {
+REALM_FROM_PROTO = {
     tree_pb2.REAL: Realm.REAL,
     tree_pb2.WORLD: Realm.WORLD,
     tree_pb2.REHEARSAL: Realm.REHEARSAL,
 }
-_REALM_TO_PROTO = {v: k for k, v in _REALM_FROM_PROTO.items()}
-_CONTINUATION_KINDS = {
+REALM_TO_PROTO = {v: k for k, v in REALM_FROM_PROTO.items()}
+CONTINUATION_FROM_PROTO = {
     tree_pb2.ELABORATION: ContinuationKind.ELABORATION,
     tree_pb2.VERIFICATION: ContinuationKind.VERIFICATION,
     tree_pb2.TOOL_WORK: ContinuationKind.TOOL_WORK,
     tree_pb2.DEEPER_REASONING: ContinuationKind.DEEPER_REASONING,
 }
-_CONTINUATION_TO_PROTO = {v: k for k, v in _CONTINUATION_KINDS.items()}
-_ANSWER_STATE_TO_PROTO = {
+CONTINUATION_TO_PROTO = {v: k for k, v in CONTINUATION_FROM_PROTO.items()}
+ANSWER_STATE_TO_PROTO = {
     AnswerState.STREAMING: tree_pb2.STREAMING,
     AnswerState.SEALED: tree_pb2.SEALED,
     AnswerState.FROZEN: tree_pb2.FROZEN,
 }
-_SCOPE_TO_PROTO = {
-    CanonicalScope.REAL_EXPERIENCE: tree_pb2.REAL_EXPERIENCE,
-    CanonicalScope.WORLD_CANON: tree_pb2.WORLD_CANON,
-    CanonicalScope.REHEARSAL: tree_pb2.REHEARSAL_RECORD,
-}
-_SCOPE_FROM_PROTO = {v: k for k, v in _SCOPE_TO_PROTO.items()}
-_KIND_TO_PROTO = {
+KIND_TO_PROTO = {
     NodeKind.QUESTION: tree_pb2.QUESTION,
     NodeKind.ANSWER: tree_pb2.ANSWER,
     NodeKind.CONTINUATION: tree_pb2.CONTINUATION,
     NodeKind.COMPARISON: tree_pb2.COMPARISON,
     NodeKind.OBSERVATION: tree_pb2.OBSERVATION,
+}
+
+
+LIFECYCLE_TO_PROTO = {
+    AnswerLifecycle.CANDIDATE: tree_pb2.CANDIDATE,
+    AnswerLifecycle.ADOPTED: tree_pb2.ADOPTED,
+    AnswerLifecycle.IN_EXPLORATION: tree_pb2.IN_EXPLORATION,
+    AnswerLifecycle.CANONICALIZED: tree_pb2.CANONICALIZED,
+}
+LIFECYCLE_FROM_PROTO: dict[int, AnswerLifecycle] = {v: k for k, v in LIFECYCLE_TO_PROTO.items()}
+BRANCH_STATE_TO_PROTO = {
+    BranchState.ACTIVE: tree_pb2.ACTIVE,
+    BranchState.PAUSED: tree_pb2.PAUSED,
+    BranchState.CONCLUDED: tree_pb2.CONCLUDED,
+    BranchState.ARCHIVED: tree_pb2.ARCHIVED,
+    BranchState.PURGED: tree_pb2.PURGED,
+}
+BRANCH_STATE_FROM_PROTO: dict[int, BranchState] = {v: k for k, v in BRANCH_STATE_TO_PROTO.items()}
+CITATION_STATUS_TO_PROTO = {
+    "revoked": tree_pb2.CITATION_REVOKED,
+    "purged": tree_pb2.CITATION_PURGED,
+    "superseded": tree_pb2.CITATION_SUPERSEDED,
 }
 
 
@@ -105,7 +104,7 @@ class Checker(FieldChecker):
 def realm_from_proto(check: Checker, field: str, value: int) -> Realm | None:
     if value == tree_pb2.REALM_UNSPECIFIED:
         return None
-    realm: Realm | None = _REALM_FROM_PROTO.get(value)  # type: ignore[call-overload]
+    realm: Realm | None = REALM_FROM_PROTO.get(value)  # type: ignore[call-overload]
     if realm is None:
         check.fail(field, f"unknown realm {value}")
     return realm
@@ -202,244 +201,58 @@ def attachments(check: Checker, values: list[tree_pb2.Attachment]) -> tuple[Atta
 ATTACHMENT_FACTS = ("size_bytes", "width", "height", "page_count", "duration_ms", "text_length")
 
 
-# ---- requests → domain ------------------------------------------------------------------
-
-
-def new_tree(request: tree_pb2.CreateTreeRequest) -> NewTree:
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.text("title", request.title, MAX_TITLE)
-    check.text("owner", request.owner, MAX_OWNER)
-    check.identifier("project_id", request.project_id, required=False)
-    if canon_projection.is_reserved_project(request.project_id):
-        check.fail("project_id", canon_projection.RESERVED_PROJECT_ADVICE)
-    choice = realm_choice(check, request.default_realm, request.default_world, "default_")
-    check.done()
-    return NewTree(
-        request.title,
-        request.owner,
-        request.project_id or None,
-        choice.realm or Realm.REAL,
-        choice.world,
-    )
-
-
-def new_question(request: tree_pb2.AskQuestionRequest) -> NewQuestion:
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("tree_id", request.tree_id)
-    check.identifier("parent_id", request.parent_id, required=False)
-    check.text("text", request.text, MAX_QUESTION)
-    choice = realm_choice(check, request.realm, request.world)
-    run = conditions(check, "conditions", request.conditions)
-    ungenerated(check, "conditions", request.conditions)
-    attached = attachments(check, list(request.attachments))
-    cited = citation_messages.citations(check, list(request.citations))
-    check.done()
-    return NewQuestion(
-        request.tree_id,
-        request.parent_id or None,
-        request.text,
-        choice,
-        run,
-        attached,
-        cited,
-    )
-
-
-def question_edit(request: tree_pb2.EditQuestionRequest) -> QuestionEdit:
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("question_id", request.question_id)
-    if request.expected_revision < 1:
-        check.fail("expected_revision", "is required: the question's current revision")
-    check.text("text", request.text, MAX_QUESTION)
-    run = conditions(check, "conditions", request.conditions)
-    ungenerated(check, "conditions", request.conditions)
-    attached = attachments(check, list(request.attachments))
-    cited = citation_messages.citations(check, list(request.citations))
-    check.done()
-    return QuestionEdit(
-        request.question_id, request.expected_revision, request.text, run, attached, cited
-    )
-
-
-def new_answer(request: tree_pb2.AddAnswerRequest) -> NewAnswer:
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("question_id", request.question_id)
-    check.text("text", request.text, MAX_ANSWER)
-    made = generated(check, "content", request.content)
-    choice = realm_choice(check, request.realm, request.world)
-    check.identifier("context_version_id", request.context_version_id, required=False)
-    check.done()
-    return NewAnswer(
-        request.question_id,
-        request.text,
-        made,
-        choice,
-        context_version_id=request.context_version_id or None,
-    )
-
-
-def bud_open(message: tree_pb2.StreamAnswerRequest.Open) -> NewAnswer:
-    check = Checker()
-    check.idempotency_key(message.idempotency_key)
-    check.identifier("open.question_id", message.question_id)
-    check.identifier("open.extends_answer_id", message.extends_answer_id, required=False)
-    made = generated(check, "open.content", message.content)
-    choice = realm_choice(check, message.realm, message.world, "open.")
-    check.identifier("open.context_version_id", message.context_version_id, required=False)
-    check.done()
-    return NewAnswer(
-        message.question_id,
-        "",
-        made,
-        choice,
-        AnswerState.STREAMING,
-        message.extends_answer_id or None,
-        message.context_version_id or None,
-    )
-
-
-def chunk(message: tree_pb2.StreamAnswerRequest.Chunk, expected_seq: int, length: int) -> None:
-    """A chunk must be the next in sequence (or a re-send of an acknowledged one), and the
-    bud's text (`length` code points so far) may not outgrow an answer's limit: a sealed or
-    frozen answer is then read whole in one response."""
-    check = Checker()
-    if message.seq < 1 or message.seq > expected_seq:
-        check.fail(
-            "chunk.seq",
-            f"is {message.seq}; the next chunk is {expected_seq} (1-based, without gaps)",
-        )
-    # Not Checker.text: whitespace is content inside a stream ("\n\n" between paragraphs),
-    # so any non-empty text is a chunk.
-    if not message.text:
-        check.fail("chunk.text", "must not be empty")
-    elif len(message.text) > MAX_CHUNK:
-        check.fail(
-            "chunk.text", f"is {len(message.text)} characters long; the limit is {MAX_CHUNK}"
-        )
-    elif "\x00" in message.text:
-        check.fail("chunk.text", "contains a NUL character")
-    elif message.seq == expected_seq and length + len(message.text) > MAX_ANSWER:
-        check.fail(
-            "chunk.text",
-            f"would make the answer {length + len(message.text)} characters long; the limit "
-            f"is {MAX_ANSWER} (continue in a new answer that extends this one)",
-        )
-    check.done()
-
-
-def bud_complete(message: tree_pb2.StreamAnswerRequest.Complete) -> Generated:
-    check = Checker()
-    made = generated(check, "complete.content", message.content)
-    check.done()
-    return made
-
-
-def new_continuation(request: tree_pb2.AddContinuationRequest) -> NewContinuation:
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("answer_id", request.answer_id)
-    kind = _CONTINUATION_KINDS.get(request.kind)
-    if kind is None:
-        check.fail("kind", "is required: elaboration, verification, tool_work or deeper_reasoning")
-    check.text("text", request.text, MAX_ANSWER)
-    made = generated(check, "content", request.content)
-    choice = realm_choice(check, request.realm, request.world)
-    check.done()
-    assert kind is not None
-    return NewContinuation(request.answer_id, kind, request.text, made, choice)
-
-
-def adoption(request: tree_pb2.AdoptAnswerRequest) -> tuple[str, str, int]:
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("question_id", request.question_id)
-    check.identifier("answer_id", request.answer_id)
-    if request.expected_revision < 1:
-        check.fail("expected_revision", "is required: the question's current revision")
-    check.done()
-    return request.question_id, request.answer_id, request.expected_revision
-
-
-def canonicalization(request: tree_pb2.CanonicalizeRequest) -> Canonicalization:
-    """Only a user's explicit confirmation canonicalizes (T9/T10)."""
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("tree_id", request.tree_id)
-    if not request.confirmation.confirmed:
-        check.fail(
-            "confirmation.confirmed",
-            "must be true: canonicalization happens only on a user's confirmation",
-        )
-    check.identifier("confirmation.user_id", request.confirmation.user_id)
-    if request.confirmation.invitation_id:
-        try:
-            uuid.UUID(request.confirmation.invitation_id)
-        except ValueError:
-            check.fail("confirmation.invitation_id", "is not a valid id (a UUID)")
-    if request.expected_version < 0:
-        check.fail("expected_version", "must be the main line's current version (0 = none)")
-    which = request.WhichOneof("selection")
-    node_ids: tuple[str, ...] = ()
-    if which is None:
-        check.fail("selection", "name leaf_node_id (a path) or nodes (selected nodes)")
-    elif which == "leaf_node_id":
-        check.identifier("leaf_node_id", request.leaf_node_id)
-    else:
-        node_ids = tuple(request.nodes.node_ids)
-        if not node_ids:
-            check.fail("nodes.node_ids", "must name at least one node")
-        if len(node_ids) > 1000:
-            check.fail("nodes.node_ids", "holds more than 1000 nodes")
-        if len(set(node_ids)) != len(node_ids):
-            check.fail("nodes.node_ids", "names a node twice")
-        for i, node_id in enumerate(node_ids):
-            check.identifier(f"nodes.node_ids[{i}]", node_id)
-    check.done()
-    return Canonicalization(
-        tree_id=request.tree_id,
-        leaf_node_id=request.leaf_node_id if which == "leaf_node_id" else None,
-        node_ids=node_ids,
-        confirmed_by=request.confirmation.user_id,
-        invitation_id=request.confirmation.invitation_id or None,
-        expected_version=request.expected_version,
-    )
-
-
 def page_token(check: Checker, value: str) -> int:
     """Tokens are positions this service issued (a path never changes, ordinals never move)."""
     return check.counter("page_token", value, required=False) or 0
 
 
-def scope_filter(value: int) -> CanonicalScope | None:
-    if value == tree_pb2.CANONICAL_SCOPE_UNSPECIFIED:
-        return None
-    scope: CanonicalScope | None = _SCOPE_FROM_PROTO.get(value)  # type: ignore[call-overload]
-    if scope is None:
-        raise InvalidInput.one("scope", f"unknown canonical scope {value}")
-    return scope
+# ---- caller-supplied JSON stored as jsonb (a session's context state, an action's parameters)
 
 
-def binding_request(request: tree_pb2.CreateBindingRequest) -> tuple[str, str, list[str]]:
-    """(session, runtime, scope keys the binding may also name explicitly)."""
-    check = Checker()
-    check.idempotency_key(request.idempotency_key)
-    check.identifier("session_id", request.session_id)
-    if request.runtime not in KNOWN_RUNTIMES:
-        check.fail("runtime", f"must be one of {', '.join(KNOWN_RUNTIMES)}")
-    allowed = [
-        check.scope(f"allowed_scopes[{i}]", scope, required=True)
-        for i, scope in enumerate(request.allowed_scopes)
-    ]
-    check.done()
-    return (
-        request.session_id,
-        request.runtime,
-        sorted({scope.key for scope in allowed if scope is not None}),
-    )
+MAX_CONTEXT_DEPTH = 100  # nested arrays/objects; PostgreSQL's jsonb parser has a stack limit
+
+_UNSTORABLE_CHAR = re.compile("[\x00\ud800-\udfff]")
+
+
+class NotStorable(ValueError):
+    """JSON that Python reads but PostgreSQL's jsonb refuses."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise NotStorable(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise NotStorable(f"{name} is not a JSON number")
+
+
+def parse_storable_json(text: str) -> Any:
+    """The JSON value, if PostgreSQL's jsonb can store it too; else NotStorable.
+
+    Python reads NaN, Infinity, numbers beyond a double, "\\u0000" and lone surrogates, none
+    of which jsonb accepts, and very deep nesting fails either parser with no useful message.
+    """
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise NotStorable(f"nests deeper than {MAX_CONTEXT_DEPTH} levels") from None
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:  # without recursion, so the depth check itself cannot overflow
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_CONTEXT_DEPTH:
+                raise NotStorable(f"nests deeper than {MAX_CONTEXT_DEPTH} levels")
+            if isinstance(item, dict):
+                pending.extend((key, depth + 1) for key in item)
+                pending.extend((child, depth + 1) for child in item.values())
+            else:
+                pending.extend((child, depth + 1) for child in item)
+        elif isinstance(item, str) and _UNSTORABLE_CHAR.search(item):
+            raise NotStorable("holds a NUL character or a lone UTF-16 surrogate in a string")
+    return value
 
 
 # ---- domain → responses -----------------------------------------------------------------
@@ -451,7 +264,7 @@ def tree_to_proto(tree: Tree) -> tree_pb2.Tree:
         title=tree.title,
         owner=tree.owner,
         project_id=tree.project_id or "",
-        default_realm=_REALM_TO_PROTO[tree.default_realm],
+        default_realm=REALM_TO_PROTO[tree.default_realm],
         revision=tree.revision,
         created_at=format_utc(tree.created_at),
         updated_at=format_utc(tree.updated_at),
@@ -464,8 +277,8 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         id=node.id,
         tree_id=node.tree_id,
         parent_id=node.parent_id or "",
-        kind=_KIND_TO_PROTO[node.kind],
-        realm=_REALM_TO_PROTO[node.realm],
+        kind=KIND_TO_PROTO[node.kind],
+        realm=REALM_TO_PROTO[node.realm],
         text=node.text,
         revision=node.revision,
         ordinal=node.ordinal,
@@ -477,15 +290,15 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
             estimate_id=str(node.conditions.get("estimate_id", "")),
         ),
         attachments=[tree_pb2.Attachment(**a) for a in node.attachments],
-        citations=[citation_messages.citation_to_proto(c) for c in node.citations],
+        citations=[citation_to_proto(c) for c in node.citations],
         version_of=node.version_of or "",
         version=node.version if node.kind is NodeKind.QUESTION else 0,
         adopted_answer_id=node.adopted_answer_id or "",
-        answer_state=_ANSWER_STATE_TO_PROTO.get(node.answer_state, 0),  # type: ignore[arg-type]
+        answer_state=ANSWER_STATE_TO_PROTO.get(node.answer_state, 0),  # type: ignore[arg-type]
         stop_reason=node.stop_reason or "",
         acknowledged_chunks=node.acked_chunks,
         extends_answer_id=node.extends_answer_id or "",
-        continuation_kind=_CONTINUATION_TO_PROTO.get(node.continuation_kind, 0),  # type: ignore[arg-type]
+        continuation_kind=CONTINUATION_TO_PROTO.get(node.continuation_kind, 0),  # type: ignore[arg-type]
         reasoning_summary=node.reasoning_summary,
         evidence=list(node.evidence),
         tool_trace=[tree_pb2.ToolTraceEntry(**t) for t in node.tool_trace],
@@ -493,12 +306,31 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         lifecycle=LIFECYCLE_TO_PROTO.get(AnswerLifecycle(node.lifecycle), 0)  # type: ignore[arg-type]
         if node.lifecycle
         else 0,
-        branch_state=STATE_TO_PROTO[BranchState(node.branch_state)]
+        branch_state=BRANCH_STATE_TO_PROTO[BranchState(node.branch_state)]
         if node.branch_state
         else tree_pb2.BRANCH_STATE_UNSPECIFIED,
         branch_id=node.branch_id or "",
         comparison=_comparison_to_proto(node),
     )
+
+
+def citation_to_proto(citation: dict[str, Any]) -> tree_pb2.Citation:
+    """A stored citation (or tombstone); `status` absent means as cited."""
+    anchor = citation.get("anchor")
+    message = tree_pb2.Citation(
+        node_id=citation["node_id"],
+        start=citation.get("start", 0),
+        end=citation.get("end", 0),
+        note=citation.get("note", ""),
+        snapshot=citation.get("snapshot", ""),
+        authorization_id=citation.get("authorization_id", ""),
+        redacted=citation.get("redacted", False),
+        status=CITATION_STATUS_TO_PROTO.get(citation.get("status", ""), tree_pb2.CITATION_CURRENT),
+        source_description=citation.get("source_description", ""),
+    )
+    if anchor is not None:
+        message.anchor.CopyFrom(tree_pb2.CitationAnchor(**anchor))
+    return message
 
 
 def _comparison_to_proto(node: Node) -> costs_pb2.Comparison | None:
@@ -509,70 +341,4 @@ def _comparison_to_proto(node: Node) -> costs_pb2.Comparison | None:
         criteria=node.comparison["criteria"],
         verdict=node.text,
         preferred_answer_id=node.comparison.get("preferred_answer_id") or "",
-    )
-
-
-def version_to_proto(version: MainLineVersion) -> tree_pb2.MainLineVersion:
-    policy = version.policy
-    return tree_pb2.MainLineVersion(
-        id=version.id,
-        tree_id=version.tree_id,
-        scope=_SCOPE_TO_PROTO[version.scope],
-        world=version.world,
-        version=version.version,
-        node_ids=list(version.node_ids),
-        snapshot=[node_to_proto(n) for n in version.snapshot],
-        confirmed_by=version.confirmed_by,
-        created_at=format_utc(version.created_at),
-        candidates=[
-            tree_pb2.CanonCandidate(
-                id=c.id, kind=c.kind, detail=c.detail, status=c.status, version_id=version.id
-            )
-            for c in version.candidates
-        ],
-        forbidden_effects=list(policy.forbidden_effects),
-        manual_extractions=list(policy.manual_extractions),
-        replaces_version_id=version.replaces_version_id or "",
-        story_graph_scope=scope_to_proto(version.graph_scope) if version.graph_scope else None,
-        invitation_id=version.invitation_id or "",
-    )
-
-
-def recorded_to_proto(recorded: RecordedReview) -> tree_pb2.RecordReviewResponse:
-    return tree_pb2.RecordReviewResponse(
-        result_id=recorded.result_id,
-        recorded_at=format_utc(recorded.recorded_at),
-        graph_revision=recorded.graph_revision,
-        object_count=recorded.object_count,
-    )
-
-
-def source_record_to_proto(record: SourceRecord) -> tree_pb2.RecordSourceResponse:
-    return tree_pb2.RecordSourceResponse(
-        source_id=record.source_id,
-        revision=record.revision,
-        updated_at=format_utc(record.updated_at),
-    )
-
-
-def preference_to_proto(record: PreferenceRecord) -> tree_pb2.Preference:
-    return tree_pb2.Preference(
-        id=record.preference_id,
-        scope=scope_to_proto(record.scope),
-        subject=record.subject,
-        text=record.text,
-        about=[common_pb2.ObjectRef(type=a["type"].upper(), id=a["id"]) for a in record.about],
-        confirmed_by=record.confirmed_by,
-        revision=record.revision,
-        updated_at=format_utc(record.updated_at),
-    )
-
-
-def binding_to_proto(binding: IssuedBinding) -> tree_pb2.CreateBindingResponse:
-    return tree_pb2.CreateBindingResponse(
-        binding_id=binding.binding_id,
-        token=binding.token,
-        session_id=binding.session_id,
-        runtime=binding.runtime,
-        project_id=binding.project_id or "",
     )

@@ -9,7 +9,6 @@ from typing import Any
 
 from mirrortree.object_types import OBJECT_TYPE_RANKS
 from mirrortree.scopes import ScopeValue
-from tree_service.leaves.domain import LeafExtraction
 
 MAX_TITLE = 500
 MAX_LIST = 100  # attachments, citations, evidence items, tool-trace entries, parameters
@@ -75,6 +74,25 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"
     DEADLINE_EXCEEDED = "deadline_exceeded"
     SERVER_LOST = "server_lost"  # the process serving the stream died; its lease ran out
+
+
+class AnswerLifecycle(StrEnum):
+    """An answer's place in its question's life (T22), derived from the tree on every read."""
+
+    CANDIDATE = "candidate"
+    ADOPTED = "adopted"
+    IN_EXPLORATION = "in_exploration"
+    CANONICALIZED = "canonicalized"
+
+
+class BranchState(StrEnum):
+    """The state of the branch under a node (T13); a node in no moved branch is active."""
+
+    ACTIVE = "active"
+    PAUSED = "paused"
+    CONCLUDED = "concluded"
+    ARCHIVED = "archived"
+    PURGED = "purged"  # reached only by a purge (T16), and final
 
 
 @dataclass(frozen=True)
@@ -392,6 +410,52 @@ class EndReference:
     field: str  # the request field that names it, for the error message
     object_type: str
     object_id: str
+
+
+# ---- a review's declared leaf extraction (shared leaves, G9) ----
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of a source version; `end` None means the whole version."""
+
+    field: str  # the request field that named it, e.g. "leaf_extraction.parts[0]"
+    source_type: str
+    source_id: str
+    source_version: str
+    start: int
+    end: int | None
+
+    @property
+    def source(self) -> tuple[str, str, str]:
+        return (self.source_type, self.source_id, self.source_version)
+
+
+@dataclass(frozen=True)
+class LeafKey:
+    """What one leaf fact of a review was extracted from, and its text's digest."""
+
+    field: str  # "leaf_facts[2]"
+    object_id: str
+    source_type: str
+    source_id: str
+    source_version: str
+    start: int
+    end: int
+    text: str
+    text_hash: bytes
+
+    @property
+    def source(self) -> tuple[str, str, str]:
+        return (self.source_type, self.source_id, self.source_version)
+
+
+@dataclass(frozen=True)
+class LeafExtraction:
+    contract_version: str
+    reanalysis: bool
+    parts: tuple[Part, ...]
+    leaves: tuple[LeafKey, ...]
 
 
 @dataclass(frozen=True)

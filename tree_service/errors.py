@@ -4,12 +4,15 @@
     ├── InvalidInput            bad request fields (each violation names its field)
     ├── NotFound                an id that does not exist
     ├── PreconditionFailed      the request is well-formed but the state forbids it
-    ├── RevisionConflict        a write expected another revision (carries the current one)
+    │                           (an aggregate's own refusals subclass it: QuotaExceeded, …)
+    ├── RevisionConflict        a write expected another revision (carries the current one);
+    │                           PurgePreviewStale subclasses it
     ├── Contention              PostgreSQL broke a deadlock or serialization conflict: retry
     └── IdempotencyKeyReused    the key was used for a different request
 
-The store raises these (it alone translates asyncpg errors); the servicer maps each class to a
-gRPC status code in one table.
+The stores raise these (they alone translate asyncpg errors); the servicer maps the base
+classes to gRPC status codes in one table, and a subclass is answered like its base, so an
+aggregate adds a refusal of its own without touching that table.
 """
 
 from __future__ import annotations

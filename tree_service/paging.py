@@ -1,4 +1,4 @@
-"""Pages of nodes and main-line versions that fit in one gRPC response."""
+"""Pages of nodes (and other messages) that fit in one gRPC response."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from google.protobuf.message import Message
 
 from mirrortree.v1 import tree_pb2
 from tree_service import convert
-from tree_service.conversation.main_line import MainLineStore
-from tree_service.conversation.rows import ListedVersion
-from tree_service.domain import MainLineVersion, Node
+from tree_service.domain import Node
 
 M = TypeVar("M", bound=Message)  # a message a page holds
 T = TypeVar("T")
@@ -52,40 +50,3 @@ def offset_page(nodes: list[Node], offset: int, length: int) -> tuple[list[tree_
     page = byte_page(nodes)
     following = offset + len(page)
     return page, str(following) if following < length else ""
-
-
-def version_within(version: MainLineVersion, budget: int) -> tree_pb2.MainLineVersion:
-    """A version with its snapshot when that fits in `budget` bytes, else without it
-    (`snapshot_omitted`: GetMainLineSnapshot pages through it)."""
-    message = convert.version_to_proto(version)
-    if message.ByteSize() > budget:
-        message.ClearField("snapshot")
-        message.snapshot_omitted = True
-    return message
-
-
-async def version_page(
-    main_lines: MainLineStore, listed: list[ListedVersion]
-) -> list[tree_pb2.MainLineVersion]:
-    """The longest prefix of `listed` within MAX_PAGE_BYTES (never empty if `listed` is not).
-    A version whose snapshot would overflow a page of its own comes without it; one that would
-    fit alone starts the next page instead.
-
-    Snapshots are read a batch at a time, each batch about a page by the size they are stored
-    in, and no further once the page is full: a page of large versions reads about a page of
-    snapshots, not all of the versions listed. Stored sizes may be compressed, so a batch can
-    hold a few pages of JSON text; never the whole list's."""
-    messages: list[tree_pb2.MainLineVersion] = []
-    start = 0
-    while start < len(listed):
-        end, stored = start + 1, listed[start].snapshot_stored_bytes
-        while end < len(listed) and stored + listed[end].snapshot_stored_bytes <= MAX_PAGE_BYTES:
-            stored += listed[end].snapshot_stored_bytes
-            end += 1
-        batch = await main_lines.with_snapshots([v.version for v in listed[start:end]])
-        messages.extend(version_within(version, MAX_PAGE_BYTES) for version in batch)
-        page = byte_prefix(messages, lambda message: message)
-        if len(page) < len(messages):
-            return page
-        start = end
-    return messages

@@ -14,11 +14,9 @@ from typing import Any
 
 from mirrortree.scopes import ScopeValue
 from mirrortree.violations import FieldViolation
-from tree_service.citations import anchors
 from tree_service.domain import (
     AnswerState,
     CanonicalScope,
-    CitationRequest,
     Node,
     NodeKind,
     ObjectType,
@@ -32,9 +30,6 @@ from tree_service.domain import (
 from tree_service.errors import InvalidInput, PreconditionFailed, RevisionConflict
 
 MAX_CANON_NODES = 1000
-# The cited ranges of one question together, in code points: as long as the longest answer, so
-# a question with its snapshots fits in one response as an answer does.
-MAX_CITED = 1_000_000
 
 
 def parse_id(value: str, field: str) -> uuid.UUID:
@@ -141,66 +136,6 @@ def expect_adoptable(question: Node, answer: Node) -> None:
             "acknowledged; continue it or adopt another answer",
             {"field": "answer_id"},
         )
-
-
-# ---- citations ----------------------------------------------------------------------------
-
-
-def citation_snapshot(
-    i: int,
-    citation: CitationRequest,
-    cited: Node,
-    same_owner: bool,
-    cited_before: int,
-    *,
-    redactions: tuple[str, ...] | None = None,
-) -> dict[str, Any]:
-    """The snapshot of one cited range or anchor (`cited_before`: code points the earlier
-    citations of the request hold); refused across people without a grant (`redactions`, the
-    grant's terms, None when there is none), outside its target, or past MAX_CITED in all."""
-    field = f"citations[{i}].node_id"
-    expect_settled(cited, field)
-    if not same_owner and redactions is None:
-        raise PreconditionFailed(
-            f"citations[{i}] cites another person's conversation; name their grant in "
-            f"citations[{i}].authorization_id (GrantCitationAuthorization)",
-            {"field": f"citations[{i}].authorization_id"},
-        )
-    owner = "another person's" if not same_owner else "this owner's"
-    if citation.anchor is not None:
-        what = anchors.check_anchor(cited, citation.anchor, f"citations[{i}].anchor")
-        start, end, text = 0, 0, citation.excerpt
-    else:
-        start, end = citation.start, citation.end or len(cited.text)
-        if not 0 <= start <= end <= len(cited.text):
-            raise InvalidInput.one(
-                f"citations[{i}].end",
-                f"range [{start}, {end}) is outside the cited text "
-                f"(length {len(cited.text)} code points)",
-            )
-        what, text = f"code points [{start}, {end})", cited.text[start:end]
-    if cited_before + len(text) > MAX_CITED:
-        raise InvalidInput.one(
-            f"citations[{i}].end",
-            f"the cited ranges together pass {MAX_CITED:,} code points (the length of "
-            "the longest answer); cite narrower ranges",
-        )
-    snapshot: dict[str, Any] = {
-        "node_id": cited.id,
-        "start": start,
-        "end": end,
-        "note": citation.note,
-        "snapshot": text if redactions is None else anchors.redact(text, redactions),
-        "source_description": (
-            f"{what} of {cited.kind.value} {cited.id} in {owner} tree {cited.tree_id}"
-        ),
-    }
-    if citation.anchor is not None:
-        snapshot["anchor"] = citation.anchor
-    if redactions is not None:
-        snapshot["authorization_id"] = citation.authorization_id
-        snapshot["redacted"] = True
-    return snapshot
 
 
 # ---- canonicalization ---------------------------------------------------------------------

@@ -9,12 +9,11 @@ from mirrortree import rpcstatus
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 from tree_service.access.rpc import AccessRpcs
 from tree_service.buds.rpc import BudRpcs
+from tree_service.canon.rpc import CanonRpcs
 from tree_service.citations.rpc import CitationRpcs
-from tree_service.context_assembly.layers import ContextOverBudget
 from tree_service.context_assembly.rpc import ContextRpcs
 from tree_service.conversation.rpc import ConversationRpcs
 from tree_service.costs.rpc import CostRpcs
-from tree_service.costs.rules import ApprovalRequired, EstimateNotApplicable, QuotaExceeded
 from tree_service.errors import (
     Contention,
     IdempotencyKeyReused,
@@ -26,22 +25,16 @@ from tree_service.errors import (
 )
 from tree_service.ingestion.rpc import IngestionRpcs
 from tree_service.leaves.rpc import LeafRpcs
-from tree_service.lifecycle.canon_rpc import CanonReviewRpcs
 from tree_service.lifecycle.merge_rpc import MergeRpcs
 from tree_service.lifecycle.purge_rpc import PurgeRpcs
-from tree_service.lifecycle.purge_rules import PurgePreviewStale
 from tree_service.lifecycle.rpc import LifecycleRpcs
 from tree_service.lifecycle.transplant_rpc import TransplantRpcs
 from tree_service.realms.rpc import RealmRpcs
-from tree_service.realms.rules import (
-    NotCanonicalized,
-    RealmNotReal,
-    RulingRequired,
-    SafetyStopInEffect,
-)
 from tree_service.tasks.rpc import TaskRpcs
-from tree_service.tasks.rules import BranchClosed, LeaseLost, TaskStopped
 
+# The base classes of tree_service.errors; every other error of the service subclasses one of
+# them (QuotaExceeded is a PreconditionFailed, PurgePreviewStale a RevisionConflict) and is
+# answered like it, with its own reason.
 STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
     NotFound: grpc.StatusCode.NOT_FOUND,
@@ -49,18 +42,6 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
     RevisionConflict: grpc.StatusCode.ABORTED,
     Contention: grpc.StatusCode.ABORTED,
     IdempotencyKeyReused: grpc.StatusCode.ALREADY_EXISTS,
-    RealmNotReal: grpc.StatusCode.FAILED_PRECONDITION,
-    NotCanonicalized: grpc.StatusCode.FAILED_PRECONDITION,
-    RulingRequired: grpc.StatusCode.FAILED_PRECONDITION,
-    SafetyStopInEffect: grpc.StatusCode.FAILED_PRECONDITION,
-    ContextOverBudget: grpc.StatusCode.FAILED_PRECONDITION,
-    QuotaExceeded: grpc.StatusCode.FAILED_PRECONDITION,
-    ApprovalRequired: grpc.StatusCode.FAILED_PRECONDITION,
-    EstimateNotApplicable: grpc.StatusCode.FAILED_PRECONDITION,
-    PurgePreviewStale: grpc.StatusCode.ABORTED,
-    BranchClosed: grpc.StatusCode.FAILED_PRECONDITION,
-    LeaseLost: grpc.StatusCode.FAILED_PRECONDITION,
-    TaskStopped: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -69,6 +50,7 @@ STATUS_BY_ERROR: dict[type[TreeServiceError], grpc.StatusCode] = {
 )
 class TreeServicer(
     ConversationRpcs,
+    CanonRpcs,
     BudRpcs,
     IngestionRpcs,
     AccessRpcs,
@@ -76,7 +58,6 @@ class TreeServicer(
     ContextRpcs,
     CitationRpcs,
     LifecycleRpcs,
-    CanonReviewRpcs,
     MergeRpcs,
     TransplantRpcs,
     CostRpcs,

@@ -77,7 +77,7 @@ class ServicerBase:
 
         `stored` shapes what a replay returns (e.g. without a one-time secret).
         """
-        outcome = await self._stores.core.write(
+        outcome = await self._stores.primary.write(
             key=request.idempotency_key,
             method=method,
             request_hash=request_hash(method, request),

@@ -1,4 +1,4 @@
-"""The tree service's stores, one per aggregate, over one shared transactional core."""
+"""The tree service's stores, one per aggregate, over the node core and the primary's pool."""
 
 from __future__ import annotations
 
@@ -7,28 +7,30 @@ from dataclasses import dataclass
 from mirrortree import neighbourhoods
 from tree_service.access.store import AccessStore
 from tree_service.buds.store import BudStore
+from tree_service.canon.main_line import MainLineStore
+from tree_service.canon.reviews import CanonReviewStore
 from tree_service.citations.store import CitationStore
 from tree_service.context_assembly.store import ContextStore
-from tree_service.conversation.main_line import MainLineStore
 from tree_service.conversation.store import ConversationStore
 from tree_service.costs.compare import ComparisonStore
 from tree_service.costs.store import CostStore
 from tree_service.ingestion.statistics import GraphStatistics
 from tree_service.ingestion.store import IngestionStore
-from tree_service.lifecycle.canon_store import CanonReviewStore
 from tree_service.lifecycle.merge_store import MergeStore
 from tree_service.lifecycle.purge_store import PurgeStore
 from tree_service.lifecycle.store import LifecycleStore
 from tree_service.lifecycle.transplant_store import TransplantStore
+from tree_service.nodes.store import NodeStore
+from tree_service.primary import Primary
 from tree_service.realms.store import RealmStore
-from tree_service.store import TreeStore
 from tree_service.tasks.store import TaskStore
 from tree_service.tasks.watch import EventHub
 
 
 @dataclass(frozen=True)
 class Stores:
-    core: TreeStore
+    primary: Primary
+    nodes: NodeStore
     conversation: ConversationStore
     main_lines: MainLineStore
     buds: BudStore
@@ -49,27 +51,28 @@ class Stores:
     watch: EventHub
 
     @classmethod
-    def over(cls, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
-        ingestion = IngestionStore(core, hub_links)
-        conversation = ConversationStore(core)
+    def over(cls, primary: Primary, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> Stores:
+        pool = primary.pool
+        ingestion = IngestionStore(primary, hub_links)
         return cls(
-            core=core,
-            conversation=conversation,
-            main_lines=MainLineStore(core, ingestion),
-            buds=BudStore(core, conversation),
+            primary=primary,
+            nodes=NodeStore(pool),
+            conversation=ConversationStore(),
+            main_lines=MainLineStore(pool, ingestion),
+            buds=BudStore(primary),
             ingestion=ingestion,
-            graph_statistics=GraphStatistics(core.pool),
+            graph_statistics=GraphStatistics(pool),
             access=AccessStore(),
-            realms=RealmStore(core),
-            contexts=ContextStore(core),
-            citations=CitationStore(core),
-            lifecycle=LifecycleStore(core, conversation),
-            canon_reviews=CanonReviewStore(core),
-            merges=MergeStore(core, conversation),
-            transplants=TransplantStore(core),
-            costs=CostStore(core),
+            realms=RealmStore(pool),
+            contexts=ContextStore(pool),
+            citations=CitationStore(pool),
+            lifecycle=LifecycleStore(pool),
+            canon_reviews=CanonReviewStore(pool),
+            merges=MergeStore(pool),
+            transplants=TransplantStore(pool),
+            costs=CostStore(pool),
             comparisons=ComparisonStore(),
-            purges=PurgeStore(core),
-            tasks=TaskStore(core, conversation),
-            watch=EventHub(core.pool),
+            purges=PurgeStore(pool),
+            tasks=TaskStore(pool),
+            watch=EventHub(pool),
         )

@@ -83,7 +83,7 @@ async def test_a_scope_the_statistics_know_is_not_analyzed_again(tree_service, t
     await record_many(tree_stub, project)
     await wait_for_estimate(db, scope_key, OBJECTS / 2)
 
-    keeper = GraphStatistics(tree_service.stores.core.pool, min_interval_s=0)
+    keeper = GraphStatistics(tree_service.stores.primary.pool, min_interval_s=0)
     keeper.recorded(scope_key)
     keeper.recorded(unique("projects:small"))  # below MIN_OBJECTS: never analyzed for
     await keeper.idle()

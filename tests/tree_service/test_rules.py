@@ -14,6 +14,7 @@ import pytest
 
 from mirrortree.scopes import ScopeValue
 from tree_service import rules
+from tree_service.citations import anchors
 from tree_service.domain import (
     AnswerState,
     CanonicalScope,
@@ -161,21 +162,21 @@ def test_only_a_settled_answer_of_the_question_with_text_is_adopted():
 
 def test_a_citation_snapshots_its_range_and_the_whole_text_when_no_end_is_given():
     cited = node(text="0123456789")
-    part = rules.citation_snapshot(0, CitationRequest(cited.id, 2, 5, "n"), cited, True, 0)
+    part = anchors.citation_snapshot(0, CitationRequest(cited.id, 2, 5, "n"), cited, True, 0)
     assert (part["snapshot"], part["start"], part["end"]) == ("234", 2, 5)
-    whole = rules.citation_snapshot(0, CitationRequest(cited.id, 0, 0, ""), cited, True, 0)
+    whole = anchors.citation_snapshot(0, CitationRequest(cited.id, 0, 0, ""), cited, True, 0)
     assert whole["snapshot"] == "0123456789"
 
 
 def test_a_citation_is_refused_across_people_outside_the_text_or_past_the_budget():
     cited = node(text="0123456789")
     with pytest.raises(PreconditionFailed, match="another person's"):
-        rules.citation_snapshot(0, CitationRequest(cited.id, 0, 0, ""), cited, False, 0)
+        anchors.citation_snapshot(0, CitationRequest(cited.id, 0, 0, ""), cited, False, 0)
     with pytest.raises(InvalidInput, match="outside the cited text"):
-        rules.citation_snapshot(1, CitationRequest(cited.id, 4, 11, ""), cited, True, 0)
+        anchors.citation_snapshot(1, CitationRequest(cited.id, 4, 11, ""), cited, True, 0)
     with pytest.raises(InvalidInput) as caught:
-        rules.citation_snapshot(
-            2, CitationRequest(cited.id, 0, 0, ""), cited, True, rules.MAX_CITED - 9
+        anchors.citation_snapshot(
+            2, CitationRequest(cited.id, 0, 0, ""), cited, True, anchors.MAX_CITED - 9
         )
     assert caught.value.violations[0].field == "citations[2].end"
 

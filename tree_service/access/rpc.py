@@ -6,17 +6,17 @@ from collections.abc import Awaitable
 from typing import Any
 
 from mirrortree.v1 import tree_pb2
-from tree_service import convert, gating
+from tree_service.access import messages
 from tree_service.domain import AppSettings, SessionContext
 from tree_service.servicing import Ctx, ServicerBase
 
 
 async def settings_message(read: Awaitable[AppSettings]) -> tree_pb2.Settings:
-    return gating.settings_to_proto(await read)
+    return messages.settings_to_proto(await read)
 
 
 async def context_message(read: Awaitable[SessionContext]) -> tree_pb2.SessionContext:
-    return gating.context_to_proto(await read)
+    return messages.context_to_proto(await read)
 
 
 class AccessRpcs(ServicerBase):
@@ -25,13 +25,13 @@ class AccessRpcs(ServicerBase):
     async def GetSettings(
         self, request: tree_pb2.GetSettingsRequest, context: Ctx
     ) -> tree_pb2.Settings:
-        async with self._stores.core.pool.acquire() as conn:
-            return gating.settings_to_proto(await self._stores.access.read_settings(conn))
+        async with self._stores.primary.pool.acquire() as conn:
+            return messages.settings_to_proto(await self._stores.access.read_settings(conn))
 
     async def SetAppEnabled(
         self, request: tree_pb2.SetAppEnabledRequest, context: Ctx
     ) -> tree_pb2.Settings:
-        enabled, expected = gating.app_request(request)
+        enabled, expected = messages.app_request(request)
         return await self._write(
             "SetAppEnabled",
             request,
@@ -42,7 +42,7 @@ class AccessRpcs(ServicerBase):
     async def SetCapability(
         self, request: tree_pb2.SetCapabilityRequest, context: Ctx
     ) -> tree_pb2.Settings:
-        enabled, assignments, expected = gating.capability_request(request)
+        enabled, assignments, expected = messages.capability_request(request)
         return await self._write(
             "SetCapability",
             request,
@@ -55,7 +55,7 @@ class AccessRpcs(ServicerBase):
     async def SetSessionStoryGraph(
         self, request: tree_pb2.SetSessionStoryGraphRequest, context: Ctx
     ) -> tree_pb2.SessionContext:
-        session, enabled = gating.switch_request(request)
+        session, enabled = messages.switch_request(request)
         return await self._write(
             "SetSessionStoryGraph",
             request,
@@ -68,7 +68,7 @@ class AccessRpcs(ServicerBase):
     async def SaveSessionContext(
         self, request: tree_pb2.SaveSessionContextRequest, context: Ctx
     ) -> tree_pb2.SessionContext:
-        session, state, expected = gating.save_request(request)
+        session, state, expected = messages.save_request(request)
         return await self._write(
             "SaveSessionContext",
             request,
@@ -81,19 +81,19 @@ class AccessRpcs(ServicerBase):
     async def GetSessionContext(
         self, request: tree_pb2.GetSessionContextRequest, context: Ctx
     ) -> tree_pb2.SessionContext:
-        async with self._stores.core.pool.acquire() as conn:
-            return gating.context_to_proto(
+        async with self._stores.primary.pool.acquire() as conn:
+            return messages.context_to_proto(
                 await self._stores.access.read_context(conn, request.session_id)
             )
 
     async def CreateBinding(
         self, request: tree_pb2.CreateBindingRequest, context: Ctx
     ) -> tree_pb2.CreateBindingResponse:
-        session_id, runtime, allowed = convert.binding_request(request)
+        session_id, runtime, allowed = messages.binding_request(request)
 
         async def action(conn: Any) -> tree_pb2.CreateBindingResponse:
             binding = await self._stores.access.create_binding(conn, session_id, runtime, allowed)
-            return convert.binding_to_proto(binding)
+            return messages.binding_to_proto(binding)
 
         def without_token(
             response: tree_pb2.CreateBindingResponse,

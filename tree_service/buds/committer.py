@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tree_service.buds import queries
 from tree_service.errors import InvalidInput, PreconditionFailed
-from tree_service.store import TreeStore
+from tree_service.primary import Primary
 
 
 @dataclass
@@ -32,8 +32,8 @@ class ChunkCommitter:
     bud that is no longer streaming fails instead of being stored.
     """
 
-    def __init__(self, core: TreeStore, max_batch: int = 2000, in_flight: int = 2) -> None:
-        self._core = core
+    def __init__(self, primary: Primary, max_batch: int = 2000, in_flight: int = 2) -> None:
+        self._primary = primary
         self._queue: asyncio.Queue[_PendingChunk] = asyncio.Queue()
         self._max_batch = max_batch
         self._in_flight = in_flight
@@ -91,14 +91,14 @@ class ChunkCommitter:
                     pending.done.set_exception(exc)
 
     async def _commit(self, batch: list[_PendingChunk]) -> None:
-        async with self._core.pool.acquire() as conn:
+        async with self._primary.pool.acquire() as conn:
             rows = await conn.fetch(
                 queries.STORE_CHUNKS,
                 [p.node_id for p in batch],
                 [p.seq for p in batch],
                 [p.text for p in batch],
             )
-            lsn = await self._core.commit_lsn(conn)
+            lsn = await self._primary.commit_lsn(conn)
         live = {r["node_id"] for r in rows if r["live"]}
         texts = {(r["node_id"], r["seq"]): r["stored"] for r in rows}
         for pending in batch:

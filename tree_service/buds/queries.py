@@ -1,6 +1,6 @@
 """SQL of buds: answers streamed chunk by chunk under a lease."""
 
-from tree_service.conversation.queries import NODE_COLUMNS
+from tree_service.nodes.rows import NODE_COLUMNS
 
 # A batch of chunks ($1 buds, $2 seqs, $3 texts) stored in one statement, which is its own
 # transaction: only the chunks of buds still streaming are kept (each such bud share-locked,

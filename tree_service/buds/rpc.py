@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from mirrortree.v1 import tree_pb2
-from tree_service.buds.stream import BudStream
+from tree_service.buds.stream_rpc import BudStream
 from tree_service.servicing import Ctx, ServicerBase
 
 

@@ -9,13 +9,13 @@ import asyncpg
 
 from mirrortree import counters
 from tree_service.buds import queries
-from tree_service.conversation import queries as conversation_queries
-from tree_service.conversation.rows import generated_json, node_from_row
 from tree_service.conversation.store import ConversationStore
 from tree_service.domain import AnswerState, Generated, NewAnswer, Node, StopReason
 from tree_service.errors import PreconditionFailed
 from tree_service.ingestion.store import IngestionStore
-from tree_service.store import TreeStore
+from tree_service.nodes.rows import generated_json, node_from_row
+from tree_service.nodes.store import NodeStore
+from tree_service.primary import Primary
 
 # A live stream renews its bud's lease every BUD_LEASE_S / 3 seconds; a bud whose lease ran
 # out lost its stream (the serving process died) and is frozen by whichever instance sweeps.
@@ -25,29 +25,28 @@ BUD_LEASE_S = 30.0
 class BudStore:
     """Opening, renewing and ending buds on the primary (their chunks: ChunkCommitter)."""
 
-    def __init__(self, core: TreeStore, conversation: ConversationStore) -> None:
-        self._core = core
-        self._conversation = conversation
+    def __init__(self, primary: Primary) -> None:
+        self._primary = primary
         # Buds this process is freezing with their real reason, retrying while the database
         # is away: the sweeper leaves them alone although their lease ran out meanwhile.
         self.freezing: set[str] = set()
 
     async def open_bud(self, conn: asyncpg.Connection, answer: NewAnswer) -> Node:
         """Add a streaming answer and start its lease."""
-        node, _ = await self._conversation.add_answer(conn, answer)
+        node, _ = await ConversationStore.add_answer(conn, answer)
         await conn.execute(queries.RENEW_BUD_LEASE, uuid.UUID(node.id), BUD_LEASE_S)
         return node
 
     async def renew_bud_lease(self, node_id: str) -> bool:
         """Extend the lease of a streaming bud; False once it has ended."""
-        status = await self._core.pool.execute(
+        status = await self._primary.pool.execute(
             queries.RENEW_BUD_LEASE, uuid.UUID(node_id), BUD_LEASE_S
         )
         return bool(status == "UPDATE 1")
 
     async def freeze_expired_buds(self, limit: int = 100) -> list[str]:
         """Freeze buds whose stream stopped renewing its lease; returns their ids."""
-        expired = [r["id"] for r in await self._core.pool.fetch(queries.EXPIRED_BUDS, limit)]
+        expired = [r["id"] for r in await self._primary.pool.fetch(queries.EXPIRED_BUDS, limit)]
         frozen = []
         for node_id in expired:
             if str(node_id) in self.freezing:
@@ -64,7 +63,7 @@ class BudStore:
     ) -> tuple[Node, str]:
         """Seal or freeze a streaming bud with its acknowledged chunks; returns it and the LSN."""
         _, summary, evidence, tool_trace = generated_json(generated)
-        async with self._core.pool.acquire() as conn:
+        async with self._primary.pool.acquire() as conn:
             async with conn.transaction():
                 await conn.execute(queries.LOCK_STREAMING_BUD, uuid.UUID(node_id))
                 row = await conn.fetchrow(
@@ -77,16 +76,14 @@ class BudStore:
                     tool_trace,
                 )
                 if row is None:
-                    current = await ConversationStore.load(conn, node_id, "answer_id")
+                    current = await NodeStore.load(conn, node_id, "answer_id")
                     raise PreconditionFailed(
                         f"bud {node_id!r} is already {current.answer_state}; it cannot end twice",
                         {"answer_state": str(current.answer_state)},
                     )
                 node = node_from_row(row)
-                tree = await conn.fetchrow(
-                    conversation_queries.SELECT_TREE, uuid.UUID(node.tree_id)
-                )
-                await IngestionStore.record_message(conn, node, tree["project_id"])
-            lsn = await self._core.commit_lsn(conn)
+                tree = await NodeStore.tree(conn, node.tree_id)
+                await IngestionStore.record_message(conn, node, tree.project_id)
+            lsn = await self._primary.commit_lsn(conn)
         counters.BUDS_ENDED.labels(state.value, stop_reason or "").inc()
         return node, lsn

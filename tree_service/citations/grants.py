@@ -1,5 +1,6 @@
-"""The reads and links of citation grants the conversation needs while it cites (kept apart
-from the citation store, which builds on the conversation)."""
+"""Citing, as every write that makes a node with citations does it (AskQuestion, EditQuestion,
+a merge's question): the immutable snapshot of each cited range under its grant, the links of
+citations made under a grant, and the tombstoning of citations whose grant was revoked since."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from typing import Any
 import asyncpg
 
 from tree_service import rules
+from tree_service.citations import anchors
 from tree_service.citations.anchors import Grant, tombstone_revoked
-from tree_service.domain import Node
+from tree_service.domain import CitationRequest, Node
+from tree_service.errors import InvalidInput
+from tree_service.nodes.store import NodeStore
 
 # FOR SHARE: a revocation (which locks the grant to update it) waits for citations being
 # made under it, and every later citation sees it revoked.
@@ -38,6 +42,44 @@ async def grant_for_citation(conn: asyncpg.Connection, grant_id: str, field: str
         tuple(row["redactions"]),
         row["revoked"],
     )
+
+
+async def snapshot_citations(
+    conn: asyncpg.Connection, requested: tuple[CitationRequest, ...], owner_tree: str
+) -> tuple[dict[str, Any], ...]:
+    """Snapshot each cited range as it is now; the snapshot never changes afterwards."""
+    if not requested:
+        return ()
+    tree = await NodeStore.tree(conn, owner_tree)
+    owners = {tree.id: tree.owner}  # most citations stay in one or two trees
+    snapshots: list[dict[str, Any]] = []
+    cited_length = 0
+    for i, citation in enumerate(requested):
+        cited = await NodeStore.load(conn, citation.node_id, f"citations[{i}].node_id")
+        await NodeStore.expect_not_purged(conn, cited.id, f"citations[{i}].node_id")
+        if cited.tree_id not in owners:
+            owners[cited.tree_id] = (await NodeStore.tree(conn, cited.tree_id)).owner
+        same_owner = owners[cited.tree_id] == tree.owner
+        redactions = None
+        if citation.authorization_id:
+            field = f"citations[{i}].authorization_id"
+            if same_owner:
+                raise InvalidInput.one(field, "is only for citing another person's tree")
+            grant = await grant_for_citation(conn, citation.authorization_id, field)
+            redactions = anchors.expect_grant(
+                grant,
+                citation.authorization_id,
+                cited_tree=cited.tree_id,
+                cited_owner=owners[cited.tree_id],
+                citing_owner=tree.owner,
+                field=field,
+            ).redactions
+        snapshot = anchors.citation_snapshot(
+            i, citation, cited, same_owner, cited_length, redactions=redactions
+        )
+        cited_length += len(snapshot["snapshot"])
+        snapshots.append(snapshot)
+    return tuple(snapshots)
 
 
 async def link_authorized(

@@ -1,14 +1,13 @@
-"""Citations in requests → checked values, and stored citations (or tombstones) → proto."""
+"""Citations in requests → checked values (stored citations become proto messages with their
+node: tree_service.convert.citation_to_proto)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mirrortree.v1 import tree_pb2
+from tree_service.convert import Checker
 from tree_service.domain import MAX_LIST, MAX_QUESTION, MAX_SHORT, CitationRequest
-
-if TYPE_CHECKING:  # convert imports this module to check its requests' citations
-    from tree_service.convert import Checker
 
 
 def citation_anchor(check: Checker, field: str, anchor: tree_pb2.CitationAnchor) -> dict[str, Any]:
@@ -58,29 +57,3 @@ def citations(check: Checker, values: list[tree_pb2.Citation]) -> tuple[Citation
         )
         for i, c in enumerate(values)
     )
-
-
-_CITATION_STATUS = {
-    "revoked": tree_pb2.CITATION_REVOKED,
-    "purged": tree_pb2.CITATION_PURGED,
-    "superseded": tree_pb2.CITATION_SUPERSEDED,
-}
-
-
-def citation_to_proto(citation: dict[str, Any]) -> tree_pb2.Citation:
-    """A stored citation (or tombstone); `status` absent means as cited."""
-    anchor = citation.get("anchor")
-    message = tree_pb2.Citation(
-        node_id=citation["node_id"],
-        start=citation.get("start", 0),
-        end=citation.get("end", 0),
-        note=citation.get("note", ""),
-        snapshot=citation.get("snapshot", ""),
-        authorization_id=citation.get("authorization_id", ""),
-        redacted=citation.get("redacted", False),
-        status=_CITATION_STATUS.get(citation.get("status", ""), tree_pb2.CITATION_CURRENT),
-        source_description=citation.get("source_description", ""),
-    )
-    if anchor is not None:
-        message.anchor.CopyFrom(tree_pb2.CitationAnchor(**anchor))
-    return message

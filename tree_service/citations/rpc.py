@@ -6,7 +6,7 @@ from typing import Any
 
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
-from tree_service.citations import messages as citation_messages
+from tree_service import convert
 from tree_service.citations.store import NewGrant, StoredGrant
 from tree_service.convert import Checker
 from tree_service.servicing import Ctx, ServicerBase
@@ -87,7 +87,7 @@ class CitationRpcs(ServicerBase):
         return tree_pb2.ListCitationsResponse(
             citations=[
                 tree_pb2.CitationRead(
-                    citation=citation_messages.citation_to_proto(citation),
+                    citation=convert.citation_to_proto(citation),
                     position=position,
                     superseded_by=successor,
                 )

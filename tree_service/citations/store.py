@@ -12,9 +12,8 @@ import asyncpg
 
 from tree_service import rules
 from tree_service.citations import anchors, queries
-from tree_service.conversation.store import ConversationStore
 from tree_service.errors import NotFound, PreconditionFailed
-from tree_service.store import TreeStore
+from tree_service.nodes.store import NodeStore
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,8 @@ def grant_from_row(row: asyncpg.Record) -> StoredGrant:
 class CitationStore:
     """Grants and citation reads on the primary."""
 
-    def __init__(self, core: TreeStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def grant(conn: asyncpg.Connection, new: NewGrant) -> StoredGrant:
@@ -106,7 +105,7 @@ class CitationStore:
         """A node's citations as they read now, each with the successor of its source ("" when
         the source was not superseded)."""
         async with self._pool.acquire() as conn:
-            node = await ConversationStore.load(conn, node_id, "node_id")
+            node = await NodeStore.load(conn, node_id, "node_id")
             cited = [uuid.UUID(str(c["node_id"])) for c in node.citations]
             successors = {
                 r["cited"]: r["successor"] for r in await conn.fetch(queries.SUCCESSORS, cited)

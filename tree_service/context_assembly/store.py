@@ -15,11 +15,8 @@ from tree_service import rules
 from tree_service.citations.grants import revoked_among
 from tree_service.context_assembly import layers, queries
 from tree_service.context_assembly.layers import Assembled, Budget, Fragment, Memory, Summary
-from tree_service.conversation import queries as tree_queries
-from tree_service.conversation.rows import node_from_row
-from tree_service.conversation.store import ConversationStore
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
-from tree_service.store import TreeStore
+from tree_service.nodes.store import NodeStore
 
 MAX_PATH = 1_000_000  # a path is read whole: every ancestor belongs to the context
 
@@ -65,8 +62,8 @@ class ContextVersion:
 class ContextStore:
     """Summaries and context versions of trees."""
 
-    def __init__(self, core: TreeStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def record_summary(conn: asyncpg.Connection, new: NewSummary) -> StoredSummary:
@@ -76,7 +73,7 @@ class ContextStore:
                 "subject", "must be node:<id>, tool:<id>:<index> or citation:<id>:<index>"
             )
         kind, node_id, index = parsed
-        node = await ConversationStore.load(conn, node_id, "subject")
+        node = await NodeStore.load(conn, node_id, "subject")
         held = {"tool": len(node.tool_trace), "citation": len(node.citations)}.get(kind)
         if index is not None and held is not None and index >= held:
             raise InvalidInput.one(
@@ -104,10 +101,9 @@ class ContextStore:
     async def assemble(self, conn: asyncpg.Connection, request: ContextRequest) -> ContextVersion:
         """Assemble the node's context and record it as a new context version."""
         node_uuid = rules.parse_id(request.node_id, "node_id")
-        rows = await conn.fetch(tree_queries.SELECT_PATH, node_uuid, 0, MAX_PATH)
-        if not rows:
+        path, _ = await NodeStore.path(conn, node_uuid, 0, MAX_PATH)
+        if not path:
             raise NotFound("node", request.node_id)
-        path = [node_from_row(r) for r in rows]
         node = path[-1]
         on_path = {n.id: n for n in path}
         for i, fragment in enumerate(request.fragments):

@@ -1,5 +1,5 @@
-"""The conversation-tree RPCs: trees, questions, answers, continuations, adoption, main lines
-and the reads of nodes, paths and versions."""
+"""The conversation-tree RPCs: trees, questions, answers, continuations, adoption, and the reads
+of trees, nodes and paths."""
 
 from __future__ import annotations
 
@@ -7,21 +7,14 @@ from typing import Any
 
 from mirrortree.v1 import tree_pb2
 from tree_service import convert
-from tree_service.domain import CanonicalScope
-from tree_service.errors import InvalidInput
-from tree_service.lifecycle import messages as lifecycle_messages
+from tree_service.conversation import messages
 from tree_service.paging import (
     DEFAULT_PAGE,
     DEFAULT_PATH_PAGE,
-    DEFAULT_VERSION_PAGE,
     MAX_PAGE,
-    MAX_PAGE_BYTES,
     MAX_PATH_PAGE,
-    MAX_VERSION_PAGE,
     byte_page,
     offset_page,
-    version_page,
-    version_within,
 )
 from tree_service.servicing import Ctx, ServicerBase
 
@@ -32,10 +25,10 @@ class ConversationRpcs(ServicerBase):
     async def CreateTree(
         self, request: tree_pb2.CreateTreeRequest, context: Ctx
     ) -> tree_pb2.CreateTreeResponse:
-        new = convert.new_tree(request)
+        new = messages.new_tree(request)
 
         async def action(conn: Any) -> tree_pb2.CreateTreeResponse:
-            tree = await self._stores.conversation.create_tree(conn, new)
+            tree = await self._stores.nodes.create_tree(conn, new)
             return tree_pb2.CreateTreeResponse(tree=convert.tree_to_proto(tree))
 
         return await self._write("CreateTree", request, tree_pb2.CreateTreeResponse, action)
@@ -46,13 +39,13 @@ class ConversationRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("tree_id", request.tree_id)
         check.done()
-        tree = await self._stores.conversation.get_tree(request.tree_id)
+        tree = await self._stores.nodes.get_tree(request.tree_id)
         return tree_pb2.GetTreeResponse(tree=convert.tree_to_proto(tree))
 
     async def AskQuestion(
         self, request: tree_pb2.AskQuestionRequest, context: Ctx
     ) -> tree_pb2.AskQuestionResponse:
-        question = convert.new_question(request)
+        question = messages.new_question(request)
         return await self._append_node(
             "AskQuestion",
             request,
@@ -63,7 +56,7 @@ class ConversationRpcs(ServicerBase):
     async def EditQuestion(
         self, request: tree_pb2.EditQuestionRequest, context: Ctx
     ) -> tree_pb2.EditQuestionResponse:
-        edit = convert.question_edit(request)
+        edit = messages.question_edit(request)
         return await self._append_node(
             "EditQuestion",
             request,
@@ -74,7 +67,7 @@ class ConversationRpcs(ServicerBase):
     async def AddAnswer(
         self, request: tree_pb2.AddAnswerRequest, context: Ctx
     ) -> tree_pb2.AddAnswerResponse:
-        answer = convert.new_answer(request)
+        answer = messages.new_answer(request)
         return await self._append_node(
             "AddAnswer",
             request,
@@ -85,7 +78,7 @@ class ConversationRpcs(ServicerBase):
     async def AddContinuation(
         self, request: tree_pb2.AddContinuationRequest, context: Ctx
     ) -> tree_pb2.AddContinuationResponse:
-        continuation = convert.new_continuation(request)
+        continuation = messages.new_continuation(request)
         return await self._append_node(
             "AddContinuation",
             request,
@@ -96,7 +89,7 @@ class ConversationRpcs(ServicerBase):
     async def AdoptAnswer(
         self, request: tree_pb2.AdoptAnswerRequest, context: Ctx
     ) -> tree_pb2.AdoptAnswerResponse:
-        question_id, answer_id, expected = convert.adoption(request)
+        question_id, answer_id, expected = messages.adoption(request)
 
         async def action(conn: Any) -> tree_pb2.AdoptAnswerResponse:
             question = await self._stores.conversation.adopt(conn, question_id, answer_id, expected)
@@ -104,26 +97,13 @@ class ConversationRpcs(ServicerBase):
 
         return await self._write("AdoptAnswer", request, tree_pb2.AdoptAnswerResponse, action)
 
-    async def Canonicalize(
-        self, request: tree_pb2.CanonicalizeRequest, context: Ctx
-    ) -> tree_pb2.CanonicalizeResponse:
-        canonicalization = convert.canonicalization(request)
-
-        async def action(conn: Any) -> tree_pb2.CanonicalizeResponse:
-            version = await self._stores.main_lines.canonicalize(conn, canonicalization)
-            # The version is saved whatever its size: a response that could not be sent
-            # would report a failure, and a retry would replay the same oversized answer.
-            return tree_pb2.CanonicalizeResponse(version=version_within(version, MAX_PAGE_BYTES))
-
-        return await self._write("Canonicalize", request, tree_pb2.CanonicalizeResponse, action)
-
     async def GetNode(
         self, request: tree_pb2.GetNodeRequest, context: Ctx
     ) -> tree_pb2.GetNodeResponse:
         check = convert.Checker()
         check.identifier("node_id", request.node_id)
         check.done()
-        node = await self._stores.lifecycle.get_node(request.node_id)
+        node = await self._stores.nodes.get_node(request.node_id)
         return tree_pb2.GetNodeResponse(node=convert.node_to_proto(node))
 
     async def GetPath(
@@ -134,49 +114,9 @@ class ConversationRpcs(ServicerBase):
         limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
         offset = convert.page_token(check, request.page_token)
         check.done()
-        nodes, length = await self._stores.lifecycle.get_path(request.node_id, offset, limit)
+        nodes, length = await self._stores.nodes.get_path(request.node_id, offset, limit)
         page, token = offset_page(nodes, offset, length)
         return tree_pb2.GetPathResponse(nodes=page, next_page_token=token, path_length=length)
-
-    async def ListMainLineVersions(
-        self, request: tree_pb2.ListMainLineVersionsRequest, context: Ctx
-    ) -> tree_pb2.ListMainLineVersionsResponse:
-        check = convert.Checker()
-        check.identifier("tree_id", request.tree_id)
-        check.identifier("world", request.world, required=False)
-        limit = check.page_size(request.page_size, DEFAULT_VERSION_PAGE, MAX_VERSION_PAGE)
-        check.identifier("page_token", request.page_token, required=False)
-        check.done()
-        scope = convert.scope_filter(request.scope)
-        if request.world:
-            # Only world canon has worlds, so a world alone selects that scope and a world
-            # with another scope (which could match nothing) is refused.
-            if scope is None:
-                scope = CanonicalScope.WORLD_CANON
-            elif scope is not CanonicalScope.WORLD_CANON:
-                raise InvalidInput.one("world", "is only allowed with scope WORLD_CANON")
-        versions = await self._stores.main_lines.list_versions(
-            request.tree_id, scope, request.world, request.page_token or None, limit + 1
-        )
-        page = await version_page(self._stores.main_lines, versions[:limit])
-        return tree_pb2.ListMainLineVersionsResponse(
-            versions=page,
-            next_page_token=page[-1].id if len(versions) > len(page) else "",
-        )
-
-    async def GetMainLineSnapshot(
-        self, request: tree_pb2.GetMainLineSnapshotRequest, context: Ctx
-    ) -> tree_pb2.GetMainLineSnapshotResponse:
-        check = convert.Checker()
-        check.identifier("version_id", request.version_id)
-        limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
-        offset = convert.page_token(check, request.page_token)
-        check.done()
-        nodes, length = await self._stores.main_lines.snapshot(request.version_id, offset, limit)
-        page, token = offset_page(nodes, offset, length)
-        return tree_pb2.GetMainLineSnapshotResponse(
-            nodes=page, next_page_token=token, snapshot_length=length
-        )
 
     async def ListNodes(
         self, request: tree_pb2.ListNodesRequest, context: Ctx
@@ -185,9 +125,9 @@ class ConversationRpcs(ServicerBase):
         check.identifier("tree_id", request.tree_id)
         limit = check.page_size(request.page_size, DEFAULT_PAGE, MAX_PAGE)
         after = convert.page_token(check, request.page_token)
-        lifecycles = lifecycle_messages.lifecycle_filter(check, list(request.lifecycles))
+        lifecycles = messages.lifecycle_filter(check, list(request.lifecycles))
         check.done()
-        nodes = await self._stores.lifecycle.list_nodes(
+        nodes = await self._stores.nodes.list_nodes(
             request.tree_id, after, limit + 1, request.include_archived, lifecycles
         )
         page = byte_page(nodes[:limit])

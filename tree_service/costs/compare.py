@@ -12,11 +12,11 @@ import asyncpg
 from mirrortree.v1 import costs_pb2, tree_pb2
 from tree_service import convert
 from tree_service import rules as tree_rules
-from tree_service.conversation.store import ConversationStore
 from tree_service.costs import charges, queries
 from tree_service.costs.rules import NewComparison, Operation
 from tree_service.domain import Generated, Node, NodeKind, RealmChoice
 from tree_service.errors import PreconditionFailed
+from tree_service.nodes.store import NodeStore
 
 MIN_COMPARED = 2
 MAX_COMPARED = 20
@@ -88,11 +88,11 @@ class ComparisonStore:
 
     async def compare(self, conn: asyncpg.Connection, wanted: NewComparison) -> tuple[Node, int]:
         """Append the comparison under the question, or refuse and write nothing."""
-        question = await ConversationStore.load(conn, wanted.question_id, "question_id")
+        question = await NodeStore.load(conn, wanted.question_id, "question_id")
         tree_rules.expect_kind(question, "question_id", NodeKind.QUESTION)
         for i, answer_id in enumerate(wanted.answer_ids):
             field = f"answer_ids[{i}]"
-            answer = await ConversationStore.load(conn, answer_id, field)
+            answer = await NodeStore.load(conn, answer_id, field)
             tree_rules.expect_same_tree(answer, question.tree_id, field)
             tree_rules.expect_kind(answer, field, NodeKind.ANSWER)
             if answer.parent_id != question.id:
@@ -102,7 +102,7 @@ class ComparisonStore:
                     {"field": field},
                 )
             tree_rules.expect_settled(answer, field)
-        node, revision = await ConversationStore._append(
+        node, revision = await NodeStore.append(
             conn,
             tree_id=question.tree_id,
             parent=question,
@@ -118,4 +118,4 @@ class ComparisonStore:
         if wanted.estimate_id is not None:
             uses = ((Operation.COMPARE_CANDIDATES, question.id),)
             await charges.record_node(conn, wanted.estimate_id, ESTIMATE_FIELD, node, uses)
-        return await ConversationStore.load(conn, node.id, "node_id"), revision
+        return await NodeStore.load(conn, node.id, "node_id"), revision

@@ -24,7 +24,6 @@ from tree_service.costs.rules import (
 )
 from tree_service.domain import NodeKind
 from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
-from tree_service.store import TreeStore
 
 # The kind of node each operation's target must be.
 TARGET_KINDS = {
@@ -38,8 +37,8 @@ TARGET_KINDS = {
 class CostStore:
     """The cost side of generated work: estimates, their charges, and owners' quotas."""
 
-    def __init__(self, core: TreeStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def _with_needs(conn: asyncpg.Connection, estimate: Estimate) -> Estimate:

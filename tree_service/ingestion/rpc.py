@@ -6,7 +6,7 @@ from typing import Any
 
 from mirrortree import counters
 from mirrortree.v1 import tree_pb2
-from tree_service import convert, graph_input, source_input
+from tree_service.ingestion import messages, review_input, source_input
 from tree_service.servicing import Ctx, ServicerBase, request_hash
 
 
@@ -16,14 +16,14 @@ class IngestionRpcs(ServicerBase):
     async def RecordReview(
         self, request: tree_pb2.RecordReviewRequest, context: Ctx
     ) -> tree_pb2.RecordReviewResponse:
-        review = graph_input.review_result(request)
+        review = review_input.review_result(request)
         # The result id is a second idempotency handle: identical content under another
         # key replays, different content under the same result id is refused.
         content_hash = request_hash("RecordReview", request)
 
         async def action(conn: Any) -> tree_pb2.RecordReviewResponse:
             recorded = await self._stores.ingestion.record_review(conn, review, content_hash)
-            return convert.recorded_to_proto(recorded)
+            return messages.recorded_to_proto(recorded)
 
         response = await self._write("RecordReview", request, tree_pb2.RecordReviewResponse, action)
         self._stores.graph_statistics.recorded(review.scope.key)
@@ -37,7 +37,7 @@ class IngestionRpcs(ServicerBase):
         new = source_input.source_revision(request)
 
         async def action(conn: Any) -> tree_pb2.RecordSourceResponse:
-            return convert.source_record_to_proto(
+            return messages.source_record_to_proto(
                 await self._stores.ingestion.record_source(conn, new)
             )
 
@@ -50,6 +50,6 @@ class IngestionRpcs(ServicerBase):
 
         async def action(conn: Any) -> tree_pb2.SetPreferenceResponse:
             record = await self._stores.ingestion.set_preference(conn, new)
-            return tree_pb2.SetPreferenceResponse(preference=convert.preference_to_proto(record))
+            return tree_pb2.SetPreferenceResponse(preference=messages.preference_to_proto(record))
 
         return await self._write("SetPreference", request, tree_pb2.SetPreferenceResponse, action)

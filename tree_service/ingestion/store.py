@@ -31,14 +31,14 @@ from tree_service.errors import (
 )
 from tree_service.ingestion import queries
 from tree_service.leaves import store as leaf_store
-from tree_service.store import TreeStore
+from tree_service.primary import Primary
 
 
 class IngestionStore:
     """Writes of the story graph on the primary; `hub_links` is the hub threshold."""
 
-    def __init__(self, core: TreeStore, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> None:
-        self._core = core
+    def __init__(self, primary: Primary, hub_links: int = neighbourhoods.DEFAULT_HUB_LINKS) -> None:
+        self._primary = primary
         self.hub_links = hub_links
 
     @staticmethod
@@ -213,7 +213,7 @@ class IngestionStore:
         """Make hubs of every object with `hub_links` links or more that is not one yet, when
         no lower threshold was applied before; returns how many were made. Each hub is filled
         in its own transaction under its scope's lock, so ingestions are not held for long."""
-        pool = self._core.pool
+        pool = self._primary.pool
         applied = await pool.fetchval(queries.HUB_THRESHOLD_APPLIED)
         if applied is not None and applied <= self.hub_links:
             return 0

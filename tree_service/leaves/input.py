@@ -11,7 +11,8 @@ import hashlib
 
 from mirrortree.v1 import leaves_pb2, tree_pb2
 from tree_service.convert import Checker
-from tree_service.leaves.domain import ExtractionPlanRequest, LeafExtraction, LeafKey, Part
+from tree_service.domain import LeafExtraction, LeafKey, Part
+from tree_service.leaves.domain import ExtractionPlanRequest
 from tree_service.leaves.ranges import covers
 
 SOURCE_TYPES = ("message", "task_status", "knowledge", "document")

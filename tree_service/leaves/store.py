@@ -15,10 +15,10 @@ from asyncpg import Range as PgRange
 
 from mirrortree.scopes import ScopeValue
 from mirrortree.violations import FieldViolation
-from tree_service.domain import ObjectType, ReviewResult
+from tree_service.domain import LeafExtraction, LeafKey, ObjectType, Part, ReviewResult
 from tree_service.errors import InvalidInput
 from tree_service.leaves import queries
-from tree_service.leaves.domain import ExtractionPlanRequest, LeafExtraction, LeafKey, Part
+from tree_service.leaves.domain import ExtractionPlanRequest
 from tree_service.leaves.ranges import Range, difference, intersection, merged
 
 Source = tuple[str, str, str]  # (source type, source id, version) as the request names it

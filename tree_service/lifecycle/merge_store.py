@@ -10,12 +10,8 @@ from tree_service import rules as tree_rules
 from tree_service.conversation.store import ConversationStore
 from tree_service.domain import NewQuestion, Node
 from tree_service.errors import NotFound, PreconditionFailed
-from tree_service.lifecycle import queries as lifecycle_queries
-from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.lifecycle.rules import MergeReference, MergeRequest, MergeSourceState
-from tree_service.store import TreeStore
-
-TREE_OWNER = "SELECT owner FROM trees WHERE id = $1"
+from tree_service.nodes.store import NodeStore
 
 INSERT_REFERENCE = """
 INSERT INTO merge_references (question_id, position, tree_id, source_node_id, source_tree_id,
@@ -63,35 +59,32 @@ def reference_from_row(row: asyncpg.Record) -> MergeReference:
 class MergeStore:
     """Merge questions and their references to source nodes."""
 
-    def __init__(self, core: TreeStore, conversation: ConversationStore) -> None:
-        self._pool = core.pool
-        self._conversation = conversation
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     async def merge(
         self, conn: asyncpg.Connection, wanted: MergeRequest
     ) -> tuple[Node, int, list[MergeReference]]:
         """Append the merge question and its references, or refuse and write nothing."""
-        target_uuid = tree_rules.parse_id(wanted.tree_id, "tree_id")
-        target_owner = await conn.fetchval(TREE_OWNER, target_uuid)
-        if target_owner is None:
-            raise NotFound("tree", wanted.tree_id)
+        target = await NodeStore.tree(conn, wanted.tree_id)
+        target_uuid = uuid.UUID(target.id)
         sources: list[Node] = []
         for i, source_id in enumerate(wanted.source_node_ids):
             field = f"source_node_ids[{i}]"
-            source = await ConversationStore.load(conn, source_id, field)
-            await expect_not_purged(conn, source.id, field)
+            source = await NodeStore.load(conn, source_id, field)
+            await NodeStore.expect_not_purged(conn, source.id, field)
             if source.tree_id == str(target_uuid):
                 raise PreconditionFailed(
                     f"{field} {source.id} is in the target tree: a merge references other trees",
                     {"field": field},
                 )
-            if await conn.fetchval(TREE_OWNER, uuid.UUID(source.tree_id)) != target_owner:
+            if (await NodeStore.tree(conn, source.tree_id)).owner != target.owner:
                 raise PreconditionFailed(
                     f"{field} {source.id} belongs to another owner's tree",
                     {"field": field},
                 )
             sources.append(source)
-        question, revision = await self._conversation.ask_question(
+        question, revision = await ConversationStore.ask_question(
             conn, NewQuestion(wanted.tree_id, wanted.parent_id, wanted.text)
         )
         for position, source in enumerate(sources):
@@ -111,9 +104,6 @@ class MergeStore:
         question_uuid = tree_rules.parse_id(question_id, "question_id")
         async with self._pool.acquire() as conn:
             rows = await conn.fetch(SELECT_REFERENCES, question_uuid)
-            if (
-                not rows
-                and await conn.fetchval(lifecycle_queries.NODE_EXISTS, question_uuid) is None
-            ):
+            if not rows and not await NodeStore.exists(conn, question_uuid):
                 raise NotFound("node", question_id)
         return [reference_from_row(r) for r in rows]

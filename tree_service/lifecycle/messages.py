@@ -4,34 +4,14 @@ from __future__ import annotations
 
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
+from tree_service.convert import BRANCH_STATE_FROM_PROTO as STATE_FROM_PROTO
+from tree_service.convert import BRANCH_STATE_TO_PROTO as STATE_TO_PROTO
 from tree_service.convert import Checker
-from tree_service.lifecycle.enums import (
-    LIFECYCLE_FROM_PROTO,
-    STATE_FROM_PROTO,
-    STATE_TO_PROTO,
-)
-from tree_service.lifecycle.rules import (
-    AnswerLifecycle,
-    Branch,
-    BranchState,
-    StateChange,
-    Transition,
-)
+from tree_service.domain import BranchState
+from tree_service.lifecycle.rules import Branch, StateChange, Transition
 
 MAX_SUMMARY = 20_000
 MAX_REASON = 2_000
-
-
-def lifecycle_filter(check: Checker, values: list[int]) -> tuple[AnswerLifecycle, ...]:
-    found = []
-    for i, value in enumerate(values):
-        if value not in LIFECYCLE_FROM_PROTO:
-            check.fail(
-                f"lifecycles[{i}]", "must be CANDIDATE, ADOPTED, IN_EXPLORATION or CANONICALIZED"
-            )
-        else:
-            found.append(LIFECYCLE_FROM_PROTO[value])
-    return tuple(found)
 
 
 def state_filter(check: Checker, values: list[int]) -> tuple[BranchState, ...]:

@@ -14,7 +14,7 @@ from google.protobuf.message import Message
 
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import purge_pb2
-from tree_service.errors import InvalidInput, PreconditionFailed, TreeServiceError
+from tree_service.errors import InvalidInput, PreconditionFailed, RevisionConflict, TreeServiceError
 
 TOKEN = re.compile(r"^purge1\.([0-9a-f-]{36})\.([1-9][0-9]{0,18})\.([01])\.([0-9a-f]{64})$")
 # Quoted content shorter than this is not searched for in derived facts: a word that short
@@ -24,17 +24,21 @@ MIN_QUOTE = 4
 QUOTE_RUN = 24
 
 
-class PurgePreviewStale(TreeServiceError):
+class PurgePreviewStale(RevisionConflict):
     """The branch or what points at it changed since the preview; nothing was purged."""
 
     reason = "purge_preview_stale"
 
     def __init__(self, branch_id: str, revision: int) -> None:
-        super().__init__(
+        # Its own message and metadata rather than RevisionConflict's: the preview, not a
+        # revision the caller named, is what went stale.
+        TreeServiceError.__init__(
+            self,
             f"branch {branch_id} changed since the purge preview (it is at revision {revision} "
             "now, or what it touches differs): preview it again and purge with the new token",
             {"branch_id": branch_id, "current_revision": str(revision)},
         )
+        self.current = revision
 
 
 @dataclass(frozen=True)

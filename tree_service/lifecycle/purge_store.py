@@ -16,8 +16,7 @@ from google.protobuf import message_factory
 
 from mirrortree.v1 import common_pb2, purge_pb2, tree_pb2
 from tree_service import rules as tree_rules
-from tree_service.conversation.store import ConversationStore
-from tree_service.domain import Node
+from tree_service.domain import BranchState, Node
 from tree_service.errors import InvalidInput, NotFound, PreconditionFailed
 from tree_service.lifecycle import purge_queries as q
 from tree_service.lifecycle import queries as lifecycle_queries
@@ -35,8 +34,7 @@ from tree_service.lifecycle.purge_rules import (
     scrubbed,
     token_of,
 )
-from tree_service.lifecycle.rules import BranchState
-from tree_service.store import TreeStore
+from tree_service.nodes.store import NodeStore
 
 TOMBSTONE = purge_pb2.GRAPH_TOMBSTONE
 RETRACT = purge_pb2.GRAPH_RETRACT
@@ -198,8 +196,8 @@ async def _graph(conn: asyncpg.Connection, scope: _Scope, impact: purge_pb2.Purg
 class PurgeStore:
     """Purge previews, purges, and the tombstones they leave."""
 
-    def __init__(self, core: TreeStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def _archived(conn: asyncpg.Connection, node: Node, state: str) -> None:
@@ -221,7 +219,7 @@ class PurgeStore:
         self, node_id: str, include_copies: bool
     ) -> tuple[purge_pb2.PurgeImpact, str]:
         async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
-            node = await ConversationStore.load(conn, node_id, "node_id")
+            node = await NodeStore.load(conn, node_id, "node_id")
             row = await conn.fetchrow(lifecycle_queries.SELECT_BRANCH, uuid.UUID(node.id))
             state, revision = (row["state"], row["revision"]) if row else ("active", 1)
             await self._archived(conn, node, state)
@@ -233,7 +231,7 @@ class PurgeStore:
         answers the first purge's response."""
         token = parse_token(order.preview_token)
         assert token is not None  # checked with the request
-        node = await ConversationStore.load(conn, order.node_id, "node_id")
+        node = await NodeStore.load(conn, order.node_id, "node_id")
         if node.tree_id != order.tree_id:
             raise InvalidInput.one(
                 "tree_id", f"node {node.id} is in tree {node.tree_id}, not in {order.tree_id}"
@@ -283,7 +281,7 @@ class PurgeStore:
         async with self._pool.acquire() as conn:
             row = await conn.fetchrow(q.TOMBSTONE_OF, node_uuid)
             if row is None:
-                if await conn.fetchval(lifecycle_queries.NODE_EXISTS, node_uuid) is None:
+                if not await NodeStore.exists(conn, node_uuid):
                     raise NotFound("node", node_id)
                 raise NotFound("purge tombstone", node_id)
         return _tombstone(row).to_proto(str(node_uuid))

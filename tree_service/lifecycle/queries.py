@@ -1,53 +1,8 @@
-"""SQL of answer lifecycle and branch states; LIFECYCLE is part of every node read."""
+"""SQL of branch states and their transitions."""
 
 from __future__ import annotations
 
-# An answer's lifecycle, derived from the tree so that it can never drift from it; once a
-# main-line version holds the answer it stays canonicalized whatever is adopted later.
-LIFECYCLE = """
-CASE WHEN n.kind <> 'answer' THEN NULL
-     WHEN EXISTS (SELECT 1 FROM main_line_versions v WHERE v.node_ids @> ARRAY[n.id])
-     THEN 'canonicalized'
-     WHEN NOT EXISTS (SELECT 1 FROM nodes q WHERE q.id = n.parent_id
-                                              AND q.adopted_answer_id = n.id)
-     THEN 'candidate'
-     WHEN EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = n.id) THEN 'in_exploration'
-     ELSE 'adopted' END
-"""
-
-# Every node under a moved branch of tree $1 with the branch that decides its state: a purged,
-# then an archived branch above decides for everything under it, else the innermost one.
-PLACED = """
-under AS (
-    SELECT b.node_id AS id, b.node_id AS branch_id, b.state, 0 AS depth
-    FROM branches b WHERE b.tree_id = $1
-    UNION ALL
-    SELECT n.id, u.branch_id, u.state, u.depth + 1
-    FROM under u JOIN nodes n ON n.parent_id = u.id
-), placed AS (
-    SELECT DISTINCT ON (id) id, branch_id, state
-    FROM under ORDER BY id, state = 'purged' DESC, state = 'archived' DESC, depth
-)
-"""
-
-# The branch placement of each node $1, walking up from it (none: no moved branch above).
-PLACEMENTS = """
-SELECT x.id::text AS id, p.branch_id, p.state
-FROM unnest($1::uuid[]) AS x (id)
-LEFT JOIN LATERAL (
-    WITH RECURSIVE up AS (
-        SELECT n.id, n.parent_id, 0 AS depth FROM nodes n WHERE n.id = x.id
-        UNION ALL
-        SELECT n.id, n.parent_id, up.depth + 1 FROM nodes n JOIN up ON n.id = up.parent_id
-    )
-    SELECT b.node_id::text AS branch_id, b.state
-    FROM up JOIN branches b ON b.node_id = up.id
-    ORDER BY b.state = 'purged' DESC, b.state = 'archived' DESC, up.depth
-    LIMIT 1
-) p ON true
-"""
-
-TREE_EXISTS = "SELECT 1 FROM trees WHERE id = $1"
+from tree_service.nodes.rows import ANSWER_LIFECYCLE
 
 # Opens a branch's row at revision 1 (active) the first time it is moved; then locks it so
 # that of concurrent transitions at one revision exactly one applies.
@@ -81,7 +36,7 @@ WITH RECURSIVE sub AS (
 )
 SELECT n.id, n.kind, n.adopted_answer_id IS NULL AS unanswered,
        ("""
-    + LIFECYCLE
+    + ANSWER_LIFECYCLE
     + """) AS lifecycle
 FROM sub JOIN nodes n ON n.id = sub.id
 ORDER BY n.ordinal
@@ -110,5 +65,3 @@ WHERE b.tree_id = $1 AND n.ordinal > $2 AND ($3 OR b.state NOT IN ('archived', '
 ORDER BY n.ordinal
 LIMIT $4
 """
-
-NODE_EXISTS = "SELECT 1 FROM nodes WHERE id = $1"

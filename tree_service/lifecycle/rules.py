@@ -1,4 +1,5 @@
-"""Branch states and the transitions between them (T13), and the answer lifecycle (T22)."""
+"""The transitions between branch states (T13), merges by reference (T15) and transplants
+(T14); the states themselves are domain values (tree_service.domain.BranchState)."""
 
 from __future__ import annotations
 
@@ -6,24 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from tree_service.domain import Node
+from tree_service.domain import BranchState, Node
 from tree_service.errors import PreconditionFailed
-
-
-class AnswerLifecycle(StrEnum):
-    CANDIDATE = "candidate"
-    ADOPTED = "adopted"
-    IN_EXPLORATION = "in_exploration"
-    CANONICALIZED = "canonicalized"
-
-
-class BranchState(StrEnum):
-    ACTIVE = "active"
-    PAUSED = "paused"
-    CONCLUDED = "concluded"
-    ARCHIVED = "archived"
-    PURGED = "purged"  # reached only by a purge (T16), and final
-
 
 # From → the states it may move to: a concluded branch is reopened (to active) before it is
 # paused, and an archived one is restored to active; archiving is possible from everywhere.
@@ -86,54 +71,6 @@ class Branch:
     def last_conclusion(self) -> Transition | None:
         concluded = [t for t in self.transitions if t.to_state is BranchState.CONCLUDED]
         return concluded[-1] if concluded else None
-
-
-class InvitationState(StrEnum):
-    PENDING = "pending"
-    ACCEPTED = "accepted"
-    DECLINED = "declined"
-
-
-@dataclass(frozen=True)
-class Invitation:
-    id: str
-    tree_id: str
-    node_id: str
-    reason: str
-    proposed_by: str
-    state: InvitationState
-    created_at: datetime
-    decided_by: str | None = None
-    decision_reason: str = ""
-    decided_at: datetime | None = None
-    version_id: str | None = None
-
-
-def expect_pending(invitation: Invitation) -> None:
-    if invitation.state is not InvitationState.PENDING:
-        raise PreconditionFailed(
-            f"invitation {invitation.id} was {invitation.state.value} already",
-            {"invitation_id": invitation.id, "state": invitation.state.value},
-        )
-
-
-def expect_invited_node_selected(invitation: Invitation, node_ids: tuple[str, ...]) -> None:
-    """Accepting an invitation canonicalizes the node it invites to, at least."""
-    if invitation.node_id not in node_ids:
-        raise PreconditionFailed(
-            f"invitation {invitation.id} is for node {invitation.node_id}, which this "
-            "canonicalization does not include",
-            {"invitation_id": invitation.id, "node_id": invitation.node_id},
-        )
-
-
-@dataclass(frozen=True)
-class CandidateReview:
-    candidate_id: str
-    accept: bool
-    expected_revision: int
-    reviewed_by: str
-    reason: str
 
 
 class MergeSourceState(StrEnum):

@@ -7,20 +7,12 @@ import uuid
 
 import asyncpg
 
-from tree_service.conversation import queries as conversation_queries
-from tree_service.conversation.rows import (
-    node_from_json,
-    node_from_row,
-    node_to_json,
-    tree_from_row,
-)
-from tree_service.conversation.store import ConversationStore
-from tree_service.domain import AnswerState, NodeKind, Tree
+from tree_service.domain import AnswerState, NewTree, NodeKind, Realm, Tree
 from tree_service.errors import NotFound, PreconditionFailed
-from tree_service.lifecycle.purge_guard import expect_not_purged
 from tree_service.lifecycle.rules import TransplantOrigin, TransplantRequest
+from tree_service.nodes.rows import TREE_COLUMNS, node_from_json, node_to_json, tree_from_row
+from tree_service.nodes.store import NodeStore
 from tree_service.rules import parse_id
-from tree_service.store import TreeStore
 
 # Holds appends to the source tree until the copy commits, so that its revision is the copy's.
 SOURCE_TREE = """
@@ -90,11 +82,12 @@ WITH RECURSIVE sub AS (
 SELECT old::text, new::text FROM map ORDER BY ordinal
 """
 
-SET_TREE_SIZE = """
+SET_TREE_SIZE = (
+    """
 UPDATE trees SET node_count = $2::bigint, revision = $2::bigint + 1 WHERE id = $1
-RETURNING id::text, title, owner, project_id, default_realm, default_world, revision,
-          created_at, updated_at
-"""
+RETURNING """
+    + TREE_COLUMNS
+)
 
 INSERT_TRANSPLANT = """
 INSERT INTO transplants (tree_id, source_tree_id, source_node_id, source_tree_revision,
@@ -125,15 +118,15 @@ def origin_from_row(row: asyncpg.Record) -> TransplantOrigin:
 class TransplantStore:
     """Branches copied into trees of their own, with their origins."""
 
-    def __init__(self, core: TreeStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def transplant(
         conn: asyncpg.Connection, wanted: TransplantRequest
     ) -> tuple[Tree, TransplantOrigin]:
-        root = await ConversationStore.load(conn, wanted.node_id, "node_id")
-        await expect_not_purged(conn, root.id, "node_id")
+        root = await NodeStore.load(conn, wanted.node_id, "node_id")
+        await NodeStore.expect_not_purged(conn, root.id, "node_id")
         if root.kind is not NodeKind.QUESTION:
             raise PreconditionFailed(
                 f"node {root.id} is an {root.kind.value}: a transplanted tree starts with a "
@@ -148,18 +141,19 @@ class TransplantStore:
                 f"answer {streaming} in the branch is still streaming",
                 {"node_id": streaming, "state": AnswerState.STREAMING.value},
             )
-        path = await conn.fetch(conversation_queries.SELECT_PATH, uuid.UUID(root.id), 0, 1_000_000)
-        ancestors = [node_from_row(r) for r in path][:-1]
-        tree_uuid = uuid.uuid4()
-        await conn.execute(
-            conversation_queries.INSERT_TREE,
-            tree_uuid,
-            wanted.title,
-            source["owner"],
-            source["project_id"],
-            source["default_realm"],
-            source["default_world"],
+        path, _ = await NodeStore.path(conn, uuid.UUID(root.id), 0, 1_000_000)
+        ancestors = path[:-1]
+        created = await NodeStore.create_tree(
+            conn,
+            NewTree(
+                wanted.title,
+                source["owner"],
+                source["project_id"],
+                Realm(source["default_realm"]),
+                source["default_world"],
+            ),
         )
+        tree_uuid = uuid.UUID(created.id)
         copied = await conn.fetch(COPY_BRANCH, uuid.UUID(root.id), tree_uuid)
         tree = tree_from_row(await conn.fetchrow(SET_TREE_SIZE, tree_uuid, len(copied)))
         copies = {r["old"]: r["new"] for r in copied}

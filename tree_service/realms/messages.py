@@ -6,7 +6,7 @@ import json
 
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
-from tree_service import convert, gating
+from tree_service import convert
 from tree_service.convert import Checker
 from tree_service.realms.rules import (
     ActionRequest,
@@ -70,7 +70,7 @@ def action_request(request: tree_pb2.RecordRealActionRequest) -> ActionRequest:
         check.fail("parameters_json", f"is longer than {MAX_PARAMETERS} characters")
     else:
         try:
-            value = gating.parse_storable_json(parameters)
+            value = convert.parse_storable_json(parameters)
         except ValueError as exc:
             check.fail("parameters_json", f"is not storable JSON: {str(exc)[:200]}")
         else:
@@ -174,7 +174,7 @@ def commitment_to_proto(c: StoredCommitment) -> tree_pb2.Commitment:
         node_id=c.node_id,
         kind=KIND_TO_PROTO[c.kind],
         statement=c.statement,
-        realm=convert._REALM_TO_PROTO[c.realm],
+        realm=convert.REALM_TO_PROTO[c.realm],
         world=c.world or "",
         stated_by=c.stated_by,
         created_at=format_utc(c.created_at),

@@ -81,5 +81,3 @@ LIST_COMMITMENTS = (
     + " FROM commitments c WHERE c.tree_id = $1) x WHERE x.position > $2"
     + " ORDER BY x.position LIMIT $3"
 )
-
-TREE_EXISTS = "SELECT 1 FROM trees WHERE id = $1"

@@ -8,9 +8,9 @@ import uuid
 import asyncpg
 
 from tree_service import rules as tree_rules
-from tree_service.conversation.store import ConversationStore
 from tree_service.domain import Realm
 from tree_service.errors import NotFound
+from tree_service.nodes.store import NodeStore
 from tree_service.realms import queries, rules
 from tree_service.realms.rules import (
     ActionRequest,
@@ -20,7 +20,6 @@ from tree_service.realms.rules import (
     RulingRequest,
     StoredCommitment,
 )
-from tree_service.store import TreeStore
 
 
 def ruling_from_row(row: asyncpg.Record) -> Ruling:
@@ -54,12 +53,12 @@ def commitment_from_row(row: asyncpg.Record) -> StoredCommitment:
 class RealmStore:
     """Rulings, real-world actions and commitments of trees."""
 
-    def __init__(self, core: TreeStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def record_ruling(conn: asyncpg.Connection, wanted: RulingRequest) -> Ruling:
-        node = await ConversationStore.load(conn, wanted.node_id, "node_id")
+        node = await NodeStore.load(conn, wanted.node_id, "node_id")
         row = await conn.fetchrow(
             queries.INSERT_RULING,
             uuid.uuid4(),
@@ -75,7 +74,7 @@ class RealmStore:
     @staticmethod
     async def record_action(conn: asyncpg.Connection, wanted: ActionRequest) -> Effect:
         """Write one real-world action to the ledger, or refuse it and write nothing."""
-        node = await ConversationStore.load(conn, wanted.node_id, "node_id")
+        node = await NodeStore.load(conn, wanted.node_id, "node_id")
         ruling_uuid = tree_rules.parse_id(wanted.ruling_id, "ruling_id")
         tree_uuid = uuid.UUID(node.tree_id)
         await conn.execute(queries.LOCK_TREE, tree_uuid)
@@ -101,10 +100,8 @@ class RealmStore:
         return effect_from_row(created)
 
     async def list_effects(self, tree_id: str, after: int, limit: int) -> list[Effect]:
-        tree_uuid = tree_rules.parse_id(tree_id, "tree_id")
         async with self._pool.acquire() as conn:
-            if await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
-                raise NotFound("tree", tree_id)
+            tree_uuid = await NodeStore.expect_tree(conn, tree_id)
             rows = await conn.fetch(queries.LIST_EFFECTS, tree_uuid, after, limit)
         return [effect_from_row(r) for r in rows]
 
@@ -112,7 +109,7 @@ class RealmStore:
     async def record_commitment(
         conn: asyncpg.Connection, node_id: str, kind: CommitmentKind, statement: str, by: str
     ) -> StoredCommitment:
-        node = await ConversationStore.load(conn, node_id, "node_id")
+        node = await NodeStore.load(conn, node_id, "node_id")
         tree_uuid = uuid.UUID(node.tree_id)
         if kind is CommitmentKind.SAFETY_STOP:
             # Serializes with real-world actions: one that began before the stop commits
@@ -166,9 +163,7 @@ class RealmStore:
     async def list_commitments(
         self, tree_id: str, after: int, limit: int
     ) -> list[StoredCommitment]:
-        tree_uuid = tree_rules.parse_id(tree_id, "tree_id")
         async with self._pool.acquire() as conn:
-            if await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
-                raise NotFound("tree", tree_id)
+            tree_uuid = await NodeStore.expect_tree(conn, tree_id)
             rows = await conn.fetch(queries.LIST_COMMITMENTS, tree_uuid, after, limit)
         return [commitment_from_row(r) for r in rows]

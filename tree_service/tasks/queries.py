@@ -148,7 +148,6 @@ LIMIT $5
 """
 )
 
-TREE_EXISTS = "SELECT 1 FROM trees WHERE id = $1"
 
 # ---- the event stream ----------------------------------------------------------------------
 

@@ -18,12 +18,9 @@ from tree_service import rules as tree_rules
 from tree_service.conversation.store import ConversationStore
 from tree_service.costs import charges
 from tree_service.costs.rules import EstimateNotApplicable
-from tree_service.domain import Generated, NewAnswer, Node, NodeKind, RealmChoice
+from tree_service.domain import BranchState, Generated, NewAnswer, Node, NodeKind, RealmChoice
 from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
-from tree_service.lifecycle.queries import PLACEMENTS
-from tree_service.lifecycle.rules import BranchState
-from tree_service.lifecycle.store import LifecycleStore
-from tree_service.store import TreeStore
+from tree_service.nodes.store import NodeStore
 from tree_service.tasks import queries
 from tree_service.tasks.rows import report_from_row, task_from_row
 from tree_service.tasks.rules import (
@@ -76,11 +73,6 @@ async def _report(
     )
 
 
-async def _branch_state(conn: asyncpg.Connection, node: Node) -> str:
-    placed = await LifecycleStore.place(conn, [node])
-    return placed[0].branch_state or BranchState.ACTIVE.value
-
-
 async def _stop(conn: asyncpg.Connection, task: Task, reason: StopReason) -> Task:
     """The service stops a task: its evidence stays, and it waits for the user's word."""
     stopped = task_from_row(
@@ -126,9 +118,8 @@ MICROS = Decimal(1_000_000)
 class TaskStore:
     """Delegated tasks: start, claim, work reports, the user's instructions and acceptance."""
 
-    def __init__(self, core: TreeStore, conversation: ConversationStore) -> None:
-        self._pool = core.pool
-        self._conversation = conversation
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def _locked(conn: asyncpg.Connection, task_id: str) -> tuple[Task, datetime]:
@@ -139,14 +130,14 @@ class TaskStore:
         return task_from_row(row), row["now"]
 
     async def start(self, conn: asyncpg.Connection, new: NewTask) -> Task:
-        node = await ConversationStore.load(conn, new.branch_node_id, "branch_node_id")
+        node = await NodeStore.load(conn, new.branch_node_id, "branch_node_id")
         if node.kind is NodeKind.OBSERVATION:
             raise PreconditionFailed(
                 f"node {node.id!r} is an observation; start the task on the node it echoes "
                 "(its parent) or on an answer made from it",
                 {"field": "branch_node_id"},
             )
-        state = await _branch_state(conn, node)
+        state = (await NodeStore.branch_state(conn, node.id)).value
         if state in CLOSED:
             raise BranchClosed(
                 f"the branch of node {node.id!r} is {state}; reopen it before delegating to it",
@@ -244,8 +235,7 @@ class TaskStore:
         if reason is not None:
             await _stop(conn, task, reason)
             return None
-        placed = await conn.fetchrow(PLACEMENTS, [uuid.UUID(task.branch_node_id)])
-        if placed["state"] in CLOSED:
+        if await NodeStore.branch_state(conn, task.branch_node_id) in CLOSED:
             return None  # it waits: reopening the branch lets it run
         return task
 
@@ -313,8 +303,8 @@ class TaskStore:
 
     async def _echo(self, conn: asyncpg.Connection, task: Task, report: WorkReport) -> Task:
         """The result returns to its branch as an observation node, never as an answer."""
-        branch = await ConversationStore.load(conn, task.branch_node_id, "branch_node_id")
-        state = await _branch_state(conn, branch)
+        branch = await NodeStore.load(conn, task.branch_node_id, "branch_node_id")
+        state = (await NodeStore.branch_state(conn, branch.id)).value
         if state in CLOSED:
             await _report(
                 conn,
@@ -325,7 +315,7 @@ class TaskStore:
             )
             return await self._settle(conn, task, TaskState.CANCELLED)
         assert task.lease is not None
-        node, _ = await ConversationStore._append(
+        node, _ = await NodeStore.append(
             conn,
             tree_id=task.tree_id,
             parent=branch,
@@ -420,15 +410,15 @@ class TaskStore:
                 f"{task.accepted_answer_id!r}",
                 {"answer_id": task.accepted_answer_id},
             )
-        observation = await ConversationStore.load(conn, task.observation_id, "task_id")
-        state = await _branch_state(conn, observation)
+        observation = await NodeStore.load(conn, task.observation_id, "task_id")
+        state = (await NodeStore.branch_state(conn, observation.id)).value
         if state in CLOSED:
             raise BranchClosed(
                 f"the observation's branch is {state}; reopen it to accept the observation",
                 {"branch_state": state},
             )
         question = await self._question_above(conn, observation)
-        answer, revision = await self._conversation.add_answer(
+        answer, revision = await ConversationStore.add_answer(
             conn,
             NewAnswer(
                 question_id=question.id,
@@ -455,7 +445,7 @@ class TaskStore:
         current = node
         while current.kind is not NodeKind.QUESTION:
             assert current.parent_id is not None  # a root is always a question
-            current = await ConversationStore.load(conn, current.parent_id, "parent_id")
+            current = await NodeStore.load(conn, current.parent_id, "parent_id")
         return current
 
     async def get(self, task_id: str, reports: bool) -> tuple[Task, list[TaskReport]]:
@@ -483,8 +473,8 @@ class TaskStore:
             rows = await conn.fetch(
                 queries.LIST_TASKS, tree_uuid, branch, [s.value for s in states], after, limit
             )
-            if not rows and await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
-                raise NotFound("tree", tree_id)
+            if not rows:
+                await NodeStore.expect_tree(conn, tree_id)
         return [task_from_row(r) for r in rows]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import asyncpg
 
 from tree_service import rules as tree_rules
-from tree_service.errors import NotFound
+from tree_service.nodes.store import NodeStore
 from tree_service.tasks import queries
 
 CHANNEL = "tree_events"
@@ -104,8 +104,7 @@ class EventHub:
         and every `heartbeat_s` without events."""
         tree_uuid = tree_rules.parse_id(tree_id, "tree_id")
         tree_id = str(tree_uuid)  # the spelling notifications carry
-        if await self._pool.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
-            raise NotFound("tree", tree_id)
+        await NodeStore.expect_tree(self._pool, tree_id)
         waiter = await self.subscribe(tree_id)
         loop = asyncio.get_running_loop()
         try:

@@ -12,9 +12,11 @@ from typing import Any
 from mirrortree import counters, dbloss
 from mirrortree.v1 import common_pb2, tree_pb2
 from tree_service import convert
+from tree_service.buds import messages
 from tree_service.buds.store import BUD_LEASE_S
 from tree_service.domain import AnswerState, Generated, StopReason
 from tree_service.errors import InvalidInput, NotFound, PreconditionFailed, TreeServiceError
+from tree_service.nodes.store import NodeStore
 from tree_service.servicing import Ctx, ServicerBase, request_hash
 
 log = logging.getLogger("tree_service.buds")
@@ -110,7 +112,7 @@ class BudStream:
     async def _open(self, message: tree_pb2.StreamAnswerRequest) -> tree_pb2.StreamAnswerResponse:
         if self._bud is not None:
             raise InvalidInput.one("open", "was already sent on this stream")
-        answer = convert.bud_open(message.open)
+        answer = messages.bud_open(message.open)
         stores = self._servicer.stores
 
         async def action(conn: Any) -> tree_pb2.StreamAnswerResponse:
@@ -120,7 +122,7 @@ class BudStream:
             self._bud = node.id
             return tree_pb2.StreamAnswerResponse(opened=convert.node_to_proto(node))
 
-        outcome = await stores.core.write(
+        outcome = await stores.primary.write(
             key=message.open.idempotency_key,
             method="StreamAnswer",
             request_hash=request_hash("StreamAnswer", message.open),
@@ -129,7 +131,8 @@ class BudStream:
         )
         if outcome.value is None:
             opened = tree_pb2.StreamAnswerResponse.FromString(outcome.replayed or b"")
-            current = await stores.conversation.get_node(opened.opened.id)
+            async with stores.primary.pool.acquire() as conn:
+                current = await NodeStore.load(conn, opened.opened.id, "node_id")
             raise PreconditionFailed(
                 f"bud {current.id!r} was opened by an earlier stream and is "
                 f"{current.answer_state}; a bud is never reattached — read it, or continue a "
@@ -144,7 +147,7 @@ class BudStream:
     async def _chunk(
         self, chunk: tree_pb2.StreamAnswerRequest.Chunk
     ) -> tree_pb2.StreamAnswerResponse:
-        convert.chunk(chunk, self._acked + 1, self._length)
+        messages.chunk(chunk, self._acked + 1, self._length)
         assert self._bud is not None
         lsn = await self._servicer.chunks.submit(self._bud, chunk.seq, chunk.text)
         if chunk.seq > self._acked:  # a re-send is stored once, so counted once
@@ -165,7 +168,7 @@ class BudStream:
             raise InvalidInput.one(
                 "complete", "needs at least one acknowledged chunk; an empty answer is not sealed"
             )
-        made = convert.bud_complete(complete)
+        made = messages.bud_complete(complete)
         assert self._bud is not None
         node, lsn = await self._servicer.stores.buds.end_bud(
             self._bud, AnswerState.SEALED, None, made

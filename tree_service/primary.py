@@ -1,11 +1,11 @@
-"""The shared transactional core of the tree service's stores (the only modules that touch
-asyncpg): the pool, the idempotent write frame and the commit position.
+"""The primary: the pool every store of the tree service uses, the idempotent write frame every
+write runs in, and the commit position a write answers with.
 
 Every write runs in one transaction on the primary. Idempotency is settled inside that same
 transaction: the key is claimed first (a concurrent retry blocks on the unique index until the
 first commits, then replays its stored response), so a retry can never write twice. Each
-aggregate's store (conversation, buds, ingestion, access) runs its statements inside this
-frame and translates the driver errors it expects into service errors.
+aggregate's store runs its statements inside this frame and translates the driver errors it
+expects into service errors.
 """
 
 from __future__ import annotations
@@ -19,10 +19,31 @@ from asyncpg.transaction import Transaction
 
 from mirrortree import dbloss
 from mirrortree.lsn import commit_point, format_lsn, parse_lsn
-from tree_service import queries
 from tree_service.errors import Contention, IdempotencyKeyReused
 
 T = TypeVar("T")
+
+CLAIM_IDEMPOTENCY_KEY = """
+INSERT INTO idempotency_keys (key, method, request_hash)
+VALUES ($1, $2, $3)
+ON CONFLICT (key) DO NOTHING
+RETURNING key
+"""
+
+READ_IDEMPOTENCY_KEY = """
+SELECT method, request_hash, response FROM idempotency_keys WHERE key = $1
+"""
+
+STORE_IDEMPOTENT_RESPONSE = """
+UPDATE idempotency_keys SET response = $2 WHERE key = $1
+"""
+
+CURRENT_LSN = "SELECT pg_current_wal_insert_lsn()::text"
+
+WAL_GEOMETRY = """
+SELECT current_setting('wal_block_size')::int AS block_size,
+       (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_segment_size') AS segment_size
+"""
 
 
 @dataclass(frozen=True)
@@ -34,7 +55,7 @@ class WriteOutcome(Generic[T]):
     lsn: str
 
 
-class TreeStore:
+class Primary:
     """The primary's pool, the idempotent write frame and the commit position of a write."""
 
     def __init__(self, pool: asyncpg.Pool, wal_block_size: int, wal_segment_size: int) -> None:
@@ -42,11 +63,11 @@ class TreeStore:
         self._wal_geometry = (wal_block_size, wal_segment_size)
 
     @classmethod
-    async def connect(cls, dsn: str, min_size: int = 2, max_size: int = 20) -> TreeStore:
+    async def connect(cls, dsn: str, min_size: int = 2, max_size: int = 20) -> Primary:
         pool = await asyncpg.create_pool(
             dsn, min_size=min_size, max_size=max_size, setup=dbloss.track_connections
         )
-        geometry = await pool.fetchrow(queries.WAL_GEOMETRY)
+        geometry = await pool.fetchrow(WAL_GEOMETRY)
         return cls(pool, geometry["block_size"], geometry["segment_size"])
 
     @property
@@ -93,17 +114,15 @@ class TreeStore:
             transaction = conn.transaction()
             await transaction.start()
             try:
-                claimed = await conn.fetchval(
-                    queries.CLAIM_IDEMPOTENCY_KEY, key, method, request_hash
-                )
+                claimed = await conn.fetchval(CLAIM_IDEMPOTENCY_KEY, key, method, request_hash)
                 if claimed is None:
-                    row = await conn.fetchrow(queries.READ_IDEMPOTENCY_KEY, key)
+                    row = await conn.fetchrow(READ_IDEMPOTENCY_KEY, key)
                     if row["method"] != method or row["request_hash"] != request_hash:
                         raise IdempotencyKeyReused(key, row["method"])
                     replayed = bytes(row["response"])
                 else:
                     value = await action(conn)
-                    await conn.execute(queries.STORE_IDEMPOTENT_RESPONSE, key, encode(value))
+                    await conn.execute(STORE_IDEMPOTENT_RESPONSE, key, encode(value))
             except BaseException:
                 # Nothing was committed; on a lost connection there is nothing to roll back,
                 # and the error that lost it is the one to report.
@@ -126,5 +145,5 @@ class TreeStore:
 
     async def commit_lsn(self, conn: asyncpg.Connection) -> str:
         """The WAL position a replica must have replayed to see this connection's last commit."""
-        inserted = parse_lsn(await conn.fetchval(queries.CURRENT_LSN))
+        inserted = parse_lsn(await conn.fetchval(CURRENT_LSN))
         return format_lsn(commit_point(inserted, *self._wal_geometry))

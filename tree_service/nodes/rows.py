@@ -1,28 +1,68 @@
-"""Rows of the conversation tree as domain values, and the JSON a main-line snapshot keeps."""
+"""The row contract of trees and nodes: the columns every statement returning a node selects,
+the rows as domain values, and the JSON a snapshot keeps of a node.
+
+NODE_COLUMNS and ANSWER_LIFECYCLE are public so that an aggregate's own statement that returns
+nodes (a bud ending, a comparison) or filters by lifecycle reads them exactly as the node core
+does; node_from_row reads what NODE_COLUMNS selects."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
-from tree_service import canon_projection
 from tree_service.domain import (
     AnswerState,
-    CanonCandidate,
-    CanonicalScope,
     ContinuationKind,
     Generated,
-    MainLineVersion,
     Node,
     NodeKind,
     Realm,
     Tree,
 )
+
+# An answer's lifecycle, derived from the tree so that it can never drift from it; once a
+# main-line version holds the answer it stays canonicalized whatever is adopted later.
+ANSWER_LIFECYCLE = """
+CASE WHEN n.kind <> 'answer' THEN NULL
+     WHEN EXISTS (SELECT 1 FROM main_line_versions v WHERE v.node_ids @> ARRAY[n.id])
+     THEN 'canonicalized'
+     WHEN NOT EXISTS (SELECT 1 FROM nodes q WHERE q.id = n.parent_id
+                                              AND q.adopted_answer_id = n.id)
+     THEN 'candidate'
+     WHEN EXISTS (SELECT 1 FROM nodes c WHERE c.parent_id = n.id) THEN 'in_exploration'
+     ELSE 'adopted' END
+"""
+
+# Every read of a node goes through these columns (of `nodes n`); a streaming bud shows the
+# text and count of its acknowledged chunks so far (ending it stores both in its row).
+NODE_COLUMNS = (
+    """
+n.id::text, n.tree_id::text, n.parent_id::text, n.kind, n.realm, n.world,
+CASE WHEN n.answer_state = 'streaming'
+     THEN coalesce((SELECT string_agg(c.text, '' ORDER BY c.seq)
+                    FROM bud_chunks c WHERE c.node_id = n.id), '')
+     ELSE n.text END AS text,
+n.revision, n.ordinal, n.created_at, n.conditions, n.attachments, n.citations,
+n.version_of::text, n.version, n.adopted_answer_id::text, n.answer_state, n.stop_reason,
+CASE WHEN n.answer_state = 'streaming'
+     THEN coalesce((SELECT max(c.seq) FROM bud_chunks c WHERE c.node_id = n.id), 0)
+     ELSE n.acked_chunks END AS acked_chunks,
+n.extends_answer_id::text, n.continuation_kind, n.reasoning_summary,
+n.evidence, n.tool_trace, n.context_version_id::text, n.comparison, ("""
+    + ANSWER_LIFECYCLE
+    + """) AS lifecycle
+"""
+)
+
+# The columns tree_from_row reads.
+TREE_COLUMNS = """
+id::text, title, owner, project_id, default_realm, default_world, revision, created_at,
+updated_at
+"""
 
 
 def tree_from_row(row: asyncpg.Record) -> Tree:
@@ -91,35 +131,6 @@ def node_from_json(data: dict[str, Any]) -> Node:
     for key in ("attachments", "citations", "evidence", "tool_trace"):
         values[key] = tuple(values[key])
     return Node(**values)
-
-
-@dataclass(frozen=True)
-class ListedVersion:
-    """A main-line version as listed: without its snapshot (MainLineVersion.snapshot is
-    empty until MainLineStore.with_snapshots reads it), and the size that snapshot is stored in."""
-
-    version: MainLineVersion
-    snapshot_stored_bytes: int
-
-
-def listed_version(row: asyncpg.Record, project_id: str | None) -> ListedVersion:
-    scope = CanonicalScope(row["scope"])
-    version = MainLineVersion(
-        id=row["id"],
-        tree_id=row["tree_id"],
-        scope=scope,
-        world=row["world"],
-        version=row["version"],
-        node_ids=tuple(row["node_ids"]),
-        snapshot=(),
-        confirmed_by=row["confirmed_by"],
-        created_at=row["created_at"],
-        candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
-        replaces_version_id=row["replaces_version_id"],
-        graph_scope=canon_projection.canon_scope(scope, row["world"], project_id),
-        invitation_id=row["invitation_id"],
-    )
-    return ListedVersion(version, row["snapshot_stored_bytes"])
 
 
 def generated_json(generated: Generated) -> tuple[str, str, str, str]:

@@ -1,69 +1,28 @@
 """W4 requests and responses: the switches that gate the story-graph tools — the supervisor
 app, the `story-graph` capability with its runtime assignments, and each session's own switch
-in its context state (stored by tree_service.access.store)."""
+in its context state (stored by tree_service.access.store) — and the runtime bindings (M4)."""
 
 from __future__ import annotations
 
 import json
-import math
-import re
 import uuid
 from typing import Any
 
 from mirrortree.v1 import tree_pb2
 from mirrortree.validation import shown
-from tree_service.convert import KNOWN_RUNTIMES, Checker
-from tree_service.domain import CAPABILITY_ID, SESSION_SWITCH, AppSettings, SessionContext
+from tree_service import convert
+from tree_service.convert import Checker
+from tree_service.domain import (
+    CAPABILITY_ID,
+    SESSION_SWITCH,
+    AppSettings,
+    IssuedBinding,
+    SessionContext,
+)
 
+KNOWN_RUNTIMES = ("Model", "OpenCode", "Continue", "DeepSeek Harness")
 MAX_CONTEXT_STATE = 1_000_000  # characters of JSON
-MAX_CONTEXT_DEPTH = 100  # nested arrays/objects; PostgreSQL's jsonb parser has a stack limit
-_UNSTORABLE_CHAR = re.compile("[\x00\ud800-\udfff]")
 _UNPARSED = object()
-
-
-class _NotStorable(ValueError):
-    """JSON that Python reads but PostgreSQL's jsonb refuses."""
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise _NotStorable(f"the number {text[:40]} is out of range")
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise _NotStorable(f"{name} is not a JSON number")
-
-
-def _parse_context_state(text: str) -> Any:
-    """The JSON value, if PostgreSQL's jsonb can store it too; else _NotStorable.
-
-    Python reads NaN, Infinity, numbers beyond a double, "\\u0000" and lone surrogates, none
-    of which jsonb accepts, and very deep nesting fails either parser with no useful message.
-    """
-    try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise _NotStorable(f"nests deeper than {MAX_CONTEXT_DEPTH} levels") from None
-    pending: list[tuple[Any, int]] = [(value, 0)]
-    while pending:  # without recursion, so the depth check itself cannot overflow
-        item, depth = pending.pop()
-        if isinstance(item, dict | list):
-            if depth >= MAX_CONTEXT_DEPTH:
-                raise _NotStorable(f"nests deeper than {MAX_CONTEXT_DEPTH} levels")
-            if isinstance(item, dict):
-                pending.extend((key, depth + 1) for key in item)
-                pending.extend((child, depth + 1) for child in item.values())
-            else:
-                pending.extend((child, depth + 1) for child in item)
-        elif isinstance(item, str) and _UNSTORABLE_CHAR.search(item):
-            raise _NotStorable("holds a NUL character or a lone UTF-16 surrogate in a string")
-    return value
-
-
-# The same check for any caller-supplied JSON stored as jsonb (e.g. a real action's parameters).
-parse_storable_json = _parse_context_state
 
 
 def _session_uuid(check: Checker, value: str) -> uuid.UUID | None:
@@ -117,10 +76,10 @@ def save_request(request: tree_pb2.SaveSessionContextRequest) -> tuple[uuid.UUID
     # A sentinel, not None: the JSON text "null" parses to None and must be refused too.
     state: Any = _UNPARSED
     try:
-        state = _parse_context_state(request.context_state or "{}")
+        state = convert.parse_storable_json(request.context_state or "{}")
     except json.JSONDecodeError as exc:
         check.fail("context_state", f"is not JSON: {exc}")
-    except ValueError as exc:  # _NotStorable, or e.g. an integer of too many digits
+    except ValueError as exc:  # convert.NotStorable, or e.g. an integer of too many digits
         check.fail("context_state", f"cannot be stored: {exc}")
     if state is not _UNPARSED and not isinstance(state, dict):
         check.fail("context_state", "must be a JSON object")
@@ -154,4 +113,33 @@ def context_to_proto(context: SessionContext) -> tree_pb2.SessionContext:
         story_graph_enabled=context.story_graph_enabled,
         context_state=context.context_state,
         revision=context.revision,
+    )
+
+
+def binding_request(request: tree_pb2.CreateBindingRequest) -> tuple[str, str, list[str]]:
+    """(session, runtime, scope keys the binding may also name explicitly)."""
+    check = Checker()
+    check.idempotency_key(request.idempotency_key)
+    check.identifier("session_id", request.session_id)
+    if request.runtime not in KNOWN_RUNTIMES:
+        check.fail("runtime", f"must be one of {', '.join(KNOWN_RUNTIMES)}")
+    allowed = [
+        check.scope(f"allowed_scopes[{i}]", scope, required=True)
+        for i, scope in enumerate(request.allowed_scopes)
+    ]
+    check.done()
+    return (
+        request.session_id,
+        request.runtime,
+        sorted({scope.key for scope in allowed if scope is not None}),
+    )
+
+
+def binding_to_proto(binding: IssuedBinding) -> tree_pb2.CreateBindingResponse:
+    return tree_pb2.CreateBindingResponse(
+        binding_id=binding.binding_id,
+        token=binding.token,
+        session_id=binding.session_id,
+        runtime=binding.runtime,
+        project_id=binding.project_id or "",
     )

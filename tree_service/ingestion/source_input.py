@@ -6,7 +6,7 @@ from __future__ import annotations
 from mirrortree.v1 import tree_pb2
 from tree_service.convert import Checker
 from tree_service.domain import MAX_GRAPH_TEXT, MAX_TITLE, NewPreference, NewSourceRevision
-from tree_service.review_builder import PREFERENCE, type_name
+from tree_service.ingestion.review_builder import PREFERENCE, type_name
 
 SOURCE_TYPES = ("task_status", "knowledge", "document")
 MAX_SUBJECT = 500

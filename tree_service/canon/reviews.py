@@ -8,18 +8,17 @@ from collections.abc import Sequence
 import asyncpg
 
 from tree_service import rules as tree_rules
-from tree_service.conversation.store import ConversationStore
-from tree_service.domain import CanonCandidate
-from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
-from tree_service.lifecycle import canon_queries as queries
-from tree_service.lifecycle.rules import (
+from tree_service.canon import queries
+from tree_service.canon.rules import (
     CandidateReview,
     Invitation,
     InvitationState,
     expect_invited_node_selected,
     expect_pending,
 )
-from tree_service.store import TreeStore
+from tree_service.domain import CanonCandidate
+from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
+from tree_service.nodes.store import NodeStore
 
 
 def invitation_from_row(row: asyncpg.Record) -> Invitation:
@@ -66,14 +65,14 @@ async def accept_invitation(
 class CanonReviewStore:
     """Invitations to canonicalize and the review of canon candidates."""
 
-    def __init__(self, core: TreeStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
 
     @staticmethod
     async def invite(
         conn: asyncpg.Connection, node_id: str, reason: str, proposed_by: str
     ) -> Invitation:
-        node = await ConversationStore.load(conn, node_id, "node_id")
+        node = await NodeStore.load(conn, node_id, "node_id")
         node_uuid = uuid.UUID(node.id)
         if await conn.fetchval(queries.NODE_CANONICALIZED, node_uuid) is not None:
             raise PreconditionFailed(
@@ -115,10 +114,8 @@ class CanonReviewStore:
         self, tree_id: str, after: int, limit: int, states: Sequence[InvitationState]
     ) -> list[tuple[Invitation, int]]:
         """Invitations with their listing positions."""
-        tree_uuid = tree_rules.parse_id(tree_id, "tree_id")
         async with self._pool.acquire() as conn:
-            if await conn.fetchval(queries.TREE_EXISTS, tree_uuid) is None:
-                raise NotFound("tree", tree_id)
+            tree_uuid = await NodeStore.expect_tree(conn, tree_id)
             rows = await conn.fetch(
                 queries.LIST_INVITATIONS, tree_uuid, after, limit, [s.value for s in states]
             )

@@ -23,8 +23,7 @@ from tree_service.domain import (
     ReviewResult,
     StoryObject,
 )
-from tree_service.leaves.input import review_extraction
-from tree_service.review_builder import (
+from tree_service.ingestion.review_builder import (
     PREFERENCE,
     RESERVED_PREFIX,
     ReviewBuilder,
@@ -33,6 +32,7 @@ from tree_service.review_builder import (
     event_time,
     type_name,
 )
+from tree_service.leaves.input import review_extraction
 
 # type_name and PREFERENCE are read through this module too (source_input, drift tests).
 __all__ = [

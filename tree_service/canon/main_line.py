@@ -7,20 +7,14 @@ import dataclasses
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
 
 import asyncpg
 
 from tree_service import canon_projection, rules
+from tree_service.canon import queries
+from tree_service.canon.reviews import accept_invitation
 from tree_service.citations.grants import without_revoked
-from tree_service.conversation import queries
-from tree_service.conversation.rows import (
-    ListedVersion,
-    listed_version,
-    node_from_json,
-    node_from_row,
-    node_to_json,
-)
-from tree_service.conversation.store import ConversationStore
 from tree_service.domain import (
     CANON_POLICIES,
     CanonCandidate,
@@ -28,36 +22,63 @@ from tree_service.domain import (
     CanonicalScope,
     MainLineVersion,
     Node,
+    Tree,
 )
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
-from tree_service.lifecycle.canon_store import accept_invitation
-from tree_service.lifecycle.purge_guard import expect_not_purged
-from tree_service.store import TreeStore
+from tree_service.nodes.rows import node_from_json, node_to_json
+from tree_service.nodes.store import NodeStore
+
+
+@dataclass(frozen=True)
+class ListedVersion:
+    """A main-line version as listed: without its snapshot (MainLineVersion.snapshot is
+    empty until MainLineStore.with_snapshots reads it), and the size that snapshot is stored in."""
+
+    version: MainLineVersion
+    snapshot_stored_bytes: int
+
+
+def listed_version(row: asyncpg.Record, project_id: str | None) -> ListedVersion:
+    scope = CanonicalScope(row["scope"])
+    version = MainLineVersion(
+        id=row["id"],
+        tree_id=row["tree_id"],
+        scope=scope,
+        world=row["world"],
+        version=row["version"],
+        node_ids=tuple(row["node_ids"]),
+        snapshot=(),
+        confirmed_by=row["confirmed_by"],
+        created_at=row["created_at"],
+        candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
+        replaces_version_id=row["replaces_version_id"],
+        graph_scope=canon_projection.canon_scope(scope, row["world"], project_id),
+        invitation_id=row["invitation_id"],
+    )
+    return ListedVersion(version, row["snapshot_stored_bytes"])
 
 
 class MainLineStore:
     """Main-line versions of a tree's scopes on the primary."""
 
-    def __init__(self, core: TreeStore, ingestion: IngestionStore) -> None:
-        self._pool = core.pool
+    def __init__(self, pool: asyncpg.Pool, ingestion: IngestionStore) -> None:
+        self._pool = pool
         self._ingestion = ingestion
 
     async def canonicalize(
         self, conn: asyncpg.Connection, request: Canonicalization
     ) -> MainLineVersion:
         """Append a main-line version for the selection's scope; nothing earlier changes."""
-        tree_uuid = rules.parse_id(request.tree_id, "tree_id")
-        tree = await conn.fetchrow(queries.SELECT_TREE_FOR_CANON, tree_uuid)
-        if tree is None:
-            raise NotFound("tree", request.tree_id)
+        tree = await NodeStore.tree(conn, request.tree_id, held=True)
+        tree_uuid = uuid.UUID(tree.id)
         selected, extended = await self._selection(conn, request)
         for node in selected:
             if node.id not in extended:
                 extended[node.id] = await self._extended_parts(conn, node)
         nodes, parts = rules.with_extended_parts(selected, extended)
         for node in nodes:
-            await expect_not_purged(conn, node.id, "selected node")
+            await NodeStore.expect_not_purged(conn, node.id, "selected node")
         scope, world = rules.canonical_scope(nodes, parts)
         key = (tree_uuid, scope.value, world)
         if request.expected_version == 0:
@@ -116,7 +137,7 @@ class MainLineStore:
             created_at=created_at,
             candidates=tuple(candidates),
             replaces_version_id=str(previous) if previous else None,
-            graph_scope=canon_projection.canon_scope(scope, world, tree["project_id"]),
+            graph_scope=canon_projection.canon_scope(scope, world, tree.project_id),
             invitation_id=str(invitation_id) if invitation_id else None,
         )
         await self._project(conn, created, tree)
@@ -129,14 +150,14 @@ class MainLineStore:
         nodes without the frozen parts of a chosen extension (they join through it); and the
         frozen parts of each node read on the way."""
         if request.leaf_node_id is not None:
-            leaf = await ConversationStore.load(conn, request.leaf_node_id, "leaf_node_id")
+            leaf = await NodeStore.load(conn, request.leaf_node_id, "leaf_node_id")
             rules.expect_same_tree(leaf, request.tree_id, "leaf_node_id")
             limit = rules.MAX_CANON_NODES + 1
-            rows = await conn.fetch(queries.SELECT_PATH, uuid.UUID(leaf.id), 0, limit)
-            rules.expect_path_within_limit(leaf, len(rows))
-            return [node_from_row(r) for r in rows], {}
+            path, _ = await NodeStore.path(conn, uuid.UUID(leaf.id), 0, limit)
+            rules.expect_path_within_limit(leaf, len(path))
+            return path, {}
         ids = [rules.parse_id(n, f"nodes.node_ids[{i}]") for i, n in enumerate(request.node_ids)]
-        found = {r["id"]: node_from_row(r) for r in await conn.fetch(queries.SELECT_NODES, ids)}
+        found = await NodeStore.load_many(conn, ids)
         for i, node_id in enumerate(request.node_ids):
             if str(uuid.UUID(node_id)) not in found:
                 raise NotFound("node", node_id)
@@ -150,9 +171,7 @@ class MainLineStore:
         )
         # A parent is always older, so the last in tree order is the deepest.
         leaf = nodes[-1]
-        on_path = selected_parts | {
-            r["id"] for r in await conn.fetch(queries.ON_PATH_TO, uuid.UUID(leaf.id), ids)
-        }
+        on_path = selected_parts | await NodeStore.on_path_to(conn, uuid.UUID(leaf.id), ids)
         rules.expect_on_one_path(request.node_ids, on_path, leaf)
         return nodes, extended
 
@@ -161,19 +180,19 @@ class MainLineStore:
         """The frozen answers `node` continues, oldest first (empty unless it extends one)."""
         parts: list[Node] = []
         while node.extends_answer_id is not None:
-            node = await ConversationStore.load(conn, node.extends_answer_id, "extends_answer_id")
+            node = await NodeStore.load(conn, node.extends_answer_id, "extends_answer_id")
             parts.insert(0, node)
         return parts
 
     async def _project(
-        self, conn: asyncpg.Connection, version: MainLineVersion, tree: asyncpg.Record
+        self, conn: asyncpg.Connection, version: MainLineVersion, tree: Tree
     ) -> None:
         """W3, in the canonicalization's own transaction: the version appears in the story
         graph of its canon scope (the project only for real experience) as a confirmed record,
         replacing the previous version's record when that one is in the same scope (a tree
         that changed project, or a version older than the projection, gets a coverage gap
         instead of an unevidenced link)."""
-        project_id = tree["project_id"]
+        project_id = tree.project_id
         scope_key = canon_projection.canon_scope(version.scope, version.world, project_id).key
         previous_in_scope = None
         gaps: tuple[str, ...] = ()
@@ -186,7 +205,7 @@ class MainLineStore:
                     f"version {version.version - 1} of this main line has no decision event in "
                     "this scope, so no replaces relation is recorded for it",
                 )
-        review = canon_projection.projection(version, tree["title"], project_id, previous_in_scope)
+        review = canon_projection.projection(version, tree.title, project_id, previous_in_scope)
         review = dataclasses.replace(review, coverage_gaps=gaps)
         request_hash = hashlib.sha256(review.result_id.encode()).digest()
         await self._ingestion.record_review(conn, review, request_hash)
@@ -212,9 +231,7 @@ class MainLineStore:
         except ValueError:
             raise foreign from None
         async with self._pool.acquire() as conn:
-            tree = await conn.fetchrow(queries.SELECT_TREE, tree_uuid)
-            if tree is None:
-                raise NotFound("tree", tree_id)
+            tree = await NodeStore.tree(conn, tree_id)
             if after is not None and not await conn.fetchval(
                 queries.MAIN_LINE_VERSION_OF_TREE, after, tree_uuid
             ):
@@ -227,7 +244,7 @@ class MainLineStore:
                 after,
                 limit,
             )
-        return [listed_version(r, tree["project_id"]) for r in rows]
+        return [listed_version(r, tree.project_id) for r in rows]
 
     async def with_snapshots(self, versions: list[MainLineVersion]) -> list[MainLineVersion]:
         """The versions, in their order, with their snapshots read."""

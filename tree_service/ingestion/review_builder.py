@@ -1,5 +1,5 @@
 """The builder that collects one review result's objects, links and the ends they name, and
-the field readers every kind of object shares (tree_service.graph_input drives it)."""
+the field readers every kind of object shares (tree_service.ingestion.review_input drives it)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The node core: trees and their nodes as every aggregate reads and appends them."""
