@@ -55,6 +55,7 @@ START_CASES = [
     ({"started_by": ""}, "started_by"),
     ({"idempotency_key": ""}, "idempotency_key"),
     ({"branch_node_id": ""}, "branch_node_id"),
+    ({"estimate_id": "not-an-estimate"}, "estimate_id"),  # an id, but not a UUID
 ]
 
 
