@@ -880,6 +880,122 @@ CREATE TABLE public.nodes (
 );
 
 --
+-- Name: tasks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.tasks (
+    id uuid NOT NULL,
+    "position" bigint NOT NULL,
+    tree_id uuid NOT NULL,
+    branch_node_id uuid NOT NULL,
+    goal text NOT NULL,
+    budget_tokens bigint NOT NULL,
+    budget_cost_micros bigint NOT NULL,
+    currency text NOT NULL,
+    deadline timestamp with time zone NOT NULL,
+    capability_scope text[] NOT NULL,
+    data_scope text[] NOT NULL,
+    stop_conditions text[] NOT NULL,
+    max_consecutive_failures integer NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    stop_reason text,
+    spent_tokens bigint DEFAULT 0 NOT NULL,
+    spent_cost_micros bigint DEFAULT 0 NOT NULL,
+    consecutive_failures integer DEFAULT 0 NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    lease_token uuid,
+    leased_by text,
+    lease_seconds integer,
+    lease_expires_at timestamp with time zone,
+    observation_id uuid,
+    accepted_answer_id uuid,
+    accepted_by text,
+    started_by text NOT NULL,
+    revision bigint DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    estimate_id uuid,
+    CONSTRAINT tasks_budget_cost_micros_check CHECK ((budget_cost_micros > 0)),
+    CONSTRAINT tasks_budget_tokens_check CHECK ((budget_tokens > 0)),
+    CONSTRAINT tasks_check CHECK (((state = 'running'::text) = (lease_token IS NOT NULL))),
+    CONSTRAINT tasks_check1 CHECK (((state = 'needs_instructions'::text) = (stop_reason IS NOT NULL))),
+    CONSTRAINT tasks_max_consecutive_failures_check CHECK ((max_consecutive_failures >= 1)),
+    CONSTRAINT tasks_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'needs_instructions'::text, 'completed'::text, 'cancelled'::text]))),
+    CONSTRAINT tasks_stop_reason_check CHECK ((stop_reason = ANY (ARRAY['token_budget'::text, 'cost_budget'::text, 'deadline'::text, 'consecutive_failures'::text])))
+);
+
+--
+-- Name: trees; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.trees (
+    id uuid NOT NULL,
+    title text NOT NULL,
+    owner text NOT NULL,
+    project_id text,
+    default_realm text NOT NULL,
+    revision bigint DEFAULT 1 NOT NULL,
+    node_count bigint DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    default_world text,
+    context_state jsonb DEFAULT '{}'::jsonb NOT NULL,
+    context_revision bigint DEFAULT 1 NOT NULL,
+    CONSTRAINT trees_default_realm_check CHECK ((default_realm = ANY (ARRAY['real'::text, 'world'::text, 'rehearsal'::text]))),
+    CONSTRAINT trees_revision_check CHECK ((revision >= 1))
+);
+
+--
+-- Name: owned_records; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.owned_records AS
+ SELECT trees.id,
+    trees.id AS tree_id
+   FROM public.trees
+UNION ALL
+ SELECT nodes.id,
+    nodes.tree_id
+   FROM public.nodes
+UNION ALL
+ SELECT main_line_versions.id,
+    main_line_versions.tree_id
+   FROM public.main_line_versions
+UNION ALL
+ SELECT c.id,
+    v.tree_id
+   FROM (public.canon_candidates c
+     JOIN public.main_line_versions v ON ((v.id = c.version_id)))
+UNION ALL
+ SELECT canon_invitations.id,
+    canon_invitations.tree_id
+   FROM public.canon_invitations
+UNION ALL
+ SELECT arbiter_rulings.id,
+    arbiter_rulings.tree_id
+   FROM public.arbiter_rulings
+UNION ALL
+ SELECT commitments.id,
+    commitments.tree_id
+   FROM public.commitments
+UNION ALL
+ SELECT context_versions.id,
+    context_versions.tree_id
+   FROM public.context_versions
+UNION ALL
+ SELECT citation_authorizations.id,
+    citation_authorizations.tree_id
+   FROM public.citation_authorizations
+UNION ALL
+ SELECT estimates.id,
+    estimates.tree_id
+   FROM public.estimates
+UNION ALL
+ SELECT tasks.id,
+    tasks.tree_id
+   FROM public.tasks;
+
+--
 -- Name: preferences; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1052,51 +1168,6 @@ CREATE TABLE public.task_reports (
 );
 
 --
--- Name: tasks; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.tasks (
-    id uuid NOT NULL,
-    "position" bigint NOT NULL,
-    tree_id uuid NOT NULL,
-    branch_node_id uuid NOT NULL,
-    goal text NOT NULL,
-    budget_tokens bigint NOT NULL,
-    budget_cost_micros bigint NOT NULL,
-    currency text NOT NULL,
-    deadline timestamp with time zone NOT NULL,
-    capability_scope text[] NOT NULL,
-    data_scope text[] NOT NULL,
-    stop_conditions text[] NOT NULL,
-    max_consecutive_failures integer NOT NULL,
-    state text DEFAULT 'queued'::text NOT NULL,
-    stop_reason text,
-    spent_tokens bigint DEFAULT 0 NOT NULL,
-    spent_cost_micros bigint DEFAULT 0 NOT NULL,
-    consecutive_failures integer DEFAULT 0 NOT NULL,
-    attempts integer DEFAULT 0 NOT NULL,
-    lease_token uuid,
-    leased_by text,
-    lease_seconds integer,
-    lease_expires_at timestamp with time zone,
-    observation_id uuid,
-    accepted_answer_id uuid,
-    accepted_by text,
-    started_by text NOT NULL,
-    revision bigint DEFAULT 1 NOT NULL,
-    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
-    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
-    estimate_id uuid,
-    CONSTRAINT tasks_budget_cost_micros_check CHECK ((budget_cost_micros > 0)),
-    CONSTRAINT tasks_budget_tokens_check CHECK ((budget_tokens > 0)),
-    CONSTRAINT tasks_check CHECK (((state = 'running'::text) = (lease_token IS NOT NULL))),
-    CONSTRAINT tasks_check1 CHECK (((state = 'needs_instructions'::text) = (stop_reason IS NOT NULL))),
-    CONSTRAINT tasks_max_consecutive_failures_check CHECK ((max_consecutive_failures >= 1)),
-    CONSTRAINT tasks_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'needs_instructions'::text, 'completed'::text, 'cancelled'::text]))),
-    CONSTRAINT tasks_stop_reason_check CHECK ((stop_reason = ANY (ARRAY['token_budget'::text, 'cost_budget'::text, 'deadline'::text, 'consecutive_failures'::text])))
-);
-
---
 -- Name: tasks_position_seq; Type: SEQUENCE; Schema: public; Owner: -
 --
 
@@ -1149,27 +1220,6 @@ CREATE TABLE public.tree_events (
     detail jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
     CONSTRAINT tree_events_kind_check CHECK ((kind = ANY (ARRAY['node_appended'::text, 'bud_ended'::text, 'branch_state_changed'::text, 'task_changed'::text])))
-);
-
---
--- Name: trees; Type: TABLE; Schema: public; Owner: -
---
-
-CREATE TABLE public.trees (
-    id uuid NOT NULL,
-    title text NOT NULL,
-    owner text NOT NULL,
-    project_id text,
-    default_realm text NOT NULL,
-    revision bigint DEFAULT 1 NOT NULL,
-    node_count bigint DEFAULT 0 NOT NULL,
-    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
-    updated_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
-    default_world text,
-    context_state jsonb DEFAULT '{}'::jsonb NOT NULL,
-    context_revision bigint DEFAULT 1 NOT NULL,
-    CONSTRAINT trees_default_realm_check CHECK ((default_realm = ANY (ARRAY['real'::text, 'world'::text, 'rehearsal'::text]))),
-    CONSTRAINT trees_revision_check CHECK ((revision >= 1))
 );
 
 --

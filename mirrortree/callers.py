@@ -43,6 +43,7 @@ from typing import Any
 import grpc
 
 from mirrortree import handlers, rpcstatus
+from mirrortree.v1 import options_pb2, tree_pb2
 
 ROLES = ("host_app", "operator", "gateway", "viewer", "worker")
 # A viewer may call only the methods whose names say they read.
@@ -58,28 +59,35 @@ WORKER_METHODS = frozenset(
 
 @dataclass(frozen=True)
 class Confirmed:
-    """What a method's user-confirmation grant must name: its action and the request's user."""
+    """What a method's user-confirmation grant must name: its action, the user in the request's
+    `user_field` and the tree of what its `subject_field` names (field paths of the request)."""
 
     action: str
-    user_of: Callable[[Any], str]
-    subject_of: Callable[[Any], str] | None = None  # what the grant names instead of a tree
+    user_field: str
+    subject_field: str
+
+    def user_of(self, request: Any) -> str:
+        value: Any = request
+        for name in self.user_field.split("."):
+            value = getattr(value, name)
+        return str(value)
 
 
-# Method → the grant it needs: the acts that only the user may perform.
-CONFIRMED = {
-    "Canonicalize": Confirmed("canonicalize", lambda r: r.confirmation.user_id),
-    "ConfirmCommitment": Confirmed("confirm_commitment", lambda r: r.confirmation.user_id),
-    "GrantCitationAuthorization": Confirmed("grant_citation", lambda r: r.grantor),
-    "RevokeCitationAuthorization": Confirmed("revoke_citation", lambda r: r.revoked_by),
-    "DeclineCanonInvitation": Confirmed("decline_invitation", lambda r: r.declined_by),
-    "AcceptCanonCandidate": Confirmed("accept_candidate", lambda r: r.reviewed_by),
-    "ApproveEstimate": Confirmed("approve_estimate", lambda r: r.approved_by),
-    # A quota belongs to an owner, not a tree: the grant names "owner:<owner>" as its tree.
-    "SetQuota": Confirmed("set_quota", lambda r: r.owner, lambda r: f"owner:{r.owner}"),
-    "Purge": Confirmed("purge", lambda r: r.purged_by),
-    "InstructTask": Confirmed("instruct_task", lambda r: r.instructed_by),
-    "AcceptObservation": Confirmed("accept_observation", lambda r: r.accepted_by),
-}
+def _confirmed_methods() -> dict[str, Confirmed]:
+    """Method → the grant it needs: the acts only the user may perform, as TreeService's proto
+    declares them (`option (needs_confirmation)`, protos/mirrortree/v1/options.proto)."""
+    service = tree_pb2.DESCRIPTOR.services_by_name["TreeService"]
+    extension: Any = options_pb2.needs_confirmation  # the stubs type it as a FieldDescriptor
+    found = {}
+    for method in service.methods:
+        options = method.GetOptions()
+        if options.HasExtension(extension):
+            grant = options.Extensions[extension]
+            found[method.name] = Confirmed(grant.action, grant.user_field, grant.subject_field)
+    return found
+
+
+CONFIRMED = _confirmed_methods()
 # Methods every caller may use: health checks and reflection are not TreeService's.
 _PUBLIC_SERVICES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 
@@ -93,12 +101,9 @@ class Caller:
 
 # The owners of the trees a request refers to (tree_service.ownership.TreeOwners).
 OwnersOf = Callable[[Any], Awaitable[set[str]]]
-# The tree a confirmed request acts on, "" when its ids match nothing (TreeOwners.tree_of).
-TreeOf = Callable[[Any], Awaitable[str]]
-
-
-async def _named_tree(request: Any) -> str:
-    return str(getattr(request, "tree_id", ""))
+# What a confirmed request's grant must name as its tree, given the request and its subject
+# field: a tree id, "owner:<owner>", or "" when the id matches nothing (TreeOwners.subject_of).
+SubjectOf = Callable[[Any, str], Awaitable[str]]
 
 
 def parse_callers(text: str) -> dict[str, Caller]:
@@ -171,13 +176,13 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self,
         callers: Mapping[str, Caller],
         confirmation_secret: bytes,
-        owners_of: OwnersOf | None = None,
-        tree_of: TreeOf = _named_tree,
+        owners_of: OwnersOf,
+        subject_of: SubjectOf,
     ) -> None:
         self._callers = dict(callers)
         self._secret = confirmation_secret
         self._owners_of = owners_of
-        self._tree_of = tree_of
+        self._subject_of = subject_of
 
     async def intercept_service(
         self,
@@ -210,13 +215,13 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 "permission_denied",
                 f"caller {caller.name!r} (role {caller.role}) may not call {method}",
             )
-        if caller.owners and self._owners_of is not None:
+        if caller.owners:
             handler = _owned(handler, caller, self._owners_of)
         confirmed = CONFIRMED.get(method)
         if confirmed is None or handler.unary_unary is None:
             return handler
         grant = str(metadata.get(CONFIRMATION_HEADER) or "")
-        return _confirmed(handler, self._secret, confirmed, grant, self._tree_of)
+        return _confirmed(handler, self._secret, confirmed, grant, self._subject_of)
 
 
 def _refusal(
@@ -316,13 +321,12 @@ def _confirmed(
     secret: bytes,
     confirmed: Confirmed,
     grant: str,
-    tree_of: TreeOf,
+    subject_of: SubjectOf,
 ) -> grpc.RpcMethodHandler:
     behavior = handler.unary_unary
 
     async def checked(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        subject_of = confirmed.subject_of
-        tree_id = subject_of(request) if subject_of else await tree_of(request)
+        tree_id = await subject_of(request, confirmed.subject_field)
         # Ids that match no tree reach the RPC, which refuses them (NOT_FOUND): nothing to act on.
         if tree_id:
             user_id = confirmed.user_of(request)

@@ -118,7 +118,7 @@ def service_interceptors(settings: Settings, primary: Primary) -> list[grpc.aio.
         return limit
     owners = TreeOwners(primary.pool)
     guard = CallerInterceptor(
-        settings.callers, settings.confirmation_secret, owners, tree_of=owners.tree_of
+        settings.callers, settings.confirmation_secret, owners, owners.subject_of
     )
     return [guard, *limit]
 

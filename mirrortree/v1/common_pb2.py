@@ -22,55 +22,66 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from mirrortree.v1 import options_pb2 as mirrortree_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amirrortree/v1/common.proto\x12\rmirrortree.v1\"P\n\x05Scope\x12\x10\n\x06global\x18\x01 \x01(\x08H\x00\x12-\n\x08projects\x18\x02 \x01(\x0b\x32\x19.mirrortree.v1.ProjectSetH\x00\x42\x06\n\x04kind\"!\n\nProjectSet\x12\x13\n\x0bproject_ids\x18\x01 \x03(\t\"\x1f\n\x10\x43onsistencyToken\x12\x0b\n\x03lsn\x18\x01 \x01(\t\"\x19\n\x07Unknown\x12\x0e\n\x06reason\x18\x01 \x01(\t\"L\n\x05\x43ount\x12\x0f\n\x05\x65xact\x18\x01 \x01(\x03H\x00\x12)\n\x07unknown\x18\x02 \x01(\x0b\x32\x16.mirrortree.v1.UnknownH\x00\x42\x07\n\x05value\"O\n\x08Revision\x12\x0f\n\x05known\x18\x01 \x01(\tH\x00\x12)\n\x07unknown\x18\x02 \x01(\x0b\x32\x16.mirrortree.v1.UnknownH\x00\x42\x07\n\x05value\"@\n\tObjectRef\x12\'\n\x04type\x18\x01 \x01(\x0e\x32\x19.mirrortree.v1.ObjectType\x12\n\n\x02id\x18\x02 \x01(\t\"%\n\tTimeRange\x12\x0c\n\x04\x66rom\x18\x01 \x01(\t\x12\n\n\x02to\x18\x02 \x01(\t\"v\n\tEventTime\x12\r\n\x05start\x18\x01 \x01(\t\x12\x0b\n\x03\x65nd\x18\x02 \x01(\t\x12/\n\tprecision\x18\x03 \x01(\x0e\x32\x1c.mirrortree.v1.TimePrecision\x12\r\n\x05\x62\x61sis\x18\x04 \x01(\t\x12\r\n\x05known\x18\x05 \x01(\x08\"`\n\x08Validity\x12+\n\x05state\x18\x01 \x01(\x0e\x32\x1c.mirrortree.v1.ValidityState\x12\x0c\n\x04\x66rom\x18\x02 \x01(\t\x12\n\n\x02to\x18\x03 \x01(\t\x12\r\n\x05\x62\x61sis\x18\x04 \x01(\t\"\xd4\x01\n\tTimeFacts\x12,\n\nevent_time\x18\x01 \x01(\x0b\x32\x18.mirrortree.v1.EventTime\x12\x1b\n\x13review_generated_at\x18\x02 \x01(\t\x12\x13\n\x0brecorded_at\x18\x03 \x01(\t\x12)\n\x08validity\x18\x04 \x01(\x0b\x32\x17.mirrortree.v1.Validity\x12<\n\x12\x63onfirmation_state\x18\x05 \x01(\x0e\x32 .mirrortree.v1.ConfirmationState\"\x96\x01\n\x08PageInfo\x12\x16\n\x0ereturned_count\x18\x01 \x01(\x05\x12\x10\n\x08has_more\x18\x02 \x01(\x08\x12\x13\n\x0bnext_cursor\x18\x03 \x01(\t\x12\x10\n\x08\x63omplete\x18\x04 \x01(\x08\x12\x14\n\x0climit_reason\x18\x05 \x01(\t\x12#\n\x05total\x18\x06 \x01(\x0b\x32\x14.mirrortree.v1.Count\"w\n\rSourceLocator\x12\x12\n\nproject_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x12\n\nmessage_id\x18\x03 \x01(\t\x12\r\n\x05order\x18\x04 \x01(\x03\x12\x0c\n\x04role\x18\x05 \x01(\t\x12\r\n\x05known\x18\x06 \x01(\x08\",\n\rCoverageCount\x12\x0c\n\x04what\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03*\xb0\x07\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x1b\n\x17INVALID_ARGUMENT_REASON\x10\x01\x12\x14\n\x10NOT_FOUND_REASON\x10\x02\x12\x12\n\x0eSCOPE_REQUIRED\x10\x03\x12\x12\n\x0eSCOPE_MISMATCH\x10\x04\x12\x10\n\x0cSTALE_CURSOR\x10\x05\x12\x12\n\x0eINVALID_CURSOR\x10\x06\x12\x15\n\x11\x41S_OF_UNSUPPORTED\x10\x07\x12\"\n\x1eHISTORICAL_VERSION_UNAVAILABLE\x10\x08\x12\x16\n\x12RESPONSE_TOO_LARGE\x10\t\x12\x15\n\x11REVISION_CONFLICT\x10\n\x12\x1a\n\x16IDEMPOTENCY_KEY_REUSED\x10\x0b\x12\x17\n\x13\x43ONSISTENCY_TIMEOUT\x10\x0c\x12\x0c\n\x08\x44ISABLED\x10\r\x12\x1a\n\x16UNAUTHENTICATED_REASON\x10\x0e\x12\x13\n\x0fNOT_IMPLEMENTED\x10\x0f\x12\x17\n\x13REPLICA_UNAVAILABLE\x10\x10\x12\x16\n\x12SOURCE_UNAVAILABLE\x10\x11\x12\x1a\n\x16SEARCH_BUDGET_EXCEEDED\x10\x12\x12\x1e\n\x1a\x46\x41ILED_PRECONDITION_REASON\x10\x13\x12\x0e\n\nCONTENTION\x10\x14\x12\x13\n\x0fINTERNAL_REASON\x10\x15\x12\x13\n\x0fOUTCOME_UNKNOWN\x10\x16\x12\x18\n\x14\x44\x41TABASE_UNAVAILABLE\x10\x17\x12\x17\n\x13PURGE_PREVIEW_STALE\x10\x18\x12\x12\n\x0eREALM_NOT_REAL\x10\x1c\x12\x13\n\x0fRULING_REQUIRED\x10\x1d\x12\x19\n\x15SAFETY_STOP_IN_EFFECT\x10\x1e\x12\x17\n\x13\x43ONTEXT_OVER_BUDGET\x10\x1f\x12\x15\n\x11NOT_CANONICALIZED\x10 \x12\x11\n\rBRANCH_CLOSED\x10!\x12\x0e\n\nLEASE_LOST\x10\"\x12\x10\n\x0cTASK_STOPPED\x10#\x12\x1c\n\x18PERMISSION_DENIED_REASON\x10$\x12\x19\n\x15\x43ONFIRMATION_REQUIRED\x10%\x12\x10\n\x0cRATE_LIMITED\x10&\x12\x0e\n\nOVERLOADED\x10\'\x12\x12\n\x0eQUOTA_EXCEEDED\x10(\x12\x15\n\x11\x41PPROVAL_REQUIRED\x10)\x12\x1b\n\x17\x45STIMATE_NOT_APPLICABLE\x10**\xb3\x01\n\nObjectType\x12\x1b\n\x17OBJECT_TYPE_UNSPECIFIED\x10\x00\x12\x0e\n\nSTORY_LINE\x10\x01\x12\t\n\x05\x45VENT\x10\x02\x12\n\n\x06\x45NTITY\x10\x03\x12\x11\n\rENTITY_CHANGE\x10\x04\x12\x0c\n\x08RELATION\x10\x05\x12\x0b\n\x07SUMMARY\x10\x06\x12\x14\n\x10SOURCE_REFERENCE\x10\x07\x12\r\n\tLEAF_FACT\x10\x08\x12\x0e\n\nPREFERENCE\x10\t*a\n\tTimeBasis\x12\x1a\n\x16TIME_BASIS_UNSPECIFIED\x10\x00\x12\x0e\n\nEVENT_TIME\x10\x01\x12\x17\n\x13REVIEW_GENERATED_AT\x10\x02\x12\x0f\n\x0bRECORDED_AT\x10\x03*p\n\rTimePrecision\x12\x1e\n\x1aTIME_PRECISION_UNSPECIFIED\x10\x00\x12\x0b\n\x07INSTANT\x10\x01\x12\n\n\x06MINUTE\x10\x02\x12\x08\n\x04HOUR\x10\x03\x12\x07\n\x03\x44\x41Y\x10\x04\x12\t\n\x05MONTH\x10\x05\x12\x08\n\x04YEAR\x10\x06*\x8b\x01\n\rValidityState\x12\x1e\n\x1aVALIDITY_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10VALIDITY_UNKNOWN\x10\x01\x12\x14\n\x10VALIDITY_CURRENT\x10\x02\x12\x17\n\x13VALIDITY_SUPERSEDED\x10\x03\x12\x15\n\x11VALIDITY_DISPUTED\x10\x04*{\n\x11\x43onfirmationState\x12\"\n\x1e\x43ONFIRMATION_STATE_UNSPECIFIED\x10\x00\x12\x12\n\x0e\x41UTO_GENERATED\x10\x01\x12\r\n\tCONFIRMED\x10\x02\x12\x10\n\x0cUSER_REVISED\x10\x03\x12\r\n\tRETRACTED\x10\x04*q\n\rCoverageBasis\x12\x1e\n\x1a\x43OVERAGE_BASIS_UNSPECIFIED\x10\x00\x12\x15\n\x11\x43OVERAGE_INTERVAL\x10\x01\x12\x13\n\x0f\x43OVERAGE_COUNTS\x10\x02\x12\x14\n\x10\x43OVERAGE_UNKNOWN\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amirrortree/v1/common.proto\x12\rmirrortree.v1\x1a\x1bmirrortree/v1/options.proto\"P\n\x05Scope\x12\x10\n\x06global\x18\x01 \x01(\x08H\x00\x12-\n\x08projects\x18\x02 \x01(\x0b\x32\x19.mirrortree.v1.ProjectSetH\x00\x42\x06\n\x04kind\"\'\n\nProjectSet\x12\x19\n\x0bproject_ids\x18\x01 \x03(\tB\x04\xc0\xf3\x18\x14\"\x1f\n\x10\x43onsistencyToken\x12\x0b\n\x03lsn\x18\x01 \x01(\t\"\x19\n\x07Unknown\x12\x0e\n\x06reason\x18\x01 \x01(\t\"L\n\x05\x43ount\x12\x0f\n\x05\x65xact\x18\x01 \x01(\x03H\x00\x12)\n\x07unknown\x18\x02 \x01(\x0b\x32\x16.mirrortree.v1.UnknownH\x00\x42\x07\n\x05value\"O\n\x08Revision\x12\x0f\n\x05known\x18\x01 \x01(\tH\x00\x12)\n\x07unknown\x18\x02 \x01(\x0b\x32\x16.mirrortree.v1.UnknownH\x00\x42\x07\n\x05value\"F\n\tObjectRef\x12\'\n\x04type\x18\x01 \x01(\x0e\x32\x19.mirrortree.v1.ObjectType\x12\x10\n\x02id\x18\x02 \x01(\tB\x04\xc0\xf3\x18\x15\"%\n\tTimeRange\x12\x0c\n\x04\x66rom\x18\x01 \x01(\t\x12\n\n\x02to\x18\x02 \x01(\t\"v\n\tEventTime\x12\r\n\x05start\x18\x01 \x01(\t\x12\x0b\n\x03\x65nd\x18\x02 \x01(\t\x12/\n\tprecision\x18\x03 \x01(\x0e\x32\x1c.mirrortree.v1.TimePrecision\x12\r\n\x05\x62\x61sis\x18\x04 \x01(\t\x12\r\n\x05known\x18\x05 \x01(\x08\"`\n\x08Validity\x12+\n\x05state\x18\x01 \x01(\x0e\x32\x1c.mirrortree.v1.ValidityState\x12\x0c\n\x04\x66rom\x18\x02 \x01(\t\x12\n\n\x02to\x18\x03 \x01(\t\x12\r\n\x05\x62\x61sis\x18\x04 \x01(\t\"\xd4\x01\n\tTimeFacts\x12,\n\nevent_time\x18\x01 \x01(\x0b\x32\x18.mirrortree.v1.EventTime\x12\x1b\n\x13review_generated_at\x18\x02 \x01(\t\x12\x13\n\x0brecorded_at\x18\x03 \x01(\t\x12)\n\x08validity\x18\x04 \x01(\x0b\x32\x17.mirrortree.v1.Validity\x12<\n\x12\x63onfirmation_state\x18\x05 \x01(\x0e\x32 .mirrortree.v1.ConfirmationState\"\x96\x01\n\x08PageInfo\x12\x16\n\x0ereturned_count\x18\x01 \x01(\x05\x12\x10\n\x08has_more\x18\x02 \x01(\x08\x12\x13\n\x0bnext_cursor\x18\x03 \x01(\t\x12\x10\n\x08\x63omplete\x18\x04 \x01(\x08\x12\x14\n\x0climit_reason\x18\x05 \x01(\t\x12#\n\x05total\x18\x06 \x01(\x0b\x32\x14.mirrortree.v1.Count\"\x89\x01\n\rSourceLocator\x12\x18\n\nproject_id\x18\x01 \x01(\tB\x04\xc0\xf3\x18\x14\x12\x18\n\nsession_id\x18\x02 \x01(\tB\x04\xc0\xf3\x18\x01\x12\x18\n\nmessage_id\x18\x03 \x01(\tB\x04\xc0\xf3\x18\x02\x12\r\n\x05order\x18\x04 \x01(\x03\x12\x0c\n\x04role\x18\x05 \x01(\t\x12\r\n\x05known\x18\x06 \x01(\x08\",\n\rCoverageCount\x12\x0c\n\x04what\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x03*\xb0\x07\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x1b\n\x17INVALID_ARGUMENT_REASON\x10\x01\x12\x14\n\x10NOT_FOUND_REASON\x10\x02\x12\x12\n\x0eSCOPE_REQUIRED\x10\x03\x12\x12\n\x0eSCOPE_MISMATCH\x10\x04\x12\x10\n\x0cSTALE_CURSOR\x10\x05\x12\x12\n\x0eINVALID_CURSOR\x10\x06\x12\x15\n\x11\x41S_OF_UNSUPPORTED\x10\x07\x12\"\n\x1eHISTORICAL_VERSION_UNAVAILABLE\x10\x08\x12\x16\n\x12RESPONSE_TOO_LARGE\x10\t\x12\x15\n\x11REVISION_CONFLICT\x10\n\x12\x1a\n\x16IDEMPOTENCY_KEY_REUSED\x10\x0b\x12\x17\n\x13\x43ONSISTENCY_TIMEOUT\x10\x0c\x12\x0c\n\x08\x44ISABLED\x10\r\x12\x1a\n\x16UNAUTHENTICATED_REASON\x10\x0e\x12\x13\n\x0fNOT_IMPLEMENTED\x10\x0f\x12\x17\n\x13REPLICA_UNAVAILABLE\x10\x10\x12\x16\n\x12SOURCE_UNAVAILABLE\x10\x11\x12\x1a\n\x16SEARCH_BUDGET_EXCEEDED\x10\x12\x12\x1e\n\x1a\x46\x41ILED_PRECONDITION_REASON\x10\x13\x12\x0e\n\nCONTENTION\x10\x14\x12\x13\n\x0fINTERNAL_REASON\x10\x15\x12\x13\n\x0fOUTCOME_UNKNOWN\x10\x16\x12\x18\n\x14\x44\x41TABASE_UNAVAILABLE\x10\x17\x12\x17\n\x13PURGE_PREVIEW_STALE\x10\x18\x12\x12\n\x0eREALM_NOT_REAL\x10\x1c\x12\x13\n\x0fRULING_REQUIRED\x10\x1d\x12\x19\n\x15SAFETY_STOP_IN_EFFECT\x10\x1e\x12\x17\n\x13\x43ONTEXT_OVER_BUDGET\x10\x1f\x12\x15\n\x11NOT_CANONICALIZED\x10 \x12\x11\n\rBRANCH_CLOSED\x10!\x12\x0e\n\nLEASE_LOST\x10\"\x12\x10\n\x0cTASK_STOPPED\x10#\x12\x1c\n\x18PERMISSION_DENIED_REASON\x10$\x12\x19\n\x15\x43ONFIRMATION_REQUIRED\x10%\x12\x10\n\x0cRATE_LIMITED\x10&\x12\x0e\n\nOVERLOADED\x10\'\x12\x12\n\x0eQUOTA_EXCEEDED\x10(\x12\x15\n\x11\x41PPROVAL_REQUIRED\x10)\x12\x1b\n\x17\x45STIMATE_NOT_APPLICABLE\x10**\xb3\x01\n\nObjectType\x12\x1b\n\x17OBJECT_TYPE_UNSPECIFIED\x10\x00\x12\x0e\n\nSTORY_LINE\x10\x01\x12\t\n\x05\x45VENT\x10\x02\x12\n\n\x06\x45NTITY\x10\x03\x12\x11\n\rENTITY_CHANGE\x10\x04\x12\x0c\n\x08RELATION\x10\x05\x12\x0b\n\x07SUMMARY\x10\x06\x12\x14\n\x10SOURCE_REFERENCE\x10\x07\x12\r\n\tLEAF_FACT\x10\x08\x12\x0e\n\nPREFERENCE\x10\t*a\n\tTimeBasis\x12\x1a\n\x16TIME_BASIS_UNSPECIFIED\x10\x00\x12\x0e\n\nEVENT_TIME\x10\x01\x12\x17\n\x13REVIEW_GENERATED_AT\x10\x02\x12\x0f\n\x0bRECORDED_AT\x10\x03*p\n\rTimePrecision\x12\x1e\n\x1aTIME_PRECISION_UNSPECIFIED\x10\x00\x12\x0b\n\x07INSTANT\x10\x01\x12\n\n\x06MINUTE\x10\x02\x12\x08\n\x04HOUR\x10\x03\x12\x07\n\x03\x44\x41Y\x10\x04\x12\t\n\x05MONTH\x10\x05\x12\x08\n\x04YEAR\x10\x06*\x8b\x01\n\rValidityState\x12\x1e\n\x1aVALIDITY_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10VALIDITY_UNKNOWN\x10\x01\x12\x14\n\x10VALIDITY_CURRENT\x10\x02\x12\x17\n\x13VALIDITY_SUPERSEDED\x10\x03\x12\x15\n\x11VALIDITY_DISPUTED\x10\x04*{\n\x11\x43onfirmationState\x12\"\n\x1e\x43ONFIRMATION_STATE_UNSPECIFIED\x10\x00\x12\x12\n\x0e\x41UTO_GENERATED\x10\x01\x12\r\n\tCONFIRMED\x10\x02\x12\x10\n\x0cUSER_REVISED\x10\x03\x12\r\n\tRETRACTED\x10\x04*q\n\rCoverageBasis\x12\x1e\n\x1a\x43OVERAGE_BASIS_UNSPECIFIED\x10\x00\x12\x15\n\x11\x43OVERAGE_INTERVAL\x10\x01\x12\x13\n\x0f\x43OVERAGE_COUNTS\x10\x02\x12\x14\n\x10\x43OVERAGE_UNKNOWN\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mirrortree.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORREASON']._serialized_start=1240
-  _globals['_ERRORREASON']._serialized_end=2184
-  _globals['_OBJECTTYPE']._serialized_start=2187
-  _globals['_OBJECTTYPE']._serialized_end=2366
-  _globals['_TIMEBASIS']._serialized_start=2368
-  _globals['_TIMEBASIS']._serialized_end=2465
-  _globals['_TIMEPRECISION']._serialized_start=2467
-  _globals['_TIMEPRECISION']._serialized_end=2579
-  _globals['_VALIDITYSTATE']._serialized_start=2582
-  _globals['_VALIDITYSTATE']._serialized_end=2721
-  _globals['_CONFIRMATIONSTATE']._serialized_start=2723
-  _globals['_CONFIRMATIONSTATE']._serialized_end=2846
-  _globals['_COVERAGEBASIS']._serialized_start=2848
-  _globals['_COVERAGEBASIS']._serialized_end=2961
-  _globals['_SCOPE']._serialized_start=45
-  _globals['_SCOPE']._serialized_end=125
-  _globals['_PROJECTSET']._serialized_start=127
-  _globals['_PROJECTSET']._serialized_end=160
-  _globals['_CONSISTENCYTOKEN']._serialized_start=162
-  _globals['_CONSISTENCYTOKEN']._serialized_end=193
-  _globals['_UNKNOWN']._serialized_start=195
-  _globals['_UNKNOWN']._serialized_end=220
-  _globals['_COUNT']._serialized_start=222
-  _globals['_COUNT']._serialized_end=298
-  _globals['_REVISION']._serialized_start=300
-  _globals['_REVISION']._serialized_end=379
-  _globals['_OBJECTREF']._serialized_start=381
-  _globals['_OBJECTREF']._serialized_end=445
-  _globals['_TIMERANGE']._serialized_start=447
-  _globals['_TIMERANGE']._serialized_end=484
-  _globals['_EVENTTIME']._serialized_start=486
-  _globals['_EVENTTIME']._serialized_end=604
-  _globals['_VALIDITY']._serialized_start=606
-  _globals['_VALIDITY']._serialized_end=702
-  _globals['_TIMEFACTS']._serialized_start=705
-  _globals['_TIMEFACTS']._serialized_end=917
-  _globals['_PAGEINFO']._serialized_start=920
-  _globals['_PAGEINFO']._serialized_end=1070
-  _globals['_SOURCELOCATOR']._serialized_start=1072
-  _globals['_SOURCELOCATOR']._serialized_end=1191
-  _globals['_COVERAGECOUNT']._serialized_start=1193
-  _globals['_COVERAGECOUNT']._serialized_end=1237
+  _globals['_PROJECTSET'].fields_by_name['project_ids']._loaded_options = None
+  _globals['_PROJECTSET'].fields_by_name['project_ids']._serialized_options = b'\300\363\030\024'
+  _globals['_OBJECTREF'].fields_by_name['id']._loaded_options = None
+  _globals['_OBJECTREF'].fields_by_name['id']._serialized_options = b'\300\363\030\025'
+  _globals['_SOURCELOCATOR'].fields_by_name['project_id']._loaded_options = None
+  _globals['_SOURCELOCATOR'].fields_by_name['project_id']._serialized_options = b'\300\363\030\024'
+  _globals['_SOURCELOCATOR'].fields_by_name['session_id']._loaded_options = None
+  _globals['_SOURCELOCATOR'].fields_by_name['session_id']._serialized_options = b'\300\363\030\001'
+  _globals['_SOURCELOCATOR'].fields_by_name['message_id']._loaded_options = None
+  _globals['_SOURCELOCATOR'].fields_by_name['message_id']._serialized_options = b'\300\363\030\002'
+  _globals['_ERRORREASON']._serialized_start=1300
+  _globals['_ERRORREASON']._serialized_end=2244
+  _globals['_OBJECTTYPE']._serialized_start=2247
+  _globals['_OBJECTTYPE']._serialized_end=2426
+  _globals['_TIMEBASIS']._serialized_start=2428
+  _globals['_TIMEBASIS']._serialized_end=2525
+  _globals['_TIMEPRECISION']._serialized_start=2527
+  _globals['_TIMEPRECISION']._serialized_end=2639
+  _globals['_VALIDITYSTATE']._serialized_start=2642
+  _globals['_VALIDITYSTATE']._serialized_end=2781
+  _globals['_CONFIRMATIONSTATE']._serialized_start=2783
+  _globals['_CONFIRMATIONSTATE']._serialized_end=2906
+  _globals['_COVERAGEBASIS']._serialized_start=2908
+  _globals['_COVERAGEBASIS']._serialized_end=3021
+  _globals['_SCOPE']._serialized_start=74
+  _globals['_SCOPE']._serialized_end=154
+  _globals['_PROJECTSET']._serialized_start=156
+  _globals['_PROJECTSET']._serialized_end=195
+  _globals['_CONSISTENCYTOKEN']._serialized_start=197
+  _globals['_CONSISTENCYTOKEN']._serialized_end=228
+  _globals['_UNKNOWN']._serialized_start=230
+  _globals['_UNKNOWN']._serialized_end=255
+  _globals['_COUNT']._serialized_start=257
+  _globals['_COUNT']._serialized_end=333
+  _globals['_REVISION']._serialized_start=335
+  _globals['_REVISION']._serialized_end=414
+  _globals['_OBJECTREF']._serialized_start=416
+  _globals['_OBJECTREF']._serialized_end=486
+  _globals['_TIMERANGE']._serialized_start=488
+  _globals['_TIMERANGE']._serialized_end=525
+  _globals['_EVENTTIME']._serialized_start=527
+  _globals['_EVENTTIME']._serialized_end=645
+  _globals['_VALIDITY']._serialized_start=647
+  _globals['_VALIDITY']._serialized_end=743
+  _globals['_TIMEFACTS']._serialized_start=746
+  _globals['_TIMEFACTS']._serialized_end=958
+  _globals['_PAGEINFO']._serialized_start=961
+  _globals['_PAGEINFO']._serialized_end=1111
+  _globals['_SOURCELOCATOR']._serialized_start=1114
+  _globals['_SOURCELOCATOR']._serialized_end=1251
+  _globals['_COVERAGECOUNT']._serialized_start=1253
+  _globals['_COVERAGECOUNT']._serialized_end=1297
 # @@protoc_insertion_point(module_scope)

@@ -23,33 +23,36 @@ _sym_db = _symbol_database.Default()
 
 
 from mirrortree.v1 import common_pb2 as mirrortree_dot_v1_dot_common__pb2
+from mirrortree.v1 import options_pb2 as mirrortree_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amirrortree/v1/leaves.proto\x12\rmirrortree.v1\x1a\x1amirrortree/v1/common.proto\",\n\x0e\x43odePointRange\x12\r\n\x05start\x18\x01 \x01(\x03\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x03\"z\n\nSourcePart\x12\x13\n\x0bsource_type\x18\x01 \x01(\t\x12\x11\n\tsource_id\x18\x02 \x01(\t\x12\x16\n\x0esource_version\x18\x03 \x01(\t\x12,\n\x05range\x18\x04 \x01(\x0b\x32\x1d.mirrortree.v1.CodePointRange\"h\n\x0eLeafExtraction\x12\x18\n\x10\x63ontract_version\x18\x01 \x01(\t\x12(\n\x05parts\x18\x02 \x03(\x0b\x32\x19.mirrortree.v1.SourcePart\x12\x12\n\nreanalysis\x18\x03 \x01(\x08\"\x80\x01\n\x15PlanExtractionRequest\x12#\n\x05scope\x18\x01 \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\x18\n\x10\x63ontract_version\x18\x02 \x01(\t\x12(\n\x05parts\x18\x03 \x03(\x0b\x32\x19.mirrortree.v1.SourcePart\"\xe3\x01\n\x08PartPlan\x12,\n\trequested\x18\x01 \x01(\x0b\x32\x19.mirrortree.v1.SourcePart\x12\x1b\n\x13\x63\x61nonical_source_id\x18\x02 \x01(\t\x12\x30\n\textracted\x18\x03 \x03(\x0b\x32\x1d.mirrortree.v1.CodePointRange\x12.\n\x07missing\x18\x04 \x03(\x0b\x32\x1d.mirrortree.v1.CodePointRange\x12\x12\n\nleaf_count\x18\x05 \x01(\x03\x12\x16\n\x0esource_project\x18\x06 \x01(\t\"@\n\x16PlanExtractionResponse\x12&\n\x05parts\x18\x01 \x03(\x0b\x32\x17.mirrortree.v1.PartPlan\"\xe2\x01\n\x13SearchLeavesRequest\x12#\n\x05scope\x18\x01 \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\r\n\x05query\x18\x02 \x01(\t\x12\x13\n\x0bsource_type\x18\x03 \x01(\t\x12\x11\n\tsource_id\x18\x04 \x01(\t\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\x12\x38\n\x0fmin_consistency\x18\x07 \x01(\x0b\x32\x1f.mirrortree.v1.ConsistencyToken\x12\x12\n\nsession_id\x18\x08 \x01(\t\"\xc0\x03\n\nSharedLeaf\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x13\n\x0bsource_type\x18\x03 \x01(\t\x12\x11\n\tsource_id\x18\x04 \x01(\t\x12\x16\n\x0esource_version\x18\x05 \x01(\t\x12,\n\x05range\x18\x06 \x01(\x0b\x32\x1d.mirrortree.v1.CodePointRange\x12\x18\n\x10\x63ontract_version\x18\x07 \x01(\t\x12\x10\n\x08\x61nalysis\x18\x08 \x01(\x05\x12\x16\n\x0esource_project\x18\t \x01(\t\x12*\n\x0c\x65xtracted_in\x18\n \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\x1e\n\x16\x65xtracted_in_result_id\x18\x0b \x01(\t\x12\x1b\n\x13\x65xtracted_object_id\x18\x0c \x01(\t\x12\x1a\n\x12\x63onfirmation_state\x18\r \x01(\t\x12,\n\nevent_time\x18\x0e \x01(\x0b\x32\x18.mirrortree.v1.EventTime\x12\x13\n\x0brecorded_at\x18\x0f \x01(\t\x12\x19\n\x11recorded_in_scope\x18\x10 \x01(\x08\"\xa1\x01\n\x14SearchLeavesResponse\x12)\n\x06leaves\x18\x01 \x03(\x0b\x32\x19.mirrortree.v1.SharedLeaf\x12%\n\x04page\x18\x02 \x01(\x0b\x32\x17.mirrortree.v1.PageInfo\x12#\n\x05scope\x18\x03 \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\x12\n\nresolution\x18\x04 \x01(\t\"\x90\x01\n\rLinkedLeafHit\x12%\n\x03ref\x18\x01 \x01(\x0b\x32\x18.mirrortree.v1.ObjectRef\x12\x11\n\tresult_id\x18\x02 \x01(\t\x12\'\n\x04leaf\x18\x03 \x01(\x0b\x32\x19.mirrortree.v1.SharedLeaf\x12\x1c\n\x14source_reference_ids\x18\x04 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amirrortree/v1/leaves.proto\x12\rmirrortree.v1\x1a\x1amirrortree/v1/common.proto\x1a\x1bmirrortree/v1/options.proto\",\n\x0e\x43odePointRange\x12\r\n\x05start\x18\x01 \x01(\x03\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x03\"\x80\x01\n\nSourcePart\x12\x13\n\x0bsource_type\x18\x01 \x01(\t\x12\x17\n\tsource_id\x18\x02 \x01(\tB\x04\xc0\xf3\x18\x0c\x12\x16\n\x0esource_version\x18\x03 \x01(\t\x12,\n\x05range\x18\x04 \x01(\x0b\x32\x1d.mirrortree.v1.CodePointRange\"h\n\x0eLeafExtraction\x12\x18\n\x10\x63ontract_version\x18\x01 \x01(\t\x12(\n\x05parts\x18\x02 \x03(\x0b\x32\x19.mirrortree.v1.SourcePart\x12\x12\n\nreanalysis\x18\x03 \x01(\x08\"\x80\x01\n\x15PlanExtractionRequest\x12#\n\x05scope\x18\x01 \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\x18\n\x10\x63ontract_version\x18\x02 \x01(\t\x12(\n\x05parts\x18\x03 \x03(\x0b\x32\x19.mirrortree.v1.SourcePart\"\xe3\x01\n\x08PartPlan\x12,\n\trequested\x18\x01 \x01(\x0b\x32\x19.mirrortree.v1.SourcePart\x12\x1b\n\x13\x63\x61nonical_source_id\x18\x02 \x01(\t\x12\x30\n\textracted\x18\x03 \x03(\x0b\x32\x1d.mirrortree.v1.CodePointRange\x12.\n\x07missing\x18\x04 \x03(\x0b\x32\x1d.mirrortree.v1.CodePointRange\x12\x12\n\nleaf_count\x18\x05 \x01(\x03\x12\x16\n\x0esource_project\x18\x06 \x01(\t\"@\n\x16PlanExtractionResponse\x12&\n\x05parts\x18\x01 \x03(\x0b\x32\x17.mirrortree.v1.PartPlan\"\xe2\x01\n\x13SearchLeavesRequest\x12#\n\x05scope\x18\x01 \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\r\n\x05query\x18\x02 \x01(\t\x12\x13\n\x0bsource_type\x18\x03 \x01(\t\x12\x11\n\tsource_id\x18\x04 \x01(\t\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12\x0e\n\x06\x63ursor\x18\x06 \x01(\t\x12\x38\n\x0fmin_consistency\x18\x07 \x01(\x0b\x32\x1f.mirrortree.v1.ConsistencyToken\x12\x12\n\nsession_id\x18\x08 \x01(\t\"\xc0\x03\n\nSharedLeaf\x12\x0f\n\x07leaf_id\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x13\n\x0bsource_type\x18\x03 \x01(\t\x12\x11\n\tsource_id\x18\x04 \x01(\t\x12\x16\n\x0esource_version\x18\x05 \x01(\t\x12,\n\x05range\x18\x06 \x01(\x0b\x32\x1d.mirrortree.v1.CodePointRange\x12\x18\n\x10\x63ontract_version\x18\x07 \x01(\t\x12\x10\n\x08\x61nalysis\x18\x08 \x01(\x05\x12\x16\n\x0esource_project\x18\t \x01(\t\x12*\n\x0c\x65xtracted_in\x18\n \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\x1e\n\x16\x65xtracted_in_result_id\x18\x0b \x01(\t\x12\x1b\n\x13\x65xtracted_object_id\x18\x0c \x01(\t\x12\x1a\n\x12\x63onfirmation_state\x18\r \x01(\t\x12,\n\nevent_time\x18\x0e \x01(\x0b\x32\x18.mirrortree.v1.EventTime\x12\x13\n\x0brecorded_at\x18\x0f \x01(\t\x12\x19\n\x11recorded_in_scope\x18\x10 \x01(\x08\"\xa1\x01\n\x14SearchLeavesResponse\x12)\n\x06leaves\x18\x01 \x03(\x0b\x32\x19.mirrortree.v1.SharedLeaf\x12%\n\x04page\x18\x02 \x01(\x0b\x32\x17.mirrortree.v1.PageInfo\x12#\n\x05scope\x18\x03 \x01(\x0b\x32\x14.mirrortree.v1.Scope\x12\x12\n\nresolution\x18\x04 \x01(\t\"\x90\x01\n\rLinkedLeafHit\x12%\n\x03ref\x18\x01 \x01(\x0b\x32\x18.mirrortree.v1.ObjectRef\x12\x11\n\tresult_id\x18\x02 \x01(\t\x12\'\n\x04leaf\x18\x03 \x01(\x0b\x32\x19.mirrortree.v1.SharedLeaf\x12\x1c\n\x14source_reference_ids\x18\x04 \x03(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mirrortree.v1.leaves_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CODEPOINTRANGE']._serialized_start=73
-  _globals['_CODEPOINTRANGE']._serialized_end=117
-  _globals['_SOURCEPART']._serialized_start=119
-  _globals['_SOURCEPART']._serialized_end=241
-  _globals['_LEAFEXTRACTION']._serialized_start=243
-  _globals['_LEAFEXTRACTION']._serialized_end=347
-  _globals['_PLANEXTRACTIONREQUEST']._serialized_start=350
-  _globals['_PLANEXTRACTIONREQUEST']._serialized_end=478
-  _globals['_PARTPLAN']._serialized_start=481
-  _globals['_PARTPLAN']._serialized_end=708
-  _globals['_PLANEXTRACTIONRESPONSE']._serialized_start=710
-  _globals['_PLANEXTRACTIONRESPONSE']._serialized_end=774
-  _globals['_SEARCHLEAVESREQUEST']._serialized_start=777
-  _globals['_SEARCHLEAVESREQUEST']._serialized_end=1003
-  _globals['_SHAREDLEAF']._serialized_start=1006
-  _globals['_SHAREDLEAF']._serialized_end=1454
-  _globals['_SEARCHLEAVESRESPONSE']._serialized_start=1457
-  _globals['_SEARCHLEAVESRESPONSE']._serialized_end=1618
-  _globals['_LINKEDLEAFHIT']._serialized_start=1621
-  _globals['_LINKEDLEAFHIT']._serialized_end=1765
+  _globals['_SOURCEPART'].fields_by_name['source_id']._loaded_options = None
+  _globals['_SOURCEPART'].fields_by_name['source_id']._serialized_options = b'\300\363\030\014'
+  _globals['_CODEPOINTRANGE']._serialized_start=102
+  _globals['_CODEPOINTRANGE']._serialized_end=146
+  _globals['_SOURCEPART']._serialized_start=149
+  _globals['_SOURCEPART']._serialized_end=277
+  _globals['_LEAFEXTRACTION']._serialized_start=279
+  _globals['_LEAFEXTRACTION']._serialized_end=383
+  _globals['_PLANEXTRACTIONREQUEST']._serialized_start=386
+  _globals['_PLANEXTRACTIONREQUEST']._serialized_end=514
+  _globals['_PARTPLAN']._serialized_start=517
+  _globals['_PARTPLAN']._serialized_end=744
+  _globals['_PLANEXTRACTIONRESPONSE']._serialized_start=746
+  _globals['_PLANEXTRACTIONRESPONSE']._serialized_end=810
+  _globals['_SEARCHLEAVESREQUEST']._serialized_start=813
+  _globals['_SEARCHLEAVESREQUEST']._serialized_end=1039
+  _globals['_SHAREDLEAF']._serialized_start=1042
+  _globals['_SHAREDLEAF']._serialized_end=1490
+  _globals['_SEARCHLEAVESRESPONSE']._serialized_start=1493
+  _globals['_SEARCHLEAVESRESPONSE']._serialized_end=1654
+  _globals['_LINKEDLEAFHIT']._serialized_start=1657
+  _globals['_LINKEDLEAFHIT']._serialized_end=1801
 # @@protoc_insertion_point(module_scope)

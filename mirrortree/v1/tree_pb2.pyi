@@ -1,8 +1,9 @@
 from mirrortree.v1 import common_pb2 as _common_pb2
 from mirrortree.v1 import costs_pb2 as _costs_pb2
+from mirrortree.v1 import leaves_pb2 as _leaves_pb2
+from mirrortree.v1 import options_pb2 as _options_pb2
 from mirrortree.v1 import purge_pb2 as _purge_pb2
 from mirrortree.v1 import tasks_pb2 as _tasks_pb2
-from mirrortree.v1 import leaves_pb2 as _leaves_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
