@@ -9,8 +9,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-clients browser lint typecheck protos check-protos venv clean-data stack-stop \
-	bench schema fuzz load
+.PHONY: run test test-clients browser lint typecheck protos check-protos sql check-sql venv \
+	clean-data stack-stop bench schema fuzz load
 
 venv: $(STAMP)
 
@@ -26,6 +26,14 @@ protos: $(STAMP)
 check-protos: $(STAMP)
 	$(PY) scripts/gen_protos.py --check
 
+# graph_service's long statements (and the parts mirrortree/sql shares with them) are rendered
+# from graph_service/queries/templates into committed .sql files.
+sql: $(STAMP)
+	$(PY) scripts/gen_sql.py
+
+check-sql: $(STAMP)
+	$(PY) scripts/gen_sql.py --check
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
@@ -33,7 +41,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-test: $(STAMP) check-protos lint typecheck test-clients browser
+test: $(STAMP) check-protos check-sql lint typecheck test-clients browser
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
 # The MCP Inspector CLI is the suite's second real MCP client; without npm its tests skip.

@@ -36,37 +36,21 @@ the hub's own new copies, in the same statement, and counts what it stored (cont
 a read's totals without reading every member).
 """
 
+from pathlib import Path
+
+from mirrortree.sqlfiles import read_statement
+
+_SQL = Path(__file__).parent / "sql"
+
+
 # An object with this many links in its scope is a hub: below it the live walk is cheap, and
 # a hub's stored members cost storage and ingestion time for every copy near it.
 DEFAULT_HUB_LINKS = 128
 
 # The objects related to X = ($2 type, $3 id) in scope $1 (the `related` CTE: t, id),
-# walked live; X itself may be among them (a caller excludes it).
-RELATED = """
-WITH nb AS (
-    SELECT from_type AS t, from_id AS id FROM graph_links
-    WHERE scope_key = $1 AND to_type = $2 AND to_id = $3
-    UNION
-    SELECT to_type, to_id FROM graph_links
-    WHERE scope_key = $1 AND from_type = $2 AND from_id = $3
-), hop AS (
-    SELECT $2::text AS t, $3::text AS id
-    UNION
-    SELECT t, id FROM nb
-), rel AS (
-    SELECT DISTINCT l.from_id AS id
-    FROM hop JOIN graph_links l ON l.scope_key = $1 AND l.to_type = hop.t AND l.to_id = hop.id
-    WHERE l.from_type = 'relation'
-), related AS (
-    SELECT t, id FROM nb
-    UNION
-    SELECT 'relation', id FROM rel
-    UNION
-    SELECT l.to_type, l.to_id
-    FROM rel JOIN graph_links l
-      ON l.scope_key = $1 AND l.from_type = 'relation' AND l.from_id = rel.id
-)
-"""
+# walked live; X itself may be among them (a caller excludes it). graph_service's context read
+# walks with the same SQL: both are rendered from one template (scripts/gen_sql.py).
+RELATED = read_statement(_SQL / "related.sql")
 
 # What a context read needs of a member copy (no text), as columns of graph_objects `o`; the
 # same names and order in context_members.
@@ -88,13 +72,8 @@ _STORED_COLUMNS = "scope_key, anchor_type, anchor_id, " + ", ".join(MEMBER_COLUM
 
 # X's member copies, walked live ($1 scope, $2 type, $3 id): the copies of the `related`
 # CTE's objects, MEMBER_COLUMNS. RELATED_COPIES is the statement's body, for callers that
-# use its rows inside a statement of their own.
-RELATED_COPIES = f"""
-SELECT {_OBJECT_MEMBER_COLUMNS}
-FROM related m
-JOIN graph_objects o ON o.object_type = m.t AND o.object_id = m.id AND o.scope_key = $1
-WHERE NOT (m.t = $2 AND m.id = $3)
-"""
+# use its rows inside a statement of their own; rendered like RELATED.
+RELATED_COPIES = read_statement(_SQL / "related_copies.sql")
 LIVE_MEMBERS = RELATED + RELATED_COPIES
 
 # The sources X's context cites ($1 scope, $2 type, $3 id), walked live: (source id, result

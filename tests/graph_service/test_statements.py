@@ -1,5 +1,7 @@
-"""The statements are written out in full; where one repeats what another module defines, it
-must say exactly the same."""
+"""Statements that share a part say it exactly alike. Each shared part is written once, in the
+SQL templates (graph_service/queries/templates, rendered by scripts/gen_sql.py); these tests
+hold the statements to the parts they must share, so that a template that stops using one
+fails here rather than in a slow equivalence test."""
 
 from __future__ import annotations
 
@@ -17,6 +19,13 @@ def test_the_live_walk_of_a_context_read_is_the_one_hubs_store():
     statement = flat(context.CONTEXT_NEIGHBOURHOOD)
     assert statement.startswith(flat(neighbourhoods.RELATED))
     assert flat(neighbourhoods.RELATED_COPIES) in statement
+
+
+def test_the_live_walk_selects_the_member_columns_hubs_store():
+    """A hub's members are stored and read by MEMBER_COLUMNS; the live walk (written in a
+    template) selects the same columns in the same order."""
+    columns = ", ".join(f"o.{name}" for name in neighbourhoods.MEMBER_COLUMNS)
+    assert flat(neighbourhoods.RELATED_COPIES).startswith(f"SELECT {columns} FROM related m ")
 
 
 def test_the_openings_list_what_their_constants_say():

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/context_copies.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- Whole copies by key ('copy', with the period their result covered: what decides the current
 -- description), the sources of those shown with sources ('cited') and the relations touching
 -- the objects ('touch').

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/context_neighbourhood.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- X's neighbourhood read whole: its own copies, a hub's stored members, or the members walked
 -- live.
 

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/context_opening.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A context read's opening: the scope's state, and what depends only on X ($3 type, $4 id) and
 -- the scope.
 

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_cited_page.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A hub's next page of the sources its context cites.
 
 SELECT 0 AS part, row_number() OVER () AS n, s.*

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_current.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A hub's own copies and newest decisions (the current projection a content cursor continues).
 
 SELECT 0 AS part, row_number() OVER () AS n, s.*

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_current_first.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A hub's first current-mode read in one statement: the four evidence types' pages, related,
 -- sources, X's copies, the decisions.
 

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_page.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A hub's next page of several types (a cursor of timeline, undated or related).
 
 SELECT 0 AS part, row_number() OVER () AS n, s.*

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_self.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A hub's own copies (the snapshots a cursor continues).
 
 SELECT 0 AS part, row_number() OVER () AS n, s.*

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_timeline_first.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A hub's first timeline read in one statement: timeline, undated and related pages, sources, X's
 -- copies.
 

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_type_page.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A hub's next page of one evidence type's members (a cursor of events, changes, relations or
 -- leaves).
 

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/hub_undated.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- How many of a hub's evidence copies of roles $4 have no event time.
 
 SELECT (SELECT coalesce(sum(n.copies), 0)::bigint FROM context_counts n

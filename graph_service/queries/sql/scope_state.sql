@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/scope_state.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- The scope's state in one row: counts, gaps, excluded source types, newest results ($1 scope, $2
 -- results listed).
 

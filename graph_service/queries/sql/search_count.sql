@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/search_count.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A search's matches in every tier through the trigram indexes, up to the cap $7.
 
 SELECT count(*) FROM (

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/search_opening.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A search's opening: the scope's state, its LIKE pattern ($3) lowered as ILIKE lowers it,
 -- and, within a closed time range ($4 to $5 on basis $6) of at most 366 days, at least as
 -- many copies as the range holds (range_copies: the scope's copies filed under its days,

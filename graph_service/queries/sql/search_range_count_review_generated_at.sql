@@ -1,4 +1,6 @@
--- A small review-time range's matches, read through the scope's results, up to the cap $7.
+-- Generated from graph_service/queries/templates/search_range.sql.j2 by scripts/gen_sql.py; do not edit by hand.
+-- The matches in a review-time range (a small one), read through
+-- the scope's results, up to the cap $7.
 
 WITH in_range AS MATERIALIZED (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank,

@@ -1,5 +1,6 @@
--- A short closed recording-time range's matches, found by the days filed in the trigram indexes,
--- the page from tier $11 down with their count.
+-- Generated from graph_service/queries/templates/search_range.sql.j2 by scripts/gen_sql.py; do not edit by hand.
+-- The matches in a recording-time range (short and closed), through the days filed in the
+-- trigram indexes: the page from tier $11 down, with their count.
 
 WITH in_range AS MATERIALIZED (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank,

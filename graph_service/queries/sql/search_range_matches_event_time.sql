@@ -1,5 +1,7 @@
--- An event-time range's matches (trigram indexes ANDed with the event-time index), the page from
--- tier $11 down with their count.
+-- Generated from graph_service/queries/templates/search_range.sql.j2 by scripts/gen_sql.py; do not edit by hand.
+-- The matches in an event-time range, through the trigram indexes ANDed with
+-- the event-time index: the page
+-- from tier $11 down, with their count.
 
 WITH in_range AS MATERIALIZED (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank,

@@ -1,5 +1,6 @@
--- Every copy whose result's recording time is in the range, matched once, the page from tier $11
--- down with the range's counts.
+-- Generated from graph_service/queries/templates/search_range.sql.j2 by scripts/gen_sql.py; do not edit by hand.
+-- Every copy in a recording-time range, matched once: the page from tier $11 down, with the
+-- range's counts.
 
 WITH in_range AS MATERIALIZED (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank,

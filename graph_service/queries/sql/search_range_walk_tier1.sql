@@ -1,5 +1,6 @@
--- Tier 1 walked along the ordered index within a time range, bounded by copies in range ($11) and
--- entries ($14).
+-- Generated from graph_service/queries/templates/search_range_walk.sql.j2 by scripts/gen_sql.py; do not edit by hand.
+-- Tier 1 walked along the ordered index within a time range, bounded by copies in
+-- range ($11) and entries ($14).
 
 WITH walked AS MATERIALIZED (
     SELECT e.* FROM (

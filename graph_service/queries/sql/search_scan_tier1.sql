@@ -1,5 +1,6 @@
--- Tier 1's matches found through the trigram indexes and sorted (an expression ORDER BY keeps the
--- planner off the ordered index).
+-- Generated from graph_service/queries/templates/search_scan.sql.j2 by scripts/gen_sql.py; do not edit by hand.
+-- Tier 1's matches found through the trigram indexes and sorted (an expression ORDER BY
+-- keeps the planner off the ordered index).
 
 SELECT o.result_id, o.object_type, o.object_id, o.type_rank, o.scope_key, o.title,
        o.body, o.kind, o.object_revision, o.confirmation_state, o.event_time_start,

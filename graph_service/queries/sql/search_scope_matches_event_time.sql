@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/search_scope_matches_event_time.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- At most $12 of the scope's matches (trigram indexes, a generic plan), each placed in the
 -- event-time range or not; below $12, the page from tier $11 down of those in range, with the
 -- scope's, the range's and the unknown-time matches counted; at $12, only the counts.

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/search_unknown_time_count.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- A search's matches without an event time (in no event-time range), up to the cap $4.
 
 SELECT count(*) FROM (

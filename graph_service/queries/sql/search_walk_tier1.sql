@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/search_walk.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- Tier 1 (body only) walked along the ordered index, text matched as it goes.
 
 WITH walked AS MATERIALIZED (

@@ -1,5 +1,5 @@
--- Tier 2 (title only, or a summary's text) walked along the ordered index, text matched as it
--- goes.
+-- Generated from graph_service/queries/templates/search_walk.sql.j2 by scripts/gen_sql.py; do not edit by hand.
+-- Tier 2 (title only, or a summary's text) walked along the ordered index, text matched as it goes.
 
 WITH walked AS MATERIALIZED (
     SELECT o.result_id, o.object_type, o.object_id, o.type_rank,

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/sources_and_touches.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- The source references a page of hits cites ('cited') and the evidenced relations touching the
 -- hits ('touch').
 

@@ -1,3 +1,4 @@
+-- Generated from graph_service/queries/templates/validity_relations.sql.j2 by scripts/gen_sql.py; do not edit by hand.
 -- The evidenced replaces/contradicts relations touching each object ($2 types, $3 ids) in scope
 -- $1.
 
