@@ -159,27 +159,26 @@ def request_naming(
 ) -> Any:
     """A request of `method` whose field at `path` is `value` (and whose confirming user, if
     the method needs one, is `user`); every other field is left as the type's default."""
-    request = message_factory.GetMessageClass(method.input_type)()
+    request: Any = message_factory.GetMessageClass(method.input_type)()
     if "idempotency_key" in method.input_type.fields_by_name:
         request.idempotency_key = unique("k")
     confirmed = callers.CONFIRMED.get(method.name)
     if confirmed is not None:
-        *parents, last = confirmed.user_field.split(".")
+        *parents, user_field = confirmed.user_field.split(".")
         holder = request
         for name in parents:
             holder = getattr(holder, name)
-        if holder.DESCRIPTOR.fields_by_name[last].type == FieldDescriptor.TYPE_STRING:
-            setattr(holder, last, user)
+        setattr(holder, user_field, user)
     holder = request
     for field in path[:-1]:
         holder = getattr(holder, field.name)
         if field.is_repeated:
             holder = holder.add()
-    last = path[-1]
-    if last.is_repeated:
-        getattr(holder, last.name).append(value)
+    named = path[-1]
+    if named.is_repeated:
+        getattr(holder, named.name).append(value)
     else:
-        setattr(holder, last.name, value)
+        setattr(holder, named.name, value)
     return request
 
 
@@ -248,7 +247,7 @@ async def test_a_host_app_limited_to_owners_is_refused_another_owners_record(
     assert await refusal_of(limited, method, mine, metadata(method, alice)) != refused
 
 
-async def test_the_owned_records_view_reads_every_owned_table_and_no_other(db):
+async def test_the_owned_records_view_reads_every_owned_table_and_no_other(tree_service, db):
     used = {
         row["table_name"]
         for row in await db.fetch(
@@ -260,7 +259,9 @@ async def test_the_owned_records_view_reads_every_owned_table_and_no_other(db):
     assert used == owned
 
 
-async def test_every_table_with_an_id_column_is_a_kind_or_says_why_no_request_names_it(db):
+async def test_every_table_with_an_id_column_is_a_kind_or_says_why_no_request_names_it(
+    tree_service, db
+):
     tables = {
         row["table_name"]
         for row in await db.fetch(
@@ -270,6 +271,7 @@ async def test_every_table_with_an_id_column_is_a_kind_or_says_why_no_request_na
             "AND t.table_type = 'BASE TABLE'"
         )
     }
+    assert "nodes" in tables  # the catalog was read, migrated
     named = {entry.table for entry in ownership.KINDS.values() if entry.table}
     assert tables - named - ownership.UNNAMED_TABLES.keys() == set(), (
         "a table whose ids a request may name: give it an IdKind (options.proto) and a KINDS "

@@ -32,6 +32,7 @@ CORE = frozenset(
         "paging",
         "primary",
         "rules",
+        "user_content",
     }
 )
 NODES = "nodes"
