@@ -85,7 +85,7 @@ async def start(settings: Settings) -> TreeService:
         if await primary.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
         chunks.start()
-        servicer = TreeServicer(stores, chunks)
+        servicer = TreeServicer(stores, chunks=chunks)
         rpc = await start_server(
             service="tree_service",
             listen=settings.listen,

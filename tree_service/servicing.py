@@ -1,5 +1,10 @@
-"""What every group of TreeService RPCs shares: the stores, the idempotent write with its
-consistency token, and background work that outlives the RPC that started it."""
+"""What every group of TreeService RPCs shares: the stores it declares, the idempotent write with
+its consistency token, and background work that outlives the RPC that started it.
+
+An RPC group (each aggregate's `rpc.py`, mixed into TreeServicer) declares the stores it uses
+as class annotations (`conversation: ConversationStore`); the composition hands in every store
+by name (tree_service.stores.Stores), and each group gets the ones it declares. So a group
+imports only its own aggregate's stores and those it builds on, never the composition."""
 
 from __future__ import annotations
 
@@ -13,9 +18,8 @@ from google.protobuf.message import Message
 
 from mirrortree.v1 import common_pb2
 from tree_service import convert
-from tree_service.buds.committer import ChunkCommitter
 from tree_service.domain import Node
-from tree_service.stores import Stores
+from tree_service.primary import Primary
 
 # grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
 Ctx: TypeAlias = Any
@@ -36,14 +40,27 @@ def request_hash(method: str, request: Message) -> bytes:
 class ServicerBase:
     """The state and write frame the RPC groups of TreeServicer share."""
 
-    def __init__(self, stores: Stores, chunks: ChunkCommitter) -> None:
-        self._stores = stores
-        self.chunks = chunks
+    primary: Primary
+
+    def __init__(self, stores: object, **parts: object) -> None:
+        """Take every store this servicer's groups declare from `stores` (an object with one
+        attribute per store), or from `parts` (what the composition adds, such as the chunk
+        committer)."""
+        for name in self.declared_stores():
+            setattr(self, name, parts[name] if name in parts else getattr(stores, name))
         self._background: set[asyncio.Task[None]] = set()
 
-    @property
-    def stores(self) -> Stores:
-        return self._stores
+    @classmethod
+    def declared_stores(cls) -> list[str]:
+        """The names of the stores (and parts) this servicer's RPC groups declare, sorted."""
+        return sorted(
+            {
+                name
+                for base in cls.__mro__
+                if issubclass(base, ServicerBase)
+                for name in vars(base).get("__annotations__", {})
+            }
+        )
 
     async def drain(self) -> None:
         """Wait for background work (bud freezes) started by RPCs that have ended."""
@@ -77,7 +94,7 @@ class ServicerBase:
 
         `stored` shapes what a replay returns (e.g. without a one-time secret).
         """
-        outcome = await self._stores.primary.write(
+        outcome = await self.primary.write(
             key=request.idempotency_key,
             method=method,
             request_hash=request_hash(method, request),

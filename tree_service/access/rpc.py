@@ -7,6 +7,7 @@ from typing import Any
 
 from mirrortree.v1 import tree_pb2
 from tree_service.access import messages
+from tree_service.access.store import AccessStore
 from tree_service.domain import AppSettings, SessionContext
 from tree_service.servicing import Ctx, ServicerBase
 
@@ -22,11 +23,13 @@ async def context_message(read: Awaitable[SessionContext]) -> tree_pb2.SessionCo
 class AccessRpcs(ServicerBase):
     """TreeService RPCs of switches, session contexts and bindings (mixed into TreeServicer)."""
 
+    access: AccessStore
+
     async def GetSettings(
         self, request: tree_pb2.GetSettingsRequest, context: Ctx
     ) -> tree_pb2.Settings:
-        async with self._stores.primary.pool.acquire() as conn:
-            return messages.settings_to_proto(await self._stores.access.read_settings(conn))
+        async with self.primary.pool.acquire() as conn:
+            return messages.settings_to_proto(await self.access.read_settings(conn))
 
     async def SetAppEnabled(
         self, request: tree_pb2.SetAppEnabledRequest, context: Ctx
@@ -36,7 +39,7 @@ class AccessRpcs(ServicerBase):
             "SetAppEnabled",
             request,
             tree_pb2.Settings,
-            lambda conn: settings_message(self._stores.access.set_app(conn, enabled, expected)),
+            lambda conn: settings_message(self.access.set_app(conn, enabled, expected)),
         )
 
     async def SetCapability(
@@ -48,7 +51,7 @@ class AccessRpcs(ServicerBase):
             request,
             tree_pb2.Settings,
             lambda conn: settings_message(
-                self._stores.access.set_capability(conn, enabled, assignments, expected)
+                self.access.set_capability(conn, enabled, assignments, expected)
             ),
         )
 
@@ -60,9 +63,7 @@ class AccessRpcs(ServicerBase):
             "SetSessionStoryGraph",
             request,
             tree_pb2.SessionContext,
-            lambda conn: context_message(
-                self._stores.access.set_session_switch(conn, session, enabled)
-            ),
+            lambda conn: context_message(self.access.set_session_switch(conn, session, enabled)),
         )
 
     async def SaveSessionContext(
@@ -73,17 +74,15 @@ class AccessRpcs(ServicerBase):
             "SaveSessionContext",
             request,
             tree_pb2.SessionContext,
-            lambda conn: context_message(
-                self._stores.access.save_context(conn, session, state, expected)
-            ),
+            lambda conn: context_message(self.access.save_context(conn, session, state, expected)),
         )
 
     async def GetSessionContext(
         self, request: tree_pb2.GetSessionContextRequest, context: Ctx
     ) -> tree_pb2.SessionContext:
-        async with self._stores.primary.pool.acquire() as conn:
+        async with self.primary.pool.acquire() as conn:
             return messages.context_to_proto(
-                await self._stores.access.read_context(conn, request.session_id)
+                await self.access.read_context(conn, request.session_id)
             )
 
     async def CreateBinding(
@@ -92,7 +91,7 @@ class AccessRpcs(ServicerBase):
         session_id, runtime, allowed = messages.binding_request(request)
 
         async def action(conn: Any) -> tree_pb2.CreateBindingResponse:
-            binding = await self._stores.access.create_binding(conn, session_id, runtime, allowed)
+            binding = await self.access.create_binding(conn, session_id, runtime, allowed)
             return messages.binding_to_proto(binding)
 
         def without_token(

@@ -6,18 +6,20 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from mirrortree import counters, dbloss
 from mirrortree.v1 import common_pb2, tree_pb2
 from tree_service import convert
 from tree_service.buds import messages
-from tree_service.buds.store import BUD_LEASE_S
+from tree_service.buds.committer import ChunkCommitter
+from tree_service.buds.store import BUD_LEASE_S, BudStore
 from tree_service.domain import AnswerState, Generated, StopReason
 from tree_service.errors import InvalidInput, NotFound, PreconditionFailed, TreeServiceError
 from tree_service.nodes.store import NodeStore
-from tree_service.servicing import Ctx, ServicerBase, request_hash
+from tree_service.primary import Primary
+from tree_service.servicing import Ctx, request_hash
 
 log = logging.getLogger("tree_service.buds")
 # Time left below which a cancellation counts as the call's deadline.
@@ -43,9 +45,20 @@ class BudStream:
     freezes the bud when the lease runs out.
     """
 
-    def __init__(self, servicer: ServicerBase, context: Ctx) -> None:
-        self._servicer = servicer
+    def __init__(
+        self,
+        context: Ctx,
+        *,
+        primary: Primary,
+        buds: BudStore,
+        chunks: ChunkCommitter,
+        keep: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]],
+    ) -> None:
         self._context = context
+        self._primary = primary
+        self._buds = buds
+        self._chunks = chunks
+        self._keep = keep
         self._bud: str | None = None
         self._acked = 0
         self._length = 0  # code points of the acknowledged chunks
@@ -57,7 +70,7 @@ class BudStream:
         while True:
             await asyncio.sleep(BUD_LEASE_S / 3)
             try:
-                if not await self._servicer.stores.buds.renew_bud_lease(bud):
+                if not await self._buds.renew_bud_lease(bud):
                     return  # the bud ended (sealed, frozen, or swept)
             except Exception:  # a missed renewal is retried; the lease has slack for two
                 log.warning("bud lease renewal failed", extra={"answer_id": bud})
@@ -113,16 +126,15 @@ class BudStream:
         if self._bud is not None:
             raise InvalidInput.one("open", "was already sent on this stream")
         answer = messages.bud_open(message.open)
-        stores = self._servicer.stores
 
         async def action(conn: Any) -> tree_pb2.StreamAnswerResponse:
-            node = await stores.buds.open_bud(conn, answer)
+            node = await self._buds.open_bud(conn, answer)
             # Known before the commit: a cancellation that lands during the commit still
             # finds the bud to freeze (freezing a bud that never committed is a no-op).
             self._bud = node.id
             return tree_pb2.StreamAnswerResponse(opened=convert.node_to_proto(node))
 
-        outcome = await stores.primary.write(
+        outcome = await self._primary.write(
             key=message.open.idempotency_key,
             method="StreamAnswer",
             request_hash=request_hash("StreamAnswer", message.open),
@@ -131,7 +143,7 @@ class BudStream:
         )
         if outcome.value is None:
             opened = tree_pb2.StreamAnswerResponse.FromString(outcome.replayed or b"")
-            async with stores.primary.pool.acquire() as conn:
+            async with self._primary.pool.acquire() as conn:
                 current = await NodeStore.load(conn, opened.opened.id, "node_id")
             raise PreconditionFailed(
                 f"bud {current.id!r} was opened by an earlier stream and is "
@@ -149,7 +161,7 @@ class BudStream:
     ) -> tree_pb2.StreamAnswerResponse:
         messages.chunk(chunk, self._acked + 1, self._length)
         assert self._bud is not None
-        lsn = await self._servicer.chunks.submit(self._bud, chunk.seq, chunk.text)
+        lsn = await self._chunks.submit(self._bud, chunk.seq, chunk.text)
         if chunk.seq > self._acked:  # a re-send is stored once, so counted once
             self._acked = chunk.seq
             counters.CHUNKS_ACKNOWLEDGED.inc()
@@ -170,9 +182,7 @@ class BudStream:
             )
         made = messages.bud_complete(complete)
         assert self._bud is not None
-        node, lsn = await self._servicer.stores.buds.end_bud(
-            self._bud, AnswerState.SEALED, None, made
-        )
+        node, lsn = await self._buds.end_bud(self._bud, AnswerState.SEALED, None, made)
         self._ended = True
         self._release_lease()
         return tree_pb2.StreamAnswerResponse(
@@ -193,13 +203,13 @@ class BudStream:
         if self._bud is None or self._ended:
             return None
         self._ended = True
-        return self._servicer.keep(self._end_frozen(self._bud, reason))
+        return self._keep(self._end_frozen(self._bud, reason))
 
     async def _end_frozen(self, bud: str, reason: str) -> None:
         """Freeze with `reason`; while the database is away, retry until it is back (within
         FREEZE_RETRY_S), so the bud keeps its real reason instead of waiting out the lease
         meant for a dead server and being frozen as `server_lost`."""
-        buds = self._servicer.stores.buds
+        buds = self._buds
         buds.freezing.add(bud)
         try:
             delay = FREEZE_RETRY_FIRST_S

@@ -9,6 +9,7 @@ from mirrortree.v1 import tree_pb2
 from tree_service import convert
 from tree_service.canon import messages
 from tree_service.canon.main_line import ListedVersion, MainLineStore
+from tree_service.canon.reviews import CanonReviewStore
 from tree_service.domain import CanonicalScope, MainLineVersion
 from tree_service.errors import InvalidInput
 from tree_service.paging import (
@@ -67,13 +68,16 @@ class CanonRpcs(ServicerBase):
     """TreeService RPCs of main lines, invitations and candidate reviews (mixed into
     TreeServicer)."""
 
+    canon_reviews: CanonReviewStore
+    main_lines: MainLineStore
+
     async def InviteCanonicalization(
         self, request: tree_pb2.InviteCanonicalizationRequest, context: Ctx
     ) -> tree_pb2.CanonInvitationResponse:
         node_id, reason, proposed_by = messages.invitation(request)
 
         async def action(conn: Any) -> tree_pb2.CanonInvitationResponse:
-            found = await self._stores.canon_reviews.invite(conn, node_id, reason, proposed_by)
+            found = await self.canon_reviews.invite(conn, node_id, reason, proposed_by)
             return tree_pb2.CanonInvitationResponse(invitation=messages.invitation_to_proto(found))
 
         return await self._write(
@@ -86,7 +90,7 @@ class CanonRpcs(ServicerBase):
         invitation_id, user, reason = messages.decline(request)
 
         async def action(conn: Any) -> tree_pb2.CanonInvitationResponse:
-            found = await self._stores.canon_reviews.decline(conn, invitation_id, user, reason)
+            found = await self.canon_reviews.decline(conn, invitation_id, user, reason)
             return tree_pb2.CanonInvitationResponse(invitation=messages.invitation_to_proto(found))
 
         return await self._write(
@@ -102,9 +106,7 @@ class CanonRpcs(ServicerBase):
         after = convert.page_token(check, request.page_token)
         states = messages.invitation_states(check, list(request.states))
         check.done()
-        found = await self._stores.canon_reviews.list_invitations(
-            request.tree_id, after, limit + 1, states
-        )
+        found = await self.canon_reviews.list_invitations(request.tree_id, after, limit + 1, states)
         page = found[:limit]
         return tree_pb2.ListCanonInvitationsResponse(
             invitations=[messages.invitation_to_proto(i) for i, _ in page],
@@ -117,7 +119,7 @@ class CanonRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("version_id", request.version_id)
         check.done()
-        found = await self._stores.canon_reviews.list_candidates(
+        found = await self.canon_reviews.list_candidates(
             request.version_id, request.include_reviewed
         )
         return tree_pb2.ListCanonCandidatesResponse(
@@ -130,7 +132,7 @@ class CanonRpcs(ServicerBase):
         review = messages.review(request, accept=accept)
 
         async def action(conn: Any) -> tree_pb2.CanonCandidateResponse:
-            candidate = await self._stores.canon_reviews.review(conn, review)
+            candidate = await self.canon_reviews.review(conn, review)
             return tree_pb2.CanonCandidateResponse(candidate=messages.candidate_to_proto(candidate))
 
         return await self._write(method, request, tree_pb2.CanonCandidateResponse, action)
@@ -151,7 +153,7 @@ class CanonRpcs(ServicerBase):
         canonicalization = messages.canonicalization(request)
 
         async def action(conn: Any) -> tree_pb2.CanonicalizeResponse:
-            version = await self._stores.main_lines.canonicalize(conn, canonicalization)
+            version = await self.main_lines.canonicalize(conn, canonicalization)
             # The version is saved whatever its size: a response that could not be sent
             # would report a failure, and a retry would replay the same oversized answer.
             return tree_pb2.CanonicalizeResponse(version=version_within(version, MAX_PAGE_BYTES))
@@ -175,10 +177,10 @@ class CanonRpcs(ServicerBase):
                 scope = CanonicalScope.WORLD_CANON
             elif scope is not CanonicalScope.WORLD_CANON:
                 raise InvalidInput.one("world", "is only allowed with scope WORLD_CANON")
-        versions = await self._stores.main_lines.list_versions(
+        versions = await self.main_lines.list_versions(
             request.tree_id, scope, request.world, request.page_token or None, limit + 1
         )
-        page = await version_page(self._stores.main_lines, versions[:limit])
+        page = await version_page(self.main_lines, versions[:limit])
         return tree_pb2.ListMainLineVersionsResponse(
             versions=page,
             next_page_token=page[-1].id if len(versions) > len(page) else "",
@@ -192,7 +194,7 @@ class CanonRpcs(ServicerBase):
         limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
         offset = convert.page_token(check, request.page_token)
         check.done()
-        nodes, length = await self._stores.main_lines.snapshot(request.version_id, offset, limit)
+        nodes, length = await self.main_lines.snapshot(request.version_id, offset, limit)
         page, token = offset_page(nodes, offset, length)
         return tree_pb2.GetMainLineSnapshotResponse(
             nodes=page, next_page_token=token, snapshot_length=length

@@ -7,7 +7,7 @@ from typing import Any
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
 from tree_service import convert
-from tree_service.citations.store import NewGrant, StoredGrant
+from tree_service.citations.store import CitationStore, NewGrant, StoredGrant
 from tree_service.convert import Checker
 from tree_service.servicing import Ctx, ServicerBase
 
@@ -31,6 +31,8 @@ def grant_to_proto(grant: StoredGrant) -> tree_pb2.CitationAuthorization:
 class CitationRpcs(ServicerBase):
     """TreeService RPCs of citations (mixed into TreeServicer)."""
 
+    citations: CitationStore
+
     async def GrantCitationAuthorization(
         self, request: tree_pb2.GrantCitationAuthorizationRequest, context: Ctx
     ) -> tree_pb2.CitationAuthorizationResponse:
@@ -49,7 +51,7 @@ class CitationRpcs(ServicerBase):
         new = NewGrant(request.tree_id, request.grantor, request.grantee, tuple(request.redactions))
 
         async def action(conn: Any) -> tree_pb2.CitationAuthorizationResponse:
-            grant = await self._stores.citations.grant(conn, new)
+            grant = await self.citations.grant(conn, new)
             return tree_pb2.CitationAuthorizationResponse(authorization=grant_to_proto(grant))
 
         return await self._write(
@@ -66,7 +68,7 @@ class CitationRpcs(ServicerBase):
         check.done()
 
         async def action(conn: Any) -> tree_pb2.CitationAuthorizationResponse:
-            grant, tombstoned = await self._stores.citations.revoke(
+            grant, tombstoned = await self.citations.revoke(
                 conn, request.authorization_id, request.revoked_by
             )
             return tree_pb2.CitationAuthorizationResponse(
@@ -83,7 +85,7 @@ class CitationRpcs(ServicerBase):
         check = Checker()
         check.identifier("node_id", request.node_id)
         check.done()
-        read = await self._stores.citations.citations_of(request.node_id)
+        read = await self.citations.citations_of(request.node_id)
         return tree_pb2.ListCitationsResponse(
             citations=[
                 tree_pb2.CitationRead(

@@ -7,6 +7,7 @@ from typing import Any
 
 from mirrortree.v1 import tree_pb2
 from tree_service.context_assembly import messages
+from tree_service.context_assembly.store import ContextStore
 from tree_service.convert import Checker
 from tree_service.servicing import Ctx, ServicerBase
 
@@ -14,13 +15,15 @@ from tree_service.servicing import Ctx, ServicerBase
 class ContextRpcs(ServicerBase):
     """TreeService RPCs of context assembly (mixed into TreeServicer)."""
 
+    contexts: ContextStore
+
     async def RecordContextSummary(
         self, request: tree_pb2.RecordContextSummaryRequest, context: Ctx
     ) -> tree_pb2.RecordContextSummaryResponse:
         new = messages.summary_request(request)
 
         async def action(conn: Any) -> tree_pb2.RecordContextSummaryResponse:
-            stored = await self._stores.contexts.record_summary(conn, new)
+            stored = await self.contexts.record_summary(conn, new)
             return tree_pb2.RecordContextSummaryResponse(summary=messages.summary_to_proto(stored))
 
         return await self._write(
@@ -33,7 +36,7 @@ class ContextRpcs(ServicerBase):
         wanted = messages.context_request(request)
 
         async def action(conn: Any) -> tree_pb2.AssembleContextResponse:
-            version = await self._stores.contexts.assemble(conn, wanted)
+            version = await self.contexts.assemble(conn, wanted)
             return messages.context_to_proto(version)
 
         return await self._write(
@@ -46,5 +49,5 @@ class ContextRpcs(ServicerBase):
         check = Checker()
         check.identifier("context_version_id", request.context_version_id)
         check.done()
-        version = await self._stores.contexts.get_version(request.context_version_id)
+        version = await self.contexts.get_version(request.context_version_id)
         return messages.context_to_proto(version)

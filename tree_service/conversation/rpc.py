@@ -8,6 +8,8 @@ from typing import Any
 from mirrortree.v1 import tree_pb2
 from tree_service import convert
 from tree_service.conversation import messages
+from tree_service.conversation.store import ConversationStore
+from tree_service.nodes.store import NodeStore
 from tree_service.paging import (
     DEFAULT_PAGE,
     DEFAULT_PATH_PAGE,
@@ -22,13 +24,16 @@ from tree_service.servicing import Ctx, ServicerBase
 class ConversationRpcs(ServicerBase):
     """TreeService RPCs of the conversation tree (mixed into TreeServicer)."""
 
+    conversation: ConversationStore
+    nodes: NodeStore
+
     async def CreateTree(
         self, request: tree_pb2.CreateTreeRequest, context: Ctx
     ) -> tree_pb2.CreateTreeResponse:
         new = messages.new_tree(request)
 
         async def action(conn: Any) -> tree_pb2.CreateTreeResponse:
-            tree = await self._stores.nodes.create_tree(conn, new)
+            tree = await self.nodes.create_tree(conn, new)
             return tree_pb2.CreateTreeResponse(tree=convert.tree_to_proto(tree))
 
         return await self._write("CreateTree", request, tree_pb2.CreateTreeResponse, action)
@@ -39,7 +44,7 @@ class ConversationRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("tree_id", request.tree_id)
         check.done()
-        tree = await self._stores.nodes.get_tree(request.tree_id)
+        tree = await self.nodes.get_tree(request.tree_id)
         return tree_pb2.GetTreeResponse(tree=convert.tree_to_proto(tree))
 
     async def AskQuestion(
@@ -50,7 +55,7 @@ class ConversationRpcs(ServicerBase):
             "AskQuestion",
             request,
             tree_pb2.AskQuestionResponse,
-            lambda conn: self._stores.conversation.ask_question(conn, question),
+            lambda conn: self.conversation.ask_question(conn, question),
         )
 
     async def EditQuestion(
@@ -61,7 +66,7 @@ class ConversationRpcs(ServicerBase):
             "EditQuestion",
             request,
             tree_pb2.EditQuestionResponse,
-            lambda conn: self._stores.conversation.edit_question(conn, edit),
+            lambda conn: self.conversation.edit_question(conn, edit),
         )
 
     async def AddAnswer(
@@ -72,7 +77,7 @@ class ConversationRpcs(ServicerBase):
             "AddAnswer",
             request,
             tree_pb2.AddAnswerResponse,
-            lambda conn: self._stores.conversation.add_answer(conn, answer),
+            lambda conn: self.conversation.add_answer(conn, answer),
         )
 
     async def AddContinuation(
@@ -83,7 +88,7 @@ class ConversationRpcs(ServicerBase):
             "AddContinuation",
             request,
             tree_pb2.AddContinuationResponse,
-            lambda conn: self._stores.conversation.add_continuation(conn, continuation),
+            lambda conn: self.conversation.add_continuation(conn, continuation),
         )
 
     async def AdoptAnswer(
@@ -92,7 +97,7 @@ class ConversationRpcs(ServicerBase):
         question_id, answer_id, expected = messages.adoption(request)
 
         async def action(conn: Any) -> tree_pb2.AdoptAnswerResponse:
-            question = await self._stores.conversation.adopt(conn, question_id, answer_id, expected)
+            question = await self.conversation.adopt(conn, question_id, answer_id, expected)
             return tree_pb2.AdoptAnswerResponse(question=convert.node_to_proto(question))
 
         return await self._write("AdoptAnswer", request, tree_pb2.AdoptAnswerResponse, action)
@@ -103,7 +108,7 @@ class ConversationRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("node_id", request.node_id)
         check.done()
-        node = await self._stores.nodes.get_node(request.node_id)
+        node = await self.nodes.get_node(request.node_id)
         return tree_pb2.GetNodeResponse(node=convert.node_to_proto(node))
 
     async def GetPath(
@@ -114,7 +119,7 @@ class ConversationRpcs(ServicerBase):
         limit = check.page_size(request.page_size, DEFAULT_PATH_PAGE, MAX_PATH_PAGE)
         offset = convert.page_token(check, request.page_token)
         check.done()
-        nodes, length = await self._stores.nodes.get_path(request.node_id, offset, limit)
+        nodes, length = await self.nodes.get_path(request.node_id, offset, limit)
         page, token = offset_page(nodes, offset, length)
         return tree_pb2.GetPathResponse(nodes=page, next_page_token=token, path_length=length)
 
@@ -127,7 +132,7 @@ class ConversationRpcs(ServicerBase):
         after = convert.page_token(check, request.page_token)
         lifecycles = messages.lifecycle_filter(check, list(request.lifecycles))
         check.done()
-        nodes = await self._stores.nodes.list_nodes(
+        nodes = await self.nodes.list_nodes(
             request.tree_id, after, limit + 1, request.include_archived, lifecycles
         )
         page = byte_page(nodes[:limit])

@@ -7,7 +7,8 @@ from typing import Any
 from mirrortree.v1 import costs_pb2
 from tree_service import convert
 from tree_service.costs import messages
-from tree_service.costs.compare import new_comparison
+from tree_service.costs.compare import ComparisonStore, new_comparison
+from tree_service.costs.store import CostStore
 from tree_service.servicing import Ctx, ServicerBase
 
 
@@ -15,13 +16,16 @@ class CostRpcs(ServicerBase):
     """TreeService RPCs of estimates, quotas, charges and comparisons (mixed into
     TreeServicer)."""
 
+    comparisons: ComparisonStore
+    costs: CostStore
+
     async def EstimateRequest(
         self, request: costs_pb2.EstimateRequestRequest, context: Ctx
     ) -> costs_pb2.EstimateRequestResponse:
         new = messages.new_estimate(request)
 
         async def action(conn: Any) -> costs_pb2.EstimateRequestResponse:
-            estimate = await self._stores.costs.estimate(conn, new)
+            estimate = await self.costs.estimate(conn, new)
             return costs_pb2.EstimateRequestResponse(estimate=messages.estimate_to_proto(estimate))
 
         return await self._write(
@@ -34,7 +38,7 @@ class CostRpcs(ServicerBase):
         check = convert.Checker()
         messages.estimate_id(check, request)
         check.done()
-        estimate = await self._stores.costs.get_estimate(request.estimate_id)
+        estimate = await self.costs.get_estimate(request.estimate_id)
         return costs_pb2.GetEstimateResponse(estimate=messages.estimate_to_proto(estimate))
 
     async def ApproveEstimate(
@@ -43,7 +47,7 @@ class CostRpcs(ServicerBase):
         estimate_id, approved_by, reason = messages.approval(request)
 
         async def action(conn: Any) -> costs_pb2.ApproveEstimateResponse:
-            estimate = await self._stores.costs.approve(conn, estimate_id, approved_by, reason)
+            estimate = await self.costs.approve(conn, estimate_id, approved_by, reason)
             return costs_pb2.ApproveEstimateResponse(estimate=messages.estimate_to_proto(estimate))
 
         return await self._write(
@@ -59,7 +63,7 @@ class CostRpcs(ServicerBase):
         check.done()
 
         async def action(conn: Any) -> costs_pb2.ChargeEstimateResponse:
-            estimate, quota = await self._stores.costs.charge(conn, estimate_id)
+            estimate, quota = await self.costs.charge(conn, estimate_id)
             return costs_pb2.ChargeEstimateResponse(
                 estimate=messages.estimate_to_proto(estimate),
                 quota=messages.quota_to_proto(quota),
@@ -75,7 +79,7 @@ class CostRpcs(ServicerBase):
         settlement = messages.settlement(request)
 
         async def action(conn: Any) -> costs_pb2.SettleChargeResponse:
-            estimate, quota = await self._stores.costs.settle(conn, settlement)
+            estimate, quota = await self.costs.settle(conn, settlement)
             return costs_pb2.SettleChargeResponse(
                 estimate=messages.estimate_to_proto(estimate),
                 quota=messages.quota_to_proto(quota),
@@ -89,7 +93,7 @@ class CostRpcs(ServicerBase):
         change = messages.quota_change(request)
 
         async def action(conn: Any) -> costs_pb2.SetQuotaResponse:
-            quota = await self._stores.costs.set_quota(conn, change)
+            quota = await self.costs.set_quota(conn, change)
             return costs_pb2.SetQuotaResponse(quota=messages.quota_to_proto(quota))
 
         return await self._write("SetQuota", request, costs_pb2.SetQuotaResponse, action)
@@ -100,7 +104,7 @@ class CostRpcs(ServicerBase):
         check = convert.Checker()
         check.text("owner", request.owner, messages.MAX_NAME)
         check.done()
-        quota = await self._stores.costs.get_quota(request.owner)
+        quota = await self.costs.get_quota(request.owner)
         return costs_pb2.GetQuotaResponse(quota=messages.quota_to_proto(quota))
 
     async def CompareCandidates(
@@ -109,7 +113,7 @@ class CostRpcs(ServicerBase):
         wanted = new_comparison(request)
 
         async def action(conn: Any) -> costs_pb2.CompareCandidatesResponse:
-            node, revision = await self._stores.comparisons.compare(conn, wanted)
+            node, revision = await self.comparisons.compare(conn, wanted)
             return costs_pb2.CompareCandidatesResponse(
                 node_id=node.id,
                 comparison=convert.node_to_proto(node).comparison,

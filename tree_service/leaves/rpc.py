@@ -21,7 +21,7 @@ class LeafRpcs(ServicerBase):
         """Which parts of the named source versions already have leaves under the contract,
         and which still need extraction. Reads the primary, so a review just recorded counts."""
         wanted = leaf_input.plan_request(request)
-        async with self._stores.primary.pool.acquire() as conn:
+        async with self.primary.pool.acquire() as conn:
             plans = await store.plan(conn, wanted)
         return leaves_pb2.PlanExtractionResponse(
             parts=[

@@ -8,6 +8,7 @@ from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
 from tree_service import convert
 from tree_service.domain import MAX_QUESTION
+from tree_service.lifecycle.merge_store import MergeStore
 from tree_service.lifecycle.rules import MergeReference, MergeRequest, MergeSourceState
 from tree_service.servicing import Ctx, ServicerBase
 
@@ -56,13 +57,15 @@ def reference_to_proto(reference: MergeReference) -> tree_pb2.MergeReference:
 class MergeRpcs(ServicerBase):
     """TreeService RPCs of merges by reference (mixed into TreeServicer)."""
 
+    merges: MergeStore
+
     async def MergeByReference(
         self, request: tree_pb2.MergeByReferenceRequest, context: Ctx
     ) -> tree_pb2.MergeByReferenceResponse:
         wanted = merge_request(request)
 
         async def action(conn: Any) -> tree_pb2.MergeByReferenceResponse:
-            question, revision, references = await self._stores.merges.merge(conn, wanted)
+            question, revision, references = await self.merges.merge(conn, wanted)
             return tree_pb2.MergeByReferenceResponse(
                 question=convert.node_to_proto(question),
                 references=[reference_to_proto(r) for r in references],
@@ -79,7 +82,7 @@ class MergeRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("question_id", request.question_id)
         check.done()
-        references = await self._stores.merges.list_references(request.question_id)
+        references = await self.merges.list_references(request.question_id)
         return tree_pb2.ListMergeReferencesResponse(
             references=[reference_to_proto(r) for r in references]
         )

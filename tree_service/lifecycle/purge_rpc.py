@@ -8,7 +8,7 @@ from mirrortree.v1 import purge_pb2
 from tree_service import convert
 from tree_service.lifecycle.messages import MAX_REASON
 from tree_service.lifecycle.purge_rules import parse_token
-from tree_service.lifecycle.purge_store import PurgeOrder
+from tree_service.lifecycle.purge_store import PurgeOrder, PurgeStore
 from tree_service.servicing import Ctx, ServicerBase
 
 
@@ -37,13 +37,15 @@ def purge_order(request: purge_pb2.PurgeRequest) -> PurgeOrder:
 class PurgeRpcs(ServicerBase):
     """TreeService RPCs of purges (mixed into TreeServicer)."""
 
+    purges: PurgeStore
+
     async def PreviewPurge(
         self, request: purge_pb2.PreviewPurgeRequest, context: Ctx
     ) -> purge_pb2.PreviewPurgeResponse:
         check = convert.Checker()
         check.identifier("node_id", request.node_id)
         check.done()
-        impact, token = await self._stores.purges.preview(
+        impact, token = await self.purges.preview(
             request.node_id, request.include_transplant_copies
         )
         return purge_pb2.PreviewPurgeResponse(impact=impact, preview_token=token)
@@ -52,7 +54,7 @@ class PurgeRpcs(ServicerBase):
         order = purge_order(request)
 
         async def action(conn: Any) -> purge_pb2.PurgeResponse:
-            return await self._stores.purges.purge(conn, order)
+            return await self.purges.purge(conn, order)
 
         return await self._write("Purge", request, purge_pb2.PurgeResponse, action)
 
@@ -62,5 +64,5 @@ class PurgeRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("node_id", request.node_id)
         check.done()
-        tombstone = await self._stores.purges.tombstone(request.node_id)
+        tombstone = await self.purges.tombstone(request.node_id)
         return purge_pb2.GetPurgeTombstoneResponse(tombstone=tombstone)

@@ -9,6 +9,7 @@ from mirrortree.v1 import tree_pb2
 from tree_service import convert
 from tree_service.domain import MAX_TITLE
 from tree_service.lifecycle.rules import TransplantOrigin, TransplantRequest
+from tree_service.lifecycle.transplant_store import TransplantStore
 from tree_service.servicing import Ctx, ServicerBase
 
 
@@ -38,13 +39,15 @@ def origin_to_proto(origin: TransplantOrigin) -> tree_pb2.TransplantOrigin:
 class TransplantRpcs(ServicerBase):
     """TreeService RPCs of transplants (mixed into TreeServicer)."""
 
+    transplants: TransplantStore
+
     async def TransplantBranch(
         self, request: tree_pb2.TransplantBranchRequest, context: Ctx
     ) -> tree_pb2.TransplantBranchResponse:
         wanted = transplant_request(request)
 
         async def action(conn: Any) -> tree_pb2.TransplantBranchResponse:
-            tree, origin = await self._stores.transplants.transplant(conn, wanted)
+            tree, origin = await self.transplants.transplant(conn, wanted)
             return tree_pb2.TransplantBranchResponse(
                 tree=convert.tree_to_proto(tree), origin=origin_to_proto(origin)
             )
@@ -59,5 +62,5 @@ class TransplantRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("tree_id", request.tree_id)
         check.done()
-        origin = await self._stores.transplants.origin(request.tree_id)
+        origin = await self.transplants.origin(request.tree_id)
         return tree_pb2.GetTransplantOriginResponse(origin=origin_to_proto(origin))

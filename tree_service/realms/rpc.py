@@ -7,11 +7,14 @@ from typing import Any
 
 from mirrortree.v1 import tree_pb2
 from tree_service.realms import messages
+from tree_service.realms.store import RealmStore
 from tree_service.servicing import Ctx, ServicerBase
 
 
 class RealmRpcs(ServicerBase):
     """TreeService RPCs of realms and effects (mixed into TreeServicer)."""
+
+    realms: RealmStore
 
     async def RecordArbiterRuling(
         self, request: tree_pb2.RecordArbiterRulingRequest, context: Ctx
@@ -19,7 +22,7 @@ class RealmRpcs(ServicerBase):
         ruling = messages.ruling_request(request)
 
         async def action(conn: Any) -> tree_pb2.RecordArbiterRulingResponse:
-            recorded = await self._stores.realms.record_ruling(conn, ruling)
+            recorded = await self.realms.record_ruling(conn, ruling)
             return tree_pb2.RecordArbiterRulingResponse(ruling=messages.ruling_to_proto(recorded))
 
         return await self._write(
@@ -32,7 +35,7 @@ class RealmRpcs(ServicerBase):
         wanted = messages.action_request(request)
 
         async def action(conn: Any) -> tree_pb2.RecordRealActionResponse:
-            effect = await self._stores.realms.record_action(conn, wanted)
+            effect = await self.realms.record_action(conn, wanted)
             return tree_pb2.RecordRealActionResponse(effect=messages.effect_to_proto(effect))
 
         return await self._write(
@@ -43,7 +46,7 @@ class RealmRpcs(ServicerBase):
         self, request: tree_pb2.ListEffectsRequest, context: Ctx
     ) -> tree_pb2.ListEffectsResponse:
         after, limit = messages.ledger_page(request.tree_id, request.page_size, request.page_token)
-        effects = await self._stores.realms.list_effects(request.tree_id, after, limit + 1)
+        effects = await self.realms.list_effects(request.tree_id, after, limit + 1)
         page = effects[:limit]
         return tree_pb2.ListEffectsResponse(
             effects=[messages.effect_to_proto(e) for e in page],
@@ -56,7 +59,7 @@ class RealmRpcs(ServicerBase):
         node_id, kind, statement, by = messages.commitment_request(request)
 
         async def action(conn: Any) -> tree_pb2.CommitmentResponse:
-            stored = await self._stores.realms.record_commitment(conn, node_id, kind, statement, by)
+            stored = await self.realms.record_commitment(conn, node_id, kind, statement, by)
             return tree_pb2.CommitmentResponse(commitment=messages.commitment_to_proto(stored))
 
         return await self._write("RecordCommitment", request, tree_pb2.CommitmentResponse, action)
@@ -67,7 +70,7 @@ class RealmRpcs(ServicerBase):
         commitment_id, user = messages.confirm_request(request)
 
         async def action(conn: Any) -> tree_pb2.CommitmentResponse:
-            stored = await self._stores.realms.confirm(conn, commitment_id, user)
+            stored = await self.realms.confirm(conn, commitment_id, user)
             return tree_pb2.CommitmentResponse(commitment=messages.commitment_to_proto(stored))
 
         return await self._write("ConfirmCommitment", request, tree_pb2.CommitmentResponse, action)
@@ -78,7 +81,7 @@ class RealmRpcs(ServicerBase):
         commitment_id, user = messages.withdraw_request(request)
 
         async def action(conn: Any) -> tree_pb2.CommitmentResponse:
-            stored = await self._stores.realms.withdraw(conn, commitment_id, user)
+            stored = await self.realms.withdraw(conn, commitment_id, user)
             return tree_pb2.CommitmentResponse(commitment=messages.commitment_to_proto(stored))
 
         return await self._write("WithdrawCommitment", request, tree_pb2.CommitmentResponse, action)
@@ -87,7 +90,7 @@ class RealmRpcs(ServicerBase):
         self, request: tree_pb2.ListCommitmentsRequest, context: Ctx
     ) -> tree_pb2.ListCommitmentsResponse:
         after, limit = messages.ledger_page(request.tree_id, request.page_size, request.page_token)
-        found = await self._stores.realms.list_commitments(request.tree_id, after, limit + 1)
+        found = await self.realms.list_commitments(request.tree_id, after, limit + 1)
         page = found[:limit]
         return tree_pb2.ListCommitmentsResponse(
             commitments=[messages.commitment_to_proto(c) for c in page],

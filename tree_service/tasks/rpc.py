@@ -11,7 +11,8 @@ from tree_service import convert
 from tree_service.servicing import Ctx, ServicerBase
 from tree_service.tasks import messages
 from tree_service.tasks.rules import Task, WorkReport
-from tree_service.tasks.watch import Heartbeat
+from tree_service.tasks.store import TaskStore
+from tree_service.tasks.watch import EventHub, Heartbeat
 
 DEFAULT_TASK_PAGE = 50
 MAX_TASK_PAGE = 500
@@ -30,13 +31,16 @@ def _work_response(task: Task) -> tasks_pb2.TaskWorkResponse:
 class TaskRpcs(ServicerBase):
     """TreeService RPCs of delegated tasks and WatchTree (mixed into TreeServicer)."""
 
+    tasks: TaskStore
+    watch: EventHub
+
     async def StartTask(
         self, request: tasks_pb2.StartTaskRequest, context: Ctx
     ) -> tasks_pb2.TaskResponse:
         new = messages.new_task(request)
 
         async def action(conn: Any) -> tasks_pb2.TaskResponse:
-            task = await self._stores.tasks.start(conn, new)
+            task = await self.tasks.start(conn, new)
             return tasks_pb2.TaskResponse(task=messages.task_to_proto(task))
 
         return await self._write("StartTask", request, tasks_pb2.TaskResponse, action)
@@ -47,7 +51,7 @@ class TaskRpcs(ServicerBase):
         claim = messages.claim(request)
 
         async def action(conn: Any) -> tasks_pb2.ClaimTaskResponse:
-            task, token = await self._stores.tasks.claim(conn, claim)
+            task, token = await self.tasks.claim(conn, claim)
             if task is None:
                 return tasks_pb2.ClaimTaskResponse()
             message = messages.task_to_proto(task)
@@ -64,14 +68,14 @@ class TaskRpcs(ServicerBase):
         messages.heartbeat(request)
 
         async def action(conn: Any) -> tasks_pb2.TaskWorkResponse:
-            task = await self._stores.tasks.heartbeat(conn, request.task_id, request.lease_token)
+            task = await self.tasks.heartbeat(conn, request.task_id, request.lease_token)
             return _work_response(task)
 
         return await self._write("HeartbeatTask", request, tasks_pb2.TaskWorkResponse, action)
 
     async def _work(self, method: str, request: Any, report: WorkReport) -> Any:
         async def action(conn: Any) -> tasks_pb2.TaskWorkResponse:
-            return _work_response(await self._stores.tasks.work(conn, report))
+            return _work_response(await self.tasks.work(conn, report))
 
         return await self._write(method, request, tasks_pb2.TaskWorkResponse, action)
 
@@ -105,7 +109,7 @@ class TaskRpcs(ServicerBase):
         check = convert.Checker()
         check.identifier("task_id", request.task_id)
         check.done()
-        task, reports = await self._stores.tasks.get(request.task_id, request.include_reports)
+        task, reports = await self.tasks.get(request.task_id, request.include_reports)
         return tasks_pb2.GetTaskResponse(
             task=messages.task_to_proto(task),
             reports=[messages.report_to_proto(r) for r in reports],
@@ -121,7 +125,7 @@ class TaskRpcs(ServicerBase):
         after = convert.page_token(check, request.page_token)
         states = messages.state_filter(check, list(request.states))
         check.done()
-        found = await self._stores.tasks.list(
+        found = await self.tasks.list(
             request.tree_id, request.branch_node_id or None, states, after, limit + 1
         )
         page = found[:limit]
@@ -136,7 +140,7 @@ class TaskRpcs(ServicerBase):
         given = messages.instructions(request)
 
         async def action(conn: Any) -> tasks_pb2.TaskResponse:
-            task = await self._stores.tasks.instruct(conn, given)
+            task = await self.tasks.instruct(conn, given)
             return tasks_pb2.TaskResponse(task=messages.task_to_proto(task))
 
         return await self._write("InstructTask", request, tasks_pb2.TaskResponse, action)
@@ -151,7 +155,7 @@ class TaskRpcs(ServicerBase):
         check.done()
 
         async def action(conn: Any) -> tasks_pb2.AcceptObservationResponse:
-            task, answer, revision = await self._stores.tasks.accept(
+            task, answer, revision = await self.tasks.accept(
                 conn, request.task_id, request.accepted_by
             )
             return tasks_pb2.AcceptObservationResponse(
@@ -174,7 +178,7 @@ class TaskRpcs(ServicerBase):
             check.fail("heartbeat_seconds", f"must be between 1 and {MAX_HEARTBEAT_S} (0: 15)")
         check.done()
         heartbeat_s = request.heartbeat_seconds or DEFAULT_HEARTBEAT_S
-        stream = self._stores.watch.events(request.tree_id, request.after_position, heartbeat_s)
+        stream = self.watch.events(request.tree_id, request.after_position, heartbeat_s)
         async for item in stream:
             if isinstance(item, Heartbeat):
                 yield tasks_pb2.WatchTreeResponse(

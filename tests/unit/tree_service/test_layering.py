@@ -3,8 +3,8 @@
 From the bottom: the core (top-level modules: errors, domain, rules, convert, primary, …) imports
 nothing above it; the node core (`nodes/`) imports the core; each aggregate package imports the
 core, the node core, its own modules and the public modules of the aggregates DEPENDS_ON lists
-for it; its RPC modules (`rpc.py`, `*_rpc.py`) add `servicing`; the composition (stores,
-servicing, servicer, app, __main__) imports anything. No module imports another package's SQL
+for it, and only its RPC modules (`rpc.py`, `*_rpc.py`) import those; the composition (stores,
+servicer, app, __main__) imports anything. No module imports another package's SQL
 (`queries`, `*_queries`) or a private name (`_x`) of another module's package.
 """
 
@@ -32,13 +32,12 @@ CORE = frozenset(
         "paging",
         "primary",
         "rules",
+        "servicing",
         "user_content",
     }
 )
 NODES = "nodes"
-COMPOSITION = frozenset({"__main__", "app", "servicer", "servicing", "stores"})
-# The only composition module an RPC module may import: the base every RPC group shares.
-RPC_BASE = "servicing"
+COMPOSITION = frozenset({"__main__", "app", "servicer", "stores"})
 # Which other aggregates each aggregate builds on (their public modules only); nothing else
 # sideways, and no cycle.
 DEPENDS_ON: dict[str, frozenset[str]] = {
@@ -146,8 +145,6 @@ def problem(found: Import) -> str | None:
             return f"{target.name} is the gRPC face of its package; only RPC modules import it"
         return None
     if there in COMPOSITION:
-        if there == RPC_BASE and source.is_rpc:
-            return None
         return f"imports the composition module {target.name}"
     if target.is_sql:
         return f"imports {target.name}, the SQL of another package; use its store"
@@ -235,6 +232,7 @@ def test_no_module_calls_a_private_name_of_another_package():
         ("tree_service.tasks.store", "tree_service.tasks.rpc", (), "gRPC face"),
         ("tree_service.tasks.store", "tree_service.stores", (), "composition"),
         ("tree_service.tasks.rpc", "tree_service.servicing", (), None),
+        ("tree_service.servicing", "tree_service.stores", (), "composition"),
         ("tree_service.tasks.store", "tree_service.costs.charges", (), None),
     ],
 )
