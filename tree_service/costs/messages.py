@@ -8,7 +8,7 @@ from typing import Any
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import costs_pb2
 from tree_service.convert import Checker
-from tree_service.costs.money import CURRENCY, format_money, parse_money, remaining
+from tree_service.costs.money import format_money, is_currency, parse_money, remaining
 from tree_service.costs.rules import (
     ChargeState,
     Estimate,
@@ -54,7 +54,7 @@ def money(check: Checker, field: str, text: str, *, required: bool = True) -> De
 
 
 def currency(check: Checker, field: str, text: str) -> str:
-    if not CURRENCY.match(text):
+    if not is_currency(text):
         check.fail(field, "must be a currency code of 3 upper-case letters, e.g. USD")
     return text
 

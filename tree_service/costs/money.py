@@ -6,17 +6,23 @@ import decimal
 import re
 from decimal import Decimal
 
-MONEY = re.compile(r"^[0-9]{1,18}(\.[0-9]{1,12})?$")
-CURRENCY = re.compile(r"^[A-Z]{3}$")
+# Whole strings only (fullmatch): `$` would also match before a trailing newline.
+MONEY = re.compile(r"[0-9]{1,18}(\.[0-9]{1,12})?")
+CURRENCY = re.compile(r"[A-Z]{3}")
 TOKENS_PER_PRICE_UNIT = 1_000_000
 # Enough digits for the largest cost the limits allow (1,000 runs x 10^12 tokens x 10^18 per
 # million, with 18 decimals), so no step ever rounds.
 _EXACT = decimal.Context(prec=80, traps=[decimal.Inexact, decimal.InvalidOperation])
 
 
+def is_currency(text: str) -> bool:
+    """Whether `text` is a currency code: three upper-case letters (USD, EUR, CNY)."""
+    return CURRENCY.fullmatch(text) is not None
+
+
 def parse_money(text: str) -> Decimal | None:
     """The amount `text` states, or None when it is not a plain non-negative decimal."""
-    if not MONEY.match(text):
+    if not MONEY.fullmatch(text):
         return None
     return Decimal(text)
 

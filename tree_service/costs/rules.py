@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 
+from tree_service.costs.money import remaining
 from tree_service.errors import PreconditionFailed
 
 
@@ -146,7 +147,7 @@ def approval_needs(estimate: Estimate, quota: Quota | None) -> tuple[str, ...]:
     if quota is None:
         return ("no_quota",)
     needs = []
-    if quota.limit - quota.reserved - quota.spent < estimate.cost:
+    if remaining(quota.limit, quota.reserved, quota.spent) < estimate.cost:
         needs.append("above_quota")
     if is_high_cost_parallel(estimate, quota):
         needs.append("high_cost_parallel")

@@ -16,7 +16,7 @@ from mirrortree.timefmt import format_utc
 from mirrortree.v1 import purge_pb2
 from tree_service.errors import InvalidInput, PreconditionFailed, RevisionConflict, TreeServiceError
 
-TOKEN = re.compile(r"^purge1\.([0-9a-f-]{36})\.([1-9][0-9]{0,18})\.([01])\.([0-9a-f]{64})$")
+TOKEN = re.compile(r"purge1\.([0-9a-f-]{36})\.([1-9][0-9]{0,18})\.([01])\.([0-9a-f]{64})")
 # Quoted content shorter than this is not searched for in derived facts: a word that short
 # says nothing about where it came from.
 MIN_QUOTE = 4
@@ -56,7 +56,7 @@ def token_of(impact: purge_pb2.PurgeImpact, include_copies: bool) -> str:
 
 
 def parse_token(text: str) -> Token | None:
-    found = TOKEN.match(text)
+    found = TOKEN.fullmatch(text)
     if found is None:
         return None
     return Token(found[1], int(found[2]), found[3] == "1", found[4])

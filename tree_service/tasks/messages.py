@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tasks_pb2
 from tree_service.convert import Checker
+from tree_service.costs.money import is_currency
 from tree_service.tasks.rules import (
     Budget,
     Claim,
@@ -37,7 +37,6 @@ MAX_TOKENS = 10**12
 MAX_COST_MICROS = 10**15
 MIN_LEASE_S, MAX_LEASE_S = 5, 600
 MAX_AHEAD = timedelta(days=30)
-CURRENCY = re.compile(r"[A-Z]{3}")
 
 STATE_TO_PROTO = {
     TaskState.QUEUED: tasks_pb2.TASK_QUEUED,
@@ -89,7 +88,7 @@ def _budget(check: Checker, field: str, value: tasks_pb2.TaskBudget) -> Budget:
         check.fail(f"{field}.tokens", f"must be between 1 and {MAX_TOKENS}")
     if not 0 < value.cost_micros <= MAX_COST_MICROS:
         check.fail(f"{field}.cost_micros", f"must be between 1 and {MAX_COST_MICROS}")
-    if not CURRENCY.fullmatch(value.currency):
+    if not is_currency(value.currency):
         check.fail(f"{field}.currency", "must be a 3-letter upper-case currency code (EUR, CNY)")
     return Budget(value.tokens, value.cost_micros, value.currency)
 
