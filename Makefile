@@ -9,8 +9,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-clients browser lint typecheck protos check-protos sql check-sql venv \
-	clean-data stack-stop bench schema fuzz load
+.PHONY: run test test-unit test-clients browser lint typecheck protos check-protos sql check-sql \
+	venv clean-data stack-stop bench schema fuzz load
 
 venv: $(STAMP)
 
@@ -43,6 +43,11 @@ typecheck: $(STAMP)
 
 test: $(STAMP) check-protos check-sql lint typecheck test-clients browser
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+# The unit tier alone (tests/unit: rules, registries, contracts, generated files; no
+# PostgreSQL, no service process), in seconds. `make test` runs it with everything else.
+test-unit: $(STAMP)
+	$(VENV)/bin/pytest -q tests/unit $(PYTEST_ARGS)
 
 # The MCP Inspector CLI is the suite's second real MCP client; without npm its tests skip.
 test-clients: node_modules/.installed

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-LIMITS = Path(__file__).resolve().parent.parent / "docs" / "limits.md"
+LIMITS = Path(__file__).resolve().parents[2] / "docs" / "limits.md"
 _NAMED = re.compile(r"`([a-z_]+(?:\.[a-z_]+)+\.(?:[A-Z_]+|Settings\.[a-z_]+))`")
 
 

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 
 from gateway import protoschema, results, tools, translate
 from gateway.protoschema import enum_names
-from mirrortree.v1 import common_pb2, graph_pb2, leaves_pb2
+from mirrortree.v1 import common_pb2, graph_pb2, leaves_pb2, options_pb2
 
 Files = dict[str, descriptor_pb2.FileDescriptorProto]
 FieldProto = descriptor_pb2.FieldDescriptorProto
@@ -83,7 +83,7 @@ BUILDERS: dict[str, Callable[[dict[str, Any]], Message]] = {
 
 def proto_files() -> Files:
     files: Files = {}
-    for module in (common_pb2, leaves_pb2, graph_pb2):
+    for module in (descriptor_pb2, options_pb2, common_pb2, leaves_pb2, graph_pb2):
         proto = descriptor_pb2.FileDescriptorProto()
         module.DESCRIPTOR.CopyToProto(proto)
         files[proto.name] = proto
@@ -95,6 +95,8 @@ def edited(edit: Callable[[Files], None]) -> descriptor_pool.DescriptorPool:
     files = proto_files()
     edit(files)
     pool = descriptor_pool.DescriptorPool()
+    pool.Add(files[descriptor_pb2.DESCRIPTOR.name])  # what options.proto extends
+    pool.Add(files[options_pb2.DESCRIPTOR.name])  # the options common.proto's fields carry
     pool.Add(files[COMMON])
     pool.Add(files[LEAVES])
     pool.Add(files[GRAPH])

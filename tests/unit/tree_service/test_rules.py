@@ -78,7 +78,7 @@ def test_the_rules_and_domain_load_neither_the_driver_nor_grpc_nor_generated_cod
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     ).stdout.split()
     forbidden = [
         name
