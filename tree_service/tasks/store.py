@@ -143,9 +143,7 @@ class TaskStore:
                 f"the branch of node {node.id!r} is {state}; reopen it before delegating to it",
                 {"branch_state": state},
             )
-        estimate = (
-            tree_rules.parse_id(new.estimate_id, "estimate_id") if new.estimate_id else None
-        )
+        estimate = tree_rules.parse_id(new.estimate_id, "estimate_id") if new.estimate_id else None
         if new.estimate_id is not None:
             await _charge_estimate(conn, new, node)
         row = await conn.fetchrow(
