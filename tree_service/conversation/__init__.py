@@ -1,1 +1,2 @@
-"""The conversation tree: trees, questions, answers, continuations, adoption, main lines."""
+"""The conversation (T2-T8): questions, answers, continuations, adoption, and the reads of trees,
+nodes and paths."""

@@ -1,1 +1,2 @@
-"""The lifecycle of a mirror tree: answer lifecycle states and branch states (T13, T22)."""
+"""The lifecycle of a branch (T13-T16): its states and their transitions, merges by reference,
+transplants, and purges."""
