@@ -1,5 +1,5 @@
 """Every column that can hold a user's words, or a copy of them, and what forgetting does to it
-(T12, T16): the one registry purge and revocation answer to.
+(T12, T16): the registry purge and revocation are held to.
 
 A purge forgets an archived branch's content; a revocation withdraws another person's cited
 words. Either is only as good as its reach: each copy a later feature made (a stored response,
@@ -24,10 +24,10 @@ class Purge(StrEnum):
     DELETED = "deleted"  # the purged nodes' rows are deleted
     TOMBSTONED = "tombstoned"  # a copy elsewhere is rewritten: where it pointed stays, words go
     RETRACTED = "retracted"  # a fact resting on the words says it was retracted, and why
-    SCRUBBED = "scrubbed"  # stored bytes: strings holding a purged node's whole text are blanked
     FOLLOWS = "follows"  # generated from another column of the row, and changes with it
     RECORD = "record"  # the purge's own record: what a tombstone says (who, when, why)
-    NOT_A_BRANCHS = "not_a_branchs"  # words of the tree, a scope or a grant, not of a branch
+    NOT_BRANCH_CONTENT = "not_branch_content"  # words of a tree, a scope or a grant, not a branch's
+    PARTLY = "partly"  # some of its rows or paths are forgotten; `gap` names what survives
     NOT_REACHED = "not_reached"  # a copy of a branch's words that a purge leaves as it is
 
 
@@ -48,7 +48,7 @@ class Content:
     purge: Purge
     revoke: Revoke = Revoke.NOT_CITED
     paths: tuple[str, ...] = ()  # in a JSON or bytes column: where the words are
-    gap: str = ""  # for NOT_REACHED: which copy survives
+    gap: str = ""  # for PARTLY and NOT_REACHED: which copy survives
 
 
 # (table, column) → what it holds and what forgetting does to it.
@@ -64,9 +64,7 @@ CONTENT: dict[tuple[str, str], Content] = {
     ),
     ("nodes", "attachments"): Content("the attachments' names", Purge.CLEARED, paths=("[*].name",)),
     ("nodes", "conditions"): Content(
-        "the run conditions' model strategy and parameters",
-        Purge.CLEARED,
-        paths=("model_strategy", "parameters.*"),
+        "the run conditions' parameters", Purge.CLEARED, paths=("parameters.*",)
     ),
     ("nodes", "citations"): Content(
         "the cited ranges' snapshots, notes and excerpts",
@@ -79,7 +77,12 @@ CONTENT: dict[tuple[str, str], Content] = {
     ),
     ("bud_chunks", "text"): Content("a streaming answer's chunks", Purge.DELETED),
     ("source_revisions", "text"): Content("a node's message text as a source", Purge.CLEARED),
-    ("context_summaries", "text"): Content("a caller's summary of a node", Purge.DELETED),
+    ("context_summaries", "text"): Content(
+        "a caller's summary of a node, a tool result or a citation",
+        Purge.DELETED,
+        Revoke.NOT_REACHED,
+        gap="a summary of a citation made under a revoked grant keeps its words",
+    ),
     ("commitments", "statement"): Content("a commitment stated in the branch", Purge.CLEARED),
     ("tasks", "goal"): Content("a delegated task's goal", Purge.CLEARED),
     ("task_reports", "message"): Content("what a task's worker reported", Purge.CLEARED),
@@ -145,19 +148,29 @@ CONTENT: dict[tuple[str, str], Content] = {
     ("context_versions", "items"): Content(
         "the items of an assembled context, verbatim or summarized",
         Purge.TOMBSTONED,
-        Revoke.NOT_REACHED,
+        Revoke.ON_READ,
         paths=("[*].text",),
-        gap="a revoked citation's item keeps its text in recorded contexts",
     ),
     ("transplants", "ancestor_path"): Content(
         "the transplanted branch's ancestors, whole",
         Purge.NOT_REACHED,
-        paths=("[*].text", "[*].reasoning_summary", "[*].evidence", "[*].citations"),
-        gap="GetTransplantOrigin shows a purged ancestor's question and answer",
+        Revoke.NOT_REACHED,
+        paths=(
+            "[*].text",
+            "[*].reasoning_summary",
+            "[*].evidence",
+            "[*].tool_trace",
+            "[*].attachments",
+            "[*].conditions",
+            "[*].citations",
+            "[*].comparison",
+        ),
+        gap="GetTransplantOrigin shows a purged ancestor's question and answer, and the "
+        "snapshots of citations whose grant was revoked",
     ),
     ("idempotency_keys", "response"): Content(
         "the answer of every write, replayed to a retry",
-        Purge.SCRUBBED,
+        Purge.PARTLY,  # a string holding a purged node's whole text, reason or criteria is blanked
         Revoke.NOT_REACHED,
         paths=("any string field",),
         gap="a replay returns evidence, tool traces, statements, summaries, context items and "
@@ -169,7 +182,11 @@ CONTENT: dict[tuple[str, str], Content] = {
         paths=("impact.preferences[*].subject",),
     ),
     # ---- the story graph: facts resting on the words ----------------------------------------
-    ("graph_objects", "title"): Content("a story-graph object's title", Purge.RETRACTED),
+    ("graph_objects", "title"): Content(
+        "a story-graph object's title",
+        Purge.PARTLY,  # a source reference to a purged message is retitled
+        gap="a retracted object keeps its title, which may quote the purged words",
+    ),
     ("graph_objects", "body"): Content(
         "a story-graph object's text (a source reference's saved fragment)", Purge.RETRACTED
     ),
@@ -177,7 +194,7 @@ CONTENT: dict[tuple[str, str], Content] = {
     ("graph_objects", "body_folded"): Content("the text, lowered for search", Purge.FOLLOWS),
     ("graph_objects", "details"): Content(
         "a relation's reason, repeated beside its text",
-        Purge.NOT_REACHED,
+        Purge.PARTLY,  # a retracted object's details gain the purge's record
         paths=("reason",),
         gap="a retracted relation keeps its reason in details",
     ),
@@ -190,23 +207,23 @@ CONTENT: dict[tuple[str, str], Content] = {
         gap="a retracted preference keeps its subject",
     ),
     ("review_results", "coverage_gaps"): Content(
-        "a review's account of what it did not cover", Purge.NOT_A_BRANCHS
+        "a review's account of what it did not cover", Purge.NOT_BRANCH_CONTENT
     ),
-    ("sources", "title"): Content("a recorded source's title", Purge.NOT_A_BRANCHS),
-    ("sources", "text"): Content("a recorded source's text", Purge.NOT_A_BRANCHS),
+    ("sources", "title"): Content("a recorded source's title", Purge.NOT_BRANCH_CONTENT),
+    ("sources", "text"): Content("a recorded source's text", Purge.NOT_BRANCH_CONTENT),
     # ---- words of a tree, a grant or a request, not of a branch -----------------------------
-    ("trees", "title"): Content("a tree's title", Purge.NOT_A_BRANCHS),
+    ("trees", "title"): Content("a tree's title", Purge.NOT_BRANCH_CONTENT),
     ("trees", "context_state"): Content(
-        "a session's context state (the host app's JSON)", Purge.NOT_A_BRANCHS, paths=("*",)
+        "a session's context state (the host app's JSON)", Purge.NOT_BRANCH_CONTENT, paths=("*",)
     ),
     ("citation_authorizations", "redactions"): Content(
-        "the terms a grantor redacts from what others cite", Purge.NOT_A_BRANCHS
+        "the terms a grantor redacts from what others cite", Purge.NOT_BRANCH_CONTENT
     ),
     ("canon_candidates", "review_reason"): Content(
-        "why the user accepted or rejected a candidate", Purge.NOT_A_BRANCHS
+        "why the user accepted or rejected a candidate", Purge.NOT_BRANCH_CONTENT
     ),
     ("estimates", "approval_reason"): Content(
-        "why the user approved a charge", Purge.NOT_A_BRANCHS
+        "why the user approved a charge", Purge.NOT_BRANCH_CONTENT
     ),
     ("purges", "reason"): Content("why the user purged: the tombstone says it", Purge.RECORD),
 }

@@ -4,7 +4,6 @@ column that could hold someone's words says what forgetting does to it, or why i
 from __future__ import annotations
 
 from tree_service import user_content
-from tree_service.user_content import Purge, Revoke
 
 # Types a user's words can be stored in: text of any kind, JSON, bytes, and arrays of them.
 WORDS = """
@@ -38,12 +37,3 @@ async def test_where_words_sit_inside_a_column_is_said_only_for_json_and_bytes(t
             assert entry.paths, f"{column}: which paths of it hold the words?"
         else:
             assert not entry.paths, f"{column} is {types[column]}: it has no paths"
-
-
-def test_a_copy_forgetting_does_not_reach_names_its_gap():
-    for column, entry in user_content.CONTENT.items():
-        not_reached = Purge.NOT_REACHED in (entry.purge,) or entry.revoke is Revoke.NOT_REACHED
-        assert bool(entry.gap) == not_reached, column
-        assert entry.holds, column
-    for column, why in user_content.CONTENT_FREE.items():
-        assert why, column
