@@ -1,4 +1,5 @@
-"""Who may call TreeService, and the user-confirmation grants that alone canonicalize.
+"""Who may call TreeService, and the user-confirmation grants without which no one may do what
+only the user may do (canonicalize, purge, approve a charge, …).
 
 Callers present a per-caller bearer token (`authorization: Bearer <token>`); the token names
 the caller and its role:
@@ -18,8 +19,9 @@ the caller and its role:
 
 A user-confirmation grant is a short-lived credential (`x-mirrortree-confirmation` metadata)
 signed with a secret that only the component which sees the user click holds; it names the
-action, the tree and the user, and Canonicalize is refused unless it matches the request. A
-host app can therefore not canonicalize on its own, whatever its request says.
+action, the tree and the user. Which RPCs need one, naming which action, user field and subject,
+TreeService's proto declares (`option (needs_confirmation)`); each is refused unless the grant
+matches its request, so a host app cannot do any of them on its own, whatever its request says.
 
 Tokens rather than mTLS: they need no certificate authority or rotation tooling in a
 two-container development stack, travel through any proxy as ordinary gRPC metadata, and map to
@@ -43,6 +45,7 @@ from typing import Any
 import grpc
 
 from mirrortree import handlers, rpcstatus
+from mirrortree.fieldpaths import value_at
 from mirrortree.v1 import options_pb2, tree_pb2
 
 ROLES = ("host_app", "operator", "gateway", "viewer", "worker")
@@ -67,10 +70,7 @@ class Confirmed:
     subject_field: str
 
     def user_of(self, request: Any) -> str:
-        value: Any = request
-        for name in self.user_field.split("."):
-            value = getattr(value, name)
-        return str(value)
+        return str(value_at(request, self.user_field))
 
 
 def _confirmed_methods() -> dict[str, Confirmed]:
@@ -82,6 +82,9 @@ def _confirmed_methods() -> dict[str, Confirmed]:
     for method in service.methods:
         options = method.GetOptions()
         if options.HasExtension(extension):
+            if method.client_streaming or method.server_streaming:
+                # The grant is checked on the one request of a unary call; fail closed.
+                raise TypeError(f"{method.name} needs a confirmation but is not unary")
             grant = options.Extensions[extension]
             found[method.name] = Confirmed(grant.action, grant.user_field, grant.subject_field)
     return found
@@ -218,7 +221,7 @@ class CallerInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if caller.owners:
             handler = _owned(handler, caller, self._owners_of)
         confirmed = CONFIRMED.get(method)
-        if confirmed is None or handler.unary_unary is None:
+        if confirmed is None:  # (every confirmed method is unary: _confirmed_methods)
             return handler
         grant = str(metadata.get(CONFIRMATION_HEADER) or "")
         return _confirmed(handler, self._secret, confirmed, grant, self._subject_of)

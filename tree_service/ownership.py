@@ -21,6 +21,7 @@ import asyncpg
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from mirrortree.fieldpaths import field_at, value_at
 from mirrortree.v1 import options_pb2
 
 
@@ -103,47 +104,30 @@ def kind_of(field: FieldDescriptor) -> int:
 
 
 @functools.cache
-def _named_fields(message: Descriptor) -> tuple[tuple[FieldDescriptor, int], ...]:
-    """The fields of `message` that hold tree-owned ids or owners, and message fields that may."""
-    found = []
+def _fields(message: Descriptor) -> tuple[tuple[tuple[FieldDescriptor, int], ...], frozenset[str]]:
+    """Of `message`: its fields that hold tree-owned ids or owners, with their kinds; and the
+    names of its message fields, which may hold more."""
+    owned, nested = [], []
     for field in message.fields:
         if field.type == FieldDescriptor.TYPE_MESSAGE:
             entry = field.message_type
             if entry is not None and not entry.GetOptions().map_entry:
-                found.append((field, 0))
+                nested.append(field.name)
         elif KINDS.get(kind_of(field), Kind(None, False)).owned:
-            found.append((field, kind_of(field)))
-    return tuple(found)
+            owned.append((field, kind_of(field)))
+    return tuple(owned), frozenset(nested)
 
 
 def named(request: Message) -> Iterator[tuple[int, str]]:
     """(kind, value) of every tree-owned id and owner `request` names, however deep."""
-    for field, kind in _named_fields(request.DESCRIPTOR):
+    owned, nested = _fields(request.DESCRIPTOR)
+    for field, kind in owned:
         values = getattr(request, field.name)
-        for value in values if field.is_repeated else [values]:
-            if kind == 0:
-                if field.is_repeated or request.HasField(field.name):
-                    yield from named(value)
-            elif value:
-                yield kind, value
-
-
-def value_at(message: Message, path: str) -> Any:
-    """The value of a dotted field path of `message` ("confirmation.user_id")."""
-    value: Any = message
-    for name in path.split("."):
-        value = getattr(value, name)
-    return value
-
-
-def field_at(message: Any, path: str) -> FieldDescriptor:
-    """The field a dotted path of the message type `message` (a Descriptor) names."""
-    descriptor = message
-    *parents, last = path.split(".")
-    for name in parents:
-        descriptor = descriptor.fields_by_name[name].message_type
-    field: FieldDescriptor = descriptor.fields_by_name[last]
-    return field
+        yield from ((kind, v) for v in (values if field.is_repeated else [values]) if v)
+    for field, value in request.ListFields():  # only the message fields that are set
+        if field.name in nested:
+            for item in value if field.is_repeated else [value]:
+                yield from named(item)
 
 
 class TreeOwners:

@@ -16,6 +16,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescri
 
 from devtools.pgcluster import roles
 from mirrortree import callers
+from mirrortree.fieldpaths import field_at
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import options_pb2, tree_pb2, tree_pb2_grpc
 from tests.conftest import unique
@@ -188,9 +189,7 @@ def metadata(method: MethodDescriptor, world: Records) -> tuple[tuple[str, str],
     sent = [("authorization", f"Bearer {LIMITED}")]
     confirmed = callers.CONFIRMED.get(method.name)
     if confirmed is not None:
-        subject_kind = ownership.kind_of(
-            ownership.field_at(method.input_type, confirmed.subject_field)
-        )
+        subject_kind = ownership.kind_of(field_at(method.input_type, confirmed.subject_field))
         subject = f"owner:{world.owner}" if subject_kind == K.ID_KIND_OWNER else world.tree
         grant = callers.issue_grant(SECRET, confirmed.action, subject, world.owner)
         sent.append((callers.CONFIRMATION_HEADER, grant))
@@ -278,3 +277,25 @@ async def test_every_table_with_an_id_column_is_a_kind_or_says_why_no_request_na
         "entry, or say in UNNAMED_TABLES why no request names it"
     )
     assert (named | ownership.UNNAMED_TABLES.keys()) - tables == set(), "an entry lost its table"
+
+
+# Tables keyed by one uuid column other than `id`, and the table that column references.
+KEYED_BY_ANOTHER = """
+SELECT c.conrelid::regclass::text AS keyed, f.confrelid::regclass::text AS referenced
+FROM pg_constraint c
+JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+LEFT JOIN pg_constraint f
+    ON f.conrelid = c.conrelid AND f.contype = 'f' AND f.conkey = c.conkey
+WHERE c.contype = 'p' AND cardinality(c.conkey) = 1 AND a.attname <> 'id'
+  AND a.atttypid = 'uuid'::regtype AND c.connamespace = 'public'::regnamespace
+"""
+
+
+async def test_a_table_keyed_by_another_tables_id_is_reached_through_that_kind(tree_service, db):
+    """A branch, a transplant or a purged node is named by its node's or tree's id, so the kind
+    of that id covers it; a table keyed by a uuid of its own must be a kind of its own."""
+    rows = await db.fetch(KEYED_BY_ANOTHER)
+    assert rows  # branches, transplants, purged_nodes: the catalog was read
+    named = {entry.table for entry in ownership.KINDS.values() if entry.table}
+    unreached = [(r["keyed"], r["referenced"]) for r in rows if r["referenced"] not in named]
+    assert not unreached, "a table whose key no request can name: give it an IdKind"

@@ -10,6 +10,7 @@ from pathlib import Path
 from google.protobuf.descriptor import FieldDescriptor
 
 from mirrortree import callers
+from mirrortree.fieldpaths import field_at
 from mirrortree.v1 import options_pb2, tree_pb2
 from tree_service import ownership
 
@@ -45,12 +46,19 @@ def test_the_confirmed_rpcs_are_read_from_the_proto():
 def test_each_confirmed_rpc_names_a_user_field_and_a_subject_whose_tree_can_be_found():
     for name, confirmed in callers.CONFIRMED.items():
         request = SERVICE.methods_by_name[name].input_type
-        user = ownership.field_at(request, confirmed.user_field)
+        user = field_at(request, confirmed.user_field)
         assert user.type == FieldDescriptor.TYPE_STRING and not user.is_repeated, name
-        subject = ownership.field_at(request, confirmed.subject_field)
+        subject = field_at(request, confirmed.subject_field)
         kind = ownership.kind_of(subject)
         assert not subject.is_repeated, name
         assert ownership.KINDS[kind].owned, f"{name}: no tree is found from {K.IdKind.Name(kind)}"
+
+
+def test_every_confirmed_rpc_is_unary():
+    """The grant is checked on a call's one request; callers refuses to start otherwise."""
+    for name in callers.CONFIRMED:
+        method = SERVICE.methods_by_name[name]
+        assert not (method.client_streaming or method.server_streaming), name
 
 
 def test_each_action_is_named_once():

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from mirrortree.fieldpaths import field_at
 from mirrortree.v1 import costs_pb2, options_pb2, tasks_pb2, tree_pb2
 from tree_service import ownership
 
@@ -108,4 +109,4 @@ def test_the_ids_a_request_names_are_read_by_kind_however_deep():
     ],
 )
 def test_a_field_path_leads_to_its_field(message, path, kind):
-    assert ownership.kind_of(ownership.field_at(message.DESCRIPTOR, path)) == kind
+    assert ownership.kind_of(field_at(message.DESCRIPTOR, path)) == kind
