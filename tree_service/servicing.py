@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeAlias, TypeVar
@@ -58,7 +59,7 @@ class ServicerBase:
                 name
                 for base in cls.__mro__
                 if issubclass(base, ServicerBase)
-                for name in vars(base).get("__annotations__", {})
+                for name in inspect.get_annotations(base)
             }
         )
 
