@@ -27,7 +27,7 @@ GET_CONTEXT = "story_graph_get_context"
 READ_SOURCE = "story_graph_read_source"
 
 # graph_service's limits (graph_service/convert.py, cursors.py), offered up front so a model
-# learns them from the schema; tests/test_proto_drift.py keeps the two equal.
+# learns them from the schema; tests/unit/test_proto_drift.py keeps the two equal.
 MAX_QUERY = 500
 DEFAULT_PAGE = 10
 MAX_PAGE = 50

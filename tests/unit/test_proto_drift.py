@@ -473,17 +473,17 @@ MAPS = (
 
 INVERSES = (
     Inverse(
-        "tree_service.convert.REALM_FROM_PROTO / _REALM_TO_PROTO",
+        "tree_service.convert.REALM_FROM_PROTO / REALM_TO_PROTO",
         tree_convert.REALM_FROM_PROTO,
         tree_convert.REALM_TO_PROTO,
     ),
     Inverse(
-        "tree_service.convert.CONTINUATION_FROM_PROTO / _CONTINUATION_TO_PROTO",
+        "tree_service.convert.CONTINUATION_FROM_PROTO / CONTINUATION_TO_PROTO",
         tree_convert.CONTINUATION_FROM_PROTO,
         tree_convert.CONTINUATION_TO_PROTO,
     ),
     Inverse(
-        "tree_service.canon.messages.SCOPE_FROM_PROTO / _SCOPE_TO_PROTO",
+        "tree_service.canon.messages.SCOPE_FROM_PROTO / SCOPE_TO_PROTO",
         canon_messages.SCOPE_FROM_PROTO,
         canon_messages.SCOPE_TO_PROTO,
     ),

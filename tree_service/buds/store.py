@@ -37,6 +37,11 @@ class BudStore:
         await conn.execute(queries.RENEW_BUD_LEASE, uuid.UUID(node.id), BUD_LEASE_S)
         return node
 
+    async def get(self, node_id: str) -> Node:
+        """The bud as it is stored now."""
+        async with self._primary.pool.acquire() as conn:
+            return await NodeStore.load(conn, node_id, "answer_id")
+
     async def renew_bud_lease(self, node_id: str) -> bool:
         """Extend the lease of a streaming bud; False once it has ended."""
         status = await self._primary.pool.execute(

@@ -17,7 +17,6 @@ from tree_service.buds.committer import ChunkCommitter
 from tree_service.buds.store import BUD_LEASE_S, BudStore
 from tree_service.domain import AnswerState, Generated, StopReason
 from tree_service.errors import InvalidInput, NotFound, PreconditionFailed, TreeServiceError
-from tree_service.nodes.store import NodeStore
 from tree_service.primary import Primary
 from tree_service.servicing import Ctx, request_hash
 
@@ -143,8 +142,7 @@ class BudStream:
         )
         if outcome.value is None:
             opened = tree_pb2.StreamAnswerResponse.FromString(outcome.replayed or b"")
-            async with self._primary.pool.acquire() as conn:
-                current = await NodeStore.load(conn, opened.opened.id, "node_id")
+            current = await self._buds.get(opened.opened.id)
             raise PreconditionFailed(
                 f"bud {current.id!r} was opened by an earlier stream and is "
                 f"{current.answer_state}; a bud is never reattached — read it, or continue a "

@@ -1,4 +1,5 @@
-"""SQL of main lines: versions, their snapshots and canon candidates."""
+"""SQL of canonicalization: main lines, their versions and snapshots, invitations to
+canonicalize and the review of canon candidates."""
 
 START_MAIN_LINE = """
 INSERT INTO main_lines (tree_id, scope, world, version) VALUES ($1, $2, $3, 1)

@@ -1,2 +1,2 @@
-"""The conversation (T2-T8): questions, answers, continuations, adoption, and the reads of trees,
-nodes and paths."""
+"""The conversation (T2-T8): questions, answers, continuations, adoption, and the RPCs that read
+trees, nodes and paths (through the node core)."""

@@ -1,5 +1,5 @@
 """Validation of review results, into the objects and links the story graph stores (sources
-and preferences: tree_service.source_input).
+and preferences: tree_service.ingestion.source_input).
 
 Every violation is collected with its dotted field path (`relations[2].source_reference_ids`)
 before anything is written. What this module cannot decide alone — whether an end that is not

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
-from tree_service.convert import BRANCH_STATE_FROM_PROTO as STATE_FROM_PROTO
-from tree_service.convert import BRANCH_STATE_TO_PROTO as STATE_TO_PROTO
-from tree_service.convert import Checker
+from tree_service.convert import BRANCH_STATE_FROM_PROTO, BRANCH_STATE_TO_PROTO, Checker
 from tree_service.domain import BranchState
 from tree_service.lifecycle.rules import Branch, StateChange, Transition
 
@@ -17,10 +15,10 @@ MAX_REASON = 2_000
 def state_filter(check: Checker, values: list[int]) -> tuple[BranchState, ...]:
     found = []
     for i, value in enumerate(values):
-        if value not in STATE_FROM_PROTO:
+        if value not in BRANCH_STATE_FROM_PROTO:
             check.fail(f"states[{i}]", "must be ACTIVE, PAUSED, CONCLUDED, ARCHIVED or PURGED")
         else:
-            found.append(STATE_FROM_PROTO[value])
+            found.append(BRANCH_STATE_FROM_PROTO[value])
     return tuple(found)
 
 
@@ -28,7 +26,7 @@ def state_change(request: tree_pb2.SetBranchStateRequest) -> StateChange:
     check = Checker()
     check.idempotency_key(request.idempotency_key)
     check.identifier("node_id", request.node_id)
-    state = STATE_FROM_PROTO.get(request.state)
+    state = BRANCH_STATE_FROM_PROTO.get(request.state)
     if state is None:
         check.fail("state", "must be ACTIVE, PAUSED, CONCLUDED or ARCHIVED")
     if request.expected_revision < 1:
@@ -56,8 +54,8 @@ def state_change(request: tree_pb2.SetBranchStateRequest) -> StateChange:
 def transition_to_proto(t: Transition) -> tree_pb2.BranchTransition:
     return tree_pb2.BranchTransition(
         revision=t.revision,
-        from_state=STATE_TO_PROTO[t.from_state],
-        to_state=STATE_TO_PROTO[t.to_state],
+        from_state=BRANCH_STATE_TO_PROTO[t.from_state],
+        to_state=BRANCH_STATE_TO_PROTO[t.to_state],
         changed_by=t.changed_by,
         reason=t.reason,
         changed_at=format_utc(t.changed_at),
@@ -68,7 +66,7 @@ def branch_to_proto(branch: Branch) -> tree_pb2.Branch:
     message = tree_pb2.Branch(
         node_id=branch.node_id,
         tree_id=branch.tree_id,
-        state=STATE_TO_PROTO[branch.state],
+        state=BRANCH_STATE_TO_PROTO[branch.state],
         revision=branch.revision,
         transitions=[transition_to_proto(t) for t in branch.transitions],
     )

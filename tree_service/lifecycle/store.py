@@ -47,7 +47,7 @@ async def _branches(conn: asyncpg.Connection, rows: Sequence[asyncpg.Record]) ->
 
 
 class LifecycleStore:
-    """Branch transitions and the reads that place nodes in their branches."""
+    """Branch transitions and the reads of branches with their history."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool

@@ -1,4 +1,7 @@
-"""The node store: the one way every aggregate reads trees and nodes and appends a node.
+"""The node store: what every aggregate shares about trees and nodes — loading them, appending a
+node, paths, the branch a node is in, the purge guard — and the reads behind GetTree, GetNode,
+GetPath and ListNodes. An aggregate's own writes to a node's columns (adoption, a bud's end, a
+comparison's details, a purge's clearing) stay with the aggregate whose rule they carry out.
 
 Writes take the caller's connection (they run inside its idempotent write's transaction);
 reads of whole nodes for an RPC take the pool. A node read for an RPC is placed in its branch
@@ -195,10 +198,12 @@ class NodeStore:
         """One page of the path root → node (as stored, not placed), and the path's length;
         ([], 0) when there is no such node."""
         rows = await conn.fetch(queries.SELECT_PATH, node_id, offset, limit)
-        if not rows:  # past the end, or no such node
-            first = await conn.fetchrow(queries.SELECT_PATH, node_id, 0, 1)
-            return [], first["path_length"] if first is not None else 0
-        return [node_from_row(r) for r in rows], rows[0]["path_length"]
+        if rows:
+            return [node_from_row(r) for r in rows], rows[0]["path_length"]
+        if offset == 0:  # from the root, nothing: no such node
+            return [], 0
+        first = await conn.fetchrow(queries.SELECT_PATH, node_id, 0, 1)  # past the end
+        return [], first["path_length"] if first is not None else 0
 
     @staticmethod
     async def on_path_to(

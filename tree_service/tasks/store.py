@@ -143,9 +143,7 @@ class TaskStore:
                 f"the branch of node {node.id!r} is {state}; reopen it before delegating to it",
                 {"branch_state": state},
             )
-        estimate = tree_rules.parse_id(new.estimate_id, "estimate_id") if new.estimate_id else None
-        if new.estimate_id is not None:
-            await _charge_estimate(conn, new, node)
+        estimate = await _charge_estimate(conn, new, node) if new.estimate_id else None
         row = await conn.fetchrow(
             queries.INSERT_TASK,
             uuid.uuid4(),
@@ -478,8 +476,9 @@ class TaskStore:
         return [task_from_row(r) for r in rows]
 
 
-async def _charge_estimate(conn: asyncpg.Connection, new: NewTask, node: Node) -> None:
-    """A task started under an estimate reserves it on the owner's quota first (T20)."""
+async def _charge_estimate(conn: asyncpg.Connection, new: NewTask, node: Node) -> uuid.UUID:
+    """A task started under an estimate reserves it on the owner's quota first (T20); the
+    estimate's id."""
     assert new.estimate_id is not None
     estimate_uuid = tree_rules.parse_id(new.estimate_id, "estimate_id")
     taken = await conn.fetchval(queries.TASK_OF_ESTIMATE, estimate_uuid)
@@ -493,6 +492,7 @@ async def _charge_estimate(conn: asyncpg.Connection, new: NewTask, node: Node) -
     await charges.charge_task(
         conn, new.estimate_id, node.tree_id, node.id, (cost, new.budget.currency)
     )
+    return estimate_uuid
 
 
 async def _settle_estimate(conn: asyncpg.Connection, task: Task) -> None:
