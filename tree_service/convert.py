@@ -84,6 +84,7 @@ CITATION_STATUS_TO_PROTO = {
     "revoked": tree_pb2.CITATION_REVOKED,
     "purged": tree_pb2.CITATION_PURGED,
     "superseded": tree_pb2.CITATION_SUPERSEDED,
+    "source_purged": tree_pb2.CITATION_SOURCE_PURGED,
 }
 
 
@@ -310,7 +311,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         if node.branch_state
         else tree_pb2.BRANCH_STATE_UNSPECIFIED,
         branch_id=node.branch_id or "",
-        comparison=_comparison_to_proto(node),
+        comparison=comparison_to_proto(node),
     )
 
 
@@ -333,7 +334,7 @@ def citation_to_proto(citation: dict[str, Any]) -> tree_pb2.Citation:
     return message
 
 
-def _comparison_to_proto(node: Node) -> costs_pb2.Comparison | None:
+def comparison_to_proto(node: Node) -> costs_pb2.Comparison | None:
     if node.comparison is None:
         return None
     return costs_pb2.Comparison(

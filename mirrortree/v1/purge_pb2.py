@@ -26,7 +26,7 @@ from mirrortree.v1 import common_pb2 as mirrortree_dot_v1_dot_common__pb2
 from mirrortree.v1 import options_pb2 as mirrortree_dot_v1_dot_options__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19mirrortree/v1/purge.proto\x12\rmirrortree.v1\x1a\x1amirrortree/v1/common.proto\x1a\x1bmirrortree/v1/options.proto\"O\n\x13PreviewPurgeRequest\x12\x15\n\x07node_id\x18\x01 \x01(\tB\x04\xc0\xf3\x18\x02\x12!\n\x19include_transplant_copies\x18\x02 \x01(\x08\"\xa5\x04\n\x0bPurgeImpact\x12\x11\n\tbranch_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x17\n\x0f\x62ranch_revision\x18\x03 \x01(\x03\x12.\n\x05nodes\x18\x04 \x03(\x0b\x32\x1f.mirrortree.v1.PurgedNodeImpact\x12\x16\n\x0esub_branch_ids\x18\x05 \x03(\t\x12\x31\n\tcitations\x18\x06 \x03(\x0b\x32\x1e.mirrortree.v1.InboundCitation\x12\x36\n\rcanon_entries\x18\x07 \x03(\x0b\x32\x1f.mirrortree.v1.CanonEntryImpact\x12\x37\n\rgraph_objects\x18\x08 \x03(\x0b\x32 .mirrortree.v1.GraphObjectImpact\x12\x34\n\x0bpreferences\x18\t \x03(\x0b\x32\x1f.mirrortree.v1.PreferenceImpact\x12=\n\x10merge_references\x18\n \x03(\x0b\x32#.mirrortree.v1.MergeReferenceImpact\x12>\n\x11transplant_copies\x18\x0b \x03(\x0b\x32#.mirrortree.v1.TransplantCopyImpact\x12\x38\n\x0e\x63ontext_copies\x18\x0c \x03(\x0b\x32 .mirrortree.v1.ContextCopyImpact\"M\n\x10PurgedNodeImpact\x12\x0f\n\x07node_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x17\n\x0ftransplant_copy\x18\x03 \x01(\x08\"j\n\x0fInboundCitation\x12\x16\n\x0e\x63iting_node_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63iting_tree_id\x18\x02 \x01(\t\x12\x10\n\x08position\x18\x03 \x01(\x05\x12\x15\n\rcited_node_id\x18\x04 \x01(\t\"s\n\x10\x43\x61nonEntryImpact\x12\x12\n\nversion_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x03\x12\x10\n\x08node_ids\x18\x04 \x03(\t\x12\x17\n\x0f\x63iting_node_ids\x18\x05 \x03(\t\"\x9a\x01\n\x11GraphObjectImpact\x12\x11\n\tresult_id\x18\x01 \x01(\t\x12.\n\x0bobject_type\x18\x02 \x01(\x0e\x32\x19.mirrortree.v1.ObjectType\x12\x11\n\tobject_id\x18\x03 \x01(\t\x12/\n\x06\x61\x63tion\x18\x04 \x01(\x0e\x32\x1f.mirrortree.v1.GraphPurgeAction\":\n\x10PreferenceImpact\x12\x15\n\rpreference_id\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\t\"f\n\x14MergeReferenceImpact\x12\x13\n\x0bquestion_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x10\n\x08position\x18\x03 \x01(\x05\x12\x16\n\x0esource_node_id\x18\x04 \x01(\t\"e\n\x14TransplantCopyImpact\x12\x0f\n\x07tree_id\x18\x01 \x01(\t\x12\x16\n\x0esource_node_id\x18\x02 \x01(\t\x12\x14\n\x0c\x63opy_node_id\x18\x03 \x01(\t\x12\x0e\n\x06purged\x18\x04 \x01(\x08\"@\n\x11\x43ontextCopyImpact\x12\x1a\n\x12\x63ontext_version_id\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\t\"Y\n\x14PreviewPurgeResponse\x12*\n\x06impact\x18\x01 \x01(\x0b\x32\x1a.mirrortree.v1.PurgeImpact\x12\x15\n\rpreview_token\x18\x02 \x01(\t\"\x81\x01\n\x0bPurgeChoice\x12\x11\n\tcitations\x18\x01 \x01(\x08\x12\x15\n\rcanon_entries\x18\x02 \x01(\x08\x12\x13\n\x0bgraph_facts\x18\x03 \x01(\x08\x12\x18\n\x10merge_references\x18\x04 \x01(\x08\x12\x19\n\x11transplant_copies\x18\x05 \x01(\x08\"\xbb\x01\n\x0cPurgeRequest\x12\x17\n\x0fidempotency_key\x18\x01 \x01(\t\x12\x15\n\x07tree_id\x18\x02 \x01(\tB\x04\xc0\xf3\x18\x01\x12\x15\n\x07node_id\x18\x03 \x01(\tB\x04\xc0\xf3\x18\x02\x12\x15\n\rpreview_token\x18\x04 \x01(\t\x12*\n\x06\x63hoice\x18\x05 \x01(\x0b\x32\x1a.mirrortree.v1.PurgeChoice\x12\x11\n\tpurged_by\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\"\x8d\x01\n\x0ePurgeTombstone\x12\x10\n\x08purge_id\x18\x01 \x01(\t\x12\x11\n\tbranch_id\x18\x02 \x01(\t\x12\x0f\n\x07tree_id\x18\x03 \x01(\t\x12\x11\n\tpurged_by\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x11\n\tpurged_at\x18\x06 \x01(\t\x12\x0f\n\x07node_id\x18\x07 \x01(\t\"\xa3\x01\n\rPurgeResponse\x12*\n\x06impact\x18\x01 \x01(\x0b\x32\x1a.mirrortree.v1.PurgeImpact\x12\x30\n\ttombstone\x18\x02 \x01(\x0b\x32\x1d.mirrortree.v1.PurgeTombstone\x12\x34\n\x0b\x63onsistency\x18\x03 \x01(\x0b\x32\x1f.mirrortree.v1.ConsistencyToken\"1\n\x18GetPurgeTombstoneRequest\x12\x15\n\x07node_id\x18\x01 \x01(\tB\x04\xc0\xf3\x18\x02\"M\n\x19GetPurgeTombstoneResponse\x12\x30\n\ttombstone\x18\x01 \x01(\x0b\x32\x1d.mirrortree.v1.PurgeTombstone*^\n\x10GraphPurgeAction\x12\"\n\x1eGRAPH_PURGE_ACTION_UNSPECIFIED\x10\x00\x12\x13\n\x0fGRAPH_TOMBSTONE\x10\x01\x12\x11\n\rGRAPH_RETRACT\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19mirrortree/v1/purge.proto\x12\rmirrortree.v1\x1a\x1amirrortree/v1/common.proto\x1a\x1bmirrortree/v1/options.proto\"O\n\x13PreviewPurgeRequest\x12\x15\n\x07node_id\x18\x01 \x01(\tB\x04\xc0\xf3\x18\x02\x12!\n\x19include_transplant_copies\x18\x02 \x01(\x08\"\xcc\x05\n\x0bPurgeImpact\x12\x11\n\tbranch_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x17\n\x0f\x62ranch_revision\x18\x03 \x01(\x03\x12.\n\x05nodes\x18\x04 \x03(\x0b\x32\x1f.mirrortree.v1.PurgedNodeImpact\x12\x16\n\x0esub_branch_ids\x18\x05 \x03(\t\x12\x31\n\tcitations\x18\x06 \x03(\x0b\x32\x1e.mirrortree.v1.InboundCitation\x12\x36\n\rcanon_entries\x18\x07 \x03(\x0b\x32\x1f.mirrortree.v1.CanonEntryImpact\x12\x37\n\rgraph_objects\x18\x08 \x03(\x0b\x32 .mirrortree.v1.GraphObjectImpact\x12\x34\n\x0bpreferences\x18\t \x03(\x0b\x32\x1f.mirrortree.v1.PreferenceImpact\x12=\n\x10merge_references\x18\n \x03(\x0b\x32#.mirrortree.v1.MergeReferenceImpact\x12>\n\x11transplant_copies\x18\x0b \x03(\x0b\x32#.mirrortree.v1.TransplantCopyImpact\x12\x38\n\x0e\x63ontext_copies\x18\x0c \x03(\x0b\x32 .mirrortree.v1.ContextCopyImpact\x12\x34\n\x0btransitions\x18\r \x03(\x0b\x32\x1f.mirrortree.v1.TransitionImpact\x12\x41\n\x12transplant_origins\x18\x0e \x03(\x0b\x32%.mirrortree.v1.TransplantOriginImpact\x12,\n\x07records\x18\x0f \x03(\x0b\x32\x1b.mirrortree.v1.RecordImpact\"M\n\x10PurgedNodeImpact\x12\x0f\n\x07node_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x17\n\x0ftransplant_copy\x18\x03 \x01(\x08\"j\n\x0fInboundCitation\x12\x16\n\x0e\x63iting_node_id\x18\x01 \x01(\t\x12\x16\n\x0e\x63iting_tree_id\x18\x02 \x01(\t\x12\x10\n\x08position\x18\x03 \x01(\x05\x12\x15\n\rcited_node_id\x18\x04 \x01(\t\"s\n\x10\x43\x61nonEntryImpact\x12\x12\n\nversion_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x03\x12\x10\n\x08node_ids\x18\x04 \x03(\t\x12\x17\n\x0f\x63iting_node_ids\x18\x05 \x03(\t\"\x9a\x01\n\x11GraphObjectImpact\x12\x11\n\tresult_id\x18\x01 \x01(\t\x12.\n\x0bobject_type\x18\x02 \x01(\x0e\x32\x19.mirrortree.v1.ObjectType\x12\x11\n\tobject_id\x18\x03 \x01(\t\x12/\n\x06\x61\x63tion\x18\x04 \x01(\x0e\x32\x1f.mirrortree.v1.GraphPurgeAction\":\n\x10PreferenceImpact\x12\x15\n\rpreference_id\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\t\"f\n\x14MergeReferenceImpact\x12\x13\n\x0bquestion_id\x18\x01 \x01(\t\x12\x0f\n\x07tree_id\x18\x02 \x01(\t\x12\x10\n\x08position\x18\x03 \x01(\x05\x12\x16\n\x0esource_node_id\x18\x04 \x01(\t\"e\n\x14TransplantCopyImpact\x12\x0f\n\x07tree_id\x18\x01 \x01(\t\x12\x16\n\x0esource_node_id\x18\x02 \x01(\t\x12\x14\n\x0c\x63opy_node_id\x18\x03 \x01(\t\x12\x0e\n\x06purged\x18\x04 \x01(\x08\"@\n\x11\x43ontextCopyImpact\x12\x1a\n\x12\x63ontext_version_id\x18\x01 \x01(\t\x12\x0f\n\x07subject\x18\x02 \x01(\t\"[\n\x10TransitionImpact\x12\x11\n\tbranch_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12\x12\n\nconclusion\x18\x03 \x01(\x08\x12\x0e\n\x06inside\x18\x04 \x01(\x08\"A\n\x16TransplantOriginImpact\x12\x15\n\x07tree_id\x18\x01 \x01(\tB\x04\xc0\xf3\x18\x01\x12\x10\n\x08node_ids\x18\x02 \x03(\t\")\n\x0cRecordImpact\x12\r\n\x05table\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\"Y\n\x14PreviewPurgeResponse\x12*\n\x06impact\x18\x01 \x01(\x0b\x32\x1a.mirrortree.v1.PurgeImpact\x12\x15\n\rpreview_token\x18\x02 \x01(\t\"\xb2\x01\n\x0bPurgeChoice\x12\x11\n\tcitations\x18\x01 \x01(\x08\x12\x15\n\rcanon_entries\x18\x02 \x01(\x08\x12\x13\n\x0bgraph_facts\x18\x03 \x01(\x08\x12\x18\n\x10merge_references\x18\x04 \x01(\x08\x12\x19\n\x11transplant_copies\x18\x05 \x01(\x08\x12\x13\n\x0b\x63onclusions\x18\x06 \x01(\x08\x12\x1a\n\x12transplant_origins\x18\x07 \x01(\x08\"\xbb\x01\n\x0cPurgeRequest\x12\x17\n\x0fidempotency_key\x18\x01 \x01(\t\x12\x15\n\x07tree_id\x18\x02 \x01(\tB\x04\xc0\xf3\x18\x01\x12\x15\n\x07node_id\x18\x03 \x01(\tB\x04\xc0\xf3\x18\x02\x12\x15\n\rpreview_token\x18\x04 \x01(\t\x12*\n\x06\x63hoice\x18\x05 \x01(\x0b\x32\x1a.mirrortree.v1.PurgeChoice\x12\x11\n\tpurged_by\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\"\x8d\x01\n\x0ePurgeTombstone\x12\x10\n\x08purge_id\x18\x01 \x01(\t\x12\x11\n\tbranch_id\x18\x02 \x01(\t\x12\x0f\n\x07tree_id\x18\x03 \x01(\t\x12\x11\n\tpurged_by\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x11\n\tpurged_at\x18\x06 \x01(\t\x12\x0f\n\x07node_id\x18\x07 \x01(\t\"\xa3\x01\n\rPurgeResponse\x12*\n\x06impact\x18\x01 \x01(\x0b\x32\x1a.mirrortree.v1.PurgeImpact\x12\x30\n\ttombstone\x18\x02 \x01(\x0b\x32\x1d.mirrortree.v1.PurgeTombstone\x12\x34\n\x0b\x63onsistency\x18\x03 \x01(\x0b\x32\x1f.mirrortree.v1.ConsistencyToken\"1\n\x18GetPurgeTombstoneRequest\x12\x15\n\x07node_id\x18\x01 \x01(\tB\x04\xc0\xf3\x18\x02\"M\n\x19GetPurgeTombstoneResponse\x12\x30\n\ttombstone\x18\x01 \x01(\x0b\x32\x1d.mirrortree.v1.PurgeTombstone*^\n\x10GraphPurgeAction\x12\"\n\x1eGRAPH_PURGE_ACTION_UNSPECIFIED\x10\x00\x12\x13\n\x0fGRAPH_TOMBSTONE\x10\x01\x12\x11\n\rGRAPH_RETRACT\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,46 +35,54 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_PREVIEWPURGEREQUEST'].fields_by_name['node_id']._loaded_options = None
   _globals['_PREVIEWPURGEREQUEST'].fields_by_name['node_id']._serialized_options = b'\300\363\030\002'
+  _globals['_TRANSPLANTORIGINIMPACT'].fields_by_name['tree_id']._loaded_options = None
+  _globals['_TRANSPLANTORIGINIMPACT'].fields_by_name['tree_id']._serialized_options = b'\300\363\030\001'
   _globals['_PURGEREQUEST'].fields_by_name['tree_id']._loaded_options = None
   _globals['_PURGEREQUEST'].fields_by_name['tree_id']._serialized_options = b'\300\363\030\001'
   _globals['_PURGEREQUEST'].fields_by_name['node_id']._loaded_options = None
   _globals['_PURGEREQUEST'].fields_by_name['node_id']._serialized_options = b'\300\363\030\002'
   _globals['_GETPURGETOMBSTONEREQUEST'].fields_by_name['node_id']._loaded_options = None
   _globals['_GETPURGETOMBSTONEREQUEST'].fields_by_name['node_id']._serialized_options = b'\300\363\030\002'
-  _globals['_GRAPHPURGEACTION']._serialized_start=2381
-  _globals['_GRAPHPURGEACTION']._serialized_end=2475
+  _globals['_GRAPHPURGEACTION']._serialized_start=2800
+  _globals['_GRAPHPURGEACTION']._serialized_end=2894
   _globals['_PREVIEWPURGEREQUEST']._serialized_start=101
   _globals['_PREVIEWPURGEREQUEST']._serialized_end=180
   _globals['_PURGEIMPACT']._serialized_start=183
-  _globals['_PURGEIMPACT']._serialized_end=732
-  _globals['_PURGEDNODEIMPACT']._serialized_start=734
-  _globals['_PURGEDNODEIMPACT']._serialized_end=811
-  _globals['_INBOUNDCITATION']._serialized_start=813
-  _globals['_INBOUNDCITATION']._serialized_end=919
-  _globals['_CANONENTRYIMPACT']._serialized_start=921
-  _globals['_CANONENTRYIMPACT']._serialized_end=1036
-  _globals['_GRAPHOBJECTIMPACT']._serialized_start=1039
-  _globals['_GRAPHOBJECTIMPACT']._serialized_end=1193
-  _globals['_PREFERENCEIMPACT']._serialized_start=1195
-  _globals['_PREFERENCEIMPACT']._serialized_end=1253
-  _globals['_MERGEREFERENCEIMPACT']._serialized_start=1255
-  _globals['_MERGEREFERENCEIMPACT']._serialized_end=1357
-  _globals['_TRANSPLANTCOPYIMPACT']._serialized_start=1359
-  _globals['_TRANSPLANTCOPYIMPACT']._serialized_end=1460
-  _globals['_CONTEXTCOPYIMPACT']._serialized_start=1462
-  _globals['_CONTEXTCOPYIMPACT']._serialized_end=1526
-  _globals['_PREVIEWPURGERESPONSE']._serialized_start=1528
-  _globals['_PREVIEWPURGERESPONSE']._serialized_end=1617
-  _globals['_PURGECHOICE']._serialized_start=1620
-  _globals['_PURGECHOICE']._serialized_end=1749
-  _globals['_PURGEREQUEST']._serialized_start=1752
-  _globals['_PURGEREQUEST']._serialized_end=1939
-  _globals['_PURGETOMBSTONE']._serialized_start=1942
-  _globals['_PURGETOMBSTONE']._serialized_end=2083
-  _globals['_PURGERESPONSE']._serialized_start=2086
-  _globals['_PURGERESPONSE']._serialized_end=2249
-  _globals['_GETPURGETOMBSTONEREQUEST']._serialized_start=2251
-  _globals['_GETPURGETOMBSTONEREQUEST']._serialized_end=2300
-  _globals['_GETPURGETOMBSTONERESPONSE']._serialized_start=2302
-  _globals['_GETPURGETOMBSTONERESPONSE']._serialized_end=2379
+  _globals['_PURGEIMPACT']._serialized_end=899
+  _globals['_PURGEDNODEIMPACT']._serialized_start=901
+  _globals['_PURGEDNODEIMPACT']._serialized_end=978
+  _globals['_INBOUNDCITATION']._serialized_start=980
+  _globals['_INBOUNDCITATION']._serialized_end=1086
+  _globals['_CANONENTRYIMPACT']._serialized_start=1088
+  _globals['_CANONENTRYIMPACT']._serialized_end=1203
+  _globals['_GRAPHOBJECTIMPACT']._serialized_start=1206
+  _globals['_GRAPHOBJECTIMPACT']._serialized_end=1360
+  _globals['_PREFERENCEIMPACT']._serialized_start=1362
+  _globals['_PREFERENCEIMPACT']._serialized_end=1420
+  _globals['_MERGEREFERENCEIMPACT']._serialized_start=1422
+  _globals['_MERGEREFERENCEIMPACT']._serialized_end=1524
+  _globals['_TRANSPLANTCOPYIMPACT']._serialized_start=1526
+  _globals['_TRANSPLANTCOPYIMPACT']._serialized_end=1627
+  _globals['_CONTEXTCOPYIMPACT']._serialized_start=1629
+  _globals['_CONTEXTCOPYIMPACT']._serialized_end=1693
+  _globals['_TRANSITIONIMPACT']._serialized_start=1695
+  _globals['_TRANSITIONIMPACT']._serialized_end=1786
+  _globals['_TRANSPLANTORIGINIMPACT']._serialized_start=1788
+  _globals['_TRANSPLANTORIGINIMPACT']._serialized_end=1853
+  _globals['_RECORDIMPACT']._serialized_start=1855
+  _globals['_RECORDIMPACT']._serialized_end=1896
+  _globals['_PREVIEWPURGERESPONSE']._serialized_start=1898
+  _globals['_PREVIEWPURGERESPONSE']._serialized_end=1987
+  _globals['_PURGECHOICE']._serialized_start=1990
+  _globals['_PURGECHOICE']._serialized_end=2168
+  _globals['_PURGEREQUEST']._serialized_start=2171
+  _globals['_PURGEREQUEST']._serialized_end=2358
+  _globals['_PURGETOMBSTONE']._serialized_start=2361
+  _globals['_PURGETOMBSTONE']._serialized_end=2502
+  _globals['_PURGERESPONSE']._serialized_start=2505
+  _globals['_PURGERESPONSE']._serialized_end=2668
+  _globals['_GETPURGETOMBSTONEREQUEST']._serialized_start=2670
+  _globals['_GETPURGETOMBSTONEREQUEST']._serialized_end=2719
+  _globals['_GETPURGETOMBSTONERESPONSE']._serialized_start=2721
+  _globals['_GETPURGETOMBSTONERESPONSE']._serialized_end=2798
 # @@protoc_insertion_point(module_scope)

@@ -27,7 +27,7 @@ class PreviewPurgeRequest(_message.Message):
     def __init__(self, node_id: _Optional[str] = ..., include_transplant_copies: _Optional[bool] = ...) -> None: ...
 
 class PurgeImpact(_message.Message):
-    __slots__ = ("branch_id", "tree_id", "branch_revision", "nodes", "sub_branch_ids", "citations", "canon_entries", "graph_objects", "preferences", "merge_references", "transplant_copies", "context_copies")
+    __slots__ = ("branch_id", "tree_id", "branch_revision", "nodes", "sub_branch_ids", "citations", "canon_entries", "graph_objects", "preferences", "merge_references", "transplant_copies", "context_copies", "transitions", "transplant_origins", "records")
     BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     BRANCH_REVISION_FIELD_NUMBER: _ClassVar[int]
@@ -40,6 +40,9 @@ class PurgeImpact(_message.Message):
     MERGE_REFERENCES_FIELD_NUMBER: _ClassVar[int]
     TRANSPLANT_COPIES_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_COPIES_FIELD_NUMBER: _ClassVar[int]
+    TRANSITIONS_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANT_ORIGINS_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
     branch_id: str
     tree_id: str
     branch_revision: int
@@ -52,7 +55,10 @@ class PurgeImpact(_message.Message):
     merge_references: _containers.RepeatedCompositeFieldContainer[MergeReferenceImpact]
     transplant_copies: _containers.RepeatedCompositeFieldContainer[TransplantCopyImpact]
     context_copies: _containers.RepeatedCompositeFieldContainer[ContextCopyImpact]
-    def __init__(self, branch_id: _Optional[str] = ..., tree_id: _Optional[str] = ..., branch_revision: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[PurgedNodeImpact, _Mapping]]] = ..., sub_branch_ids: _Optional[_Iterable[str]] = ..., citations: _Optional[_Iterable[_Union[InboundCitation, _Mapping]]] = ..., canon_entries: _Optional[_Iterable[_Union[CanonEntryImpact, _Mapping]]] = ..., graph_objects: _Optional[_Iterable[_Union[GraphObjectImpact, _Mapping]]] = ..., preferences: _Optional[_Iterable[_Union[PreferenceImpact, _Mapping]]] = ..., merge_references: _Optional[_Iterable[_Union[MergeReferenceImpact, _Mapping]]] = ..., transplant_copies: _Optional[_Iterable[_Union[TransplantCopyImpact, _Mapping]]] = ..., context_copies: _Optional[_Iterable[_Union[ContextCopyImpact, _Mapping]]] = ...) -> None: ...
+    transitions: _containers.RepeatedCompositeFieldContainer[TransitionImpact]
+    transplant_origins: _containers.RepeatedCompositeFieldContainer[TransplantOriginImpact]
+    records: _containers.RepeatedCompositeFieldContainer[RecordImpact]
+    def __init__(self, branch_id: _Optional[str] = ..., tree_id: _Optional[str] = ..., branch_revision: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[PurgedNodeImpact, _Mapping]]] = ..., sub_branch_ids: _Optional[_Iterable[str]] = ..., citations: _Optional[_Iterable[_Union[InboundCitation, _Mapping]]] = ..., canon_entries: _Optional[_Iterable[_Union[CanonEntryImpact, _Mapping]]] = ..., graph_objects: _Optional[_Iterable[_Union[GraphObjectImpact, _Mapping]]] = ..., preferences: _Optional[_Iterable[_Union[PreferenceImpact, _Mapping]]] = ..., merge_references: _Optional[_Iterable[_Union[MergeReferenceImpact, _Mapping]]] = ..., transplant_copies: _Optional[_Iterable[_Union[TransplantCopyImpact, _Mapping]]] = ..., context_copies: _Optional[_Iterable[_Union[ContextCopyImpact, _Mapping]]] = ..., transitions: _Optional[_Iterable[_Union[TransitionImpact, _Mapping]]] = ..., transplant_origins: _Optional[_Iterable[_Union[TransplantOriginImpact, _Mapping]]] = ..., records: _Optional[_Iterable[_Union[RecordImpact, _Mapping]]] = ...) -> None: ...
 
 class PurgedNodeImpact(_message.Message):
     __slots__ = ("node_id", "tree_id", "transplant_copy")
@@ -142,6 +148,34 @@ class ContextCopyImpact(_message.Message):
     subject: str
     def __init__(self, context_version_id: _Optional[str] = ..., subject: _Optional[str] = ...) -> None: ...
 
+class TransitionImpact(_message.Message):
+    __slots__ = ("branch_id", "revision", "conclusion", "inside")
+    BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONCLUSION_FIELD_NUMBER: _ClassVar[int]
+    INSIDE_FIELD_NUMBER: _ClassVar[int]
+    branch_id: str
+    revision: int
+    conclusion: bool
+    inside: bool
+    def __init__(self, branch_id: _Optional[str] = ..., revision: _Optional[int] = ..., conclusion: _Optional[bool] = ..., inside: _Optional[bool] = ...) -> None: ...
+
+class TransplantOriginImpact(_message.Message):
+    __slots__ = ("tree_id", "node_ids")
+    TREE_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_IDS_FIELD_NUMBER: _ClassVar[int]
+    tree_id: str
+    node_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tree_id: _Optional[str] = ..., node_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class RecordImpact(_message.Message):
+    __slots__ = ("table", "id")
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    table: str
+    id: str
+    def __init__(self, table: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
+
 class PreviewPurgeResponse(_message.Message):
     __slots__ = ("impact", "preview_token")
     IMPACT_FIELD_NUMBER: _ClassVar[int]
@@ -151,18 +185,22 @@ class PreviewPurgeResponse(_message.Message):
     def __init__(self, impact: _Optional[_Union[PurgeImpact, _Mapping]] = ..., preview_token: _Optional[str] = ...) -> None: ...
 
 class PurgeChoice(_message.Message):
-    __slots__ = ("citations", "canon_entries", "graph_facts", "merge_references", "transplant_copies")
+    __slots__ = ("citations", "canon_entries", "graph_facts", "merge_references", "transplant_copies", "conclusions", "transplant_origins")
     CITATIONS_FIELD_NUMBER: _ClassVar[int]
     CANON_ENTRIES_FIELD_NUMBER: _ClassVar[int]
     GRAPH_FACTS_FIELD_NUMBER: _ClassVar[int]
     MERGE_REFERENCES_FIELD_NUMBER: _ClassVar[int]
     TRANSPLANT_COPIES_FIELD_NUMBER: _ClassVar[int]
+    CONCLUSIONS_FIELD_NUMBER: _ClassVar[int]
+    TRANSPLANT_ORIGINS_FIELD_NUMBER: _ClassVar[int]
     citations: bool
     canon_entries: bool
     graph_facts: bool
     merge_references: bool
     transplant_copies: bool
-    def __init__(self, citations: _Optional[bool] = ..., canon_entries: _Optional[bool] = ..., graph_facts: _Optional[bool] = ..., merge_references: _Optional[bool] = ..., transplant_copies: _Optional[bool] = ...) -> None: ...
+    conclusions: bool
+    transplant_origins: bool
+    def __init__(self, citations: _Optional[bool] = ..., canon_entries: _Optional[bool] = ..., graph_facts: _Optional[bool] = ..., merge_references: _Optional[bool] = ..., transplant_copies: _Optional[bool] = ..., conclusions: _Optional[bool] = ..., transplant_origins: _Optional[bool] = ...) -> None: ...
 
 class PurgeRequest(_message.Message):
     __slots__ = ("idempotency_key", "tree_id", "node_id", "preview_token", "choice", "purged_by", "reason")

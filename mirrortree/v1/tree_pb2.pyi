@@ -51,6 +51,7 @@ class CitationStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CITATION_SUPERSEDED: _ClassVar[CitationStatus]
     CITATION_REVOKED: _ClassVar[CitationStatus]
     CITATION_PURGED: _ClassVar[CitationStatus]
+    CITATION_SOURCE_PURGED: _ClassVar[CitationStatus]
 
 class CanonicalScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -168,6 +169,7 @@ CITATION_CURRENT: CitationStatus
 CITATION_SUPERSEDED: CitationStatus
 CITATION_REVOKED: CitationStatus
 CITATION_PURGED: CitationStatus
+CITATION_SOURCE_PURGED: CitationStatus
 CANONICAL_SCOPE_UNSPECIFIED: CanonicalScope
 REAL_EXPERIENCE: CanonicalScope
 WORLD_CANON: CanonicalScope
