@@ -703,7 +703,8 @@ CREATE TABLE public.idempotency_keys (
     method text NOT NULL,
     request_hash bytea NOT NULL,
     response bytea,
-    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    words_stripped boolean DEFAULT false NOT NULL
 );
 
 --
@@ -1756,6 +1757,12 @@ CREATE INDEX graph_objects_summary_body_trgm ON public.graph_objects USING gin (
 --
 
 CREATE INDEX graph_objects_title_trgm ON public.graph_objects USING gin (event_days, review_days, recorded_days, title_folded public.gin_trgm_ops) WITH (fastupdate='on', gin_pending_list_limit='256');
+
+--
+-- Name: idempotency_keys_unstripped; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX idempotency_keys_unstripped ON public.idempotency_keys USING btree (key) WHERE ((NOT words_stripped) AND (response IS NOT NULL));
 
 --
 -- Name: leaf_extractions_key; Type: INDEX; Schema: public; Owner: -

@@ -22,7 +22,9 @@ from tree_service.ingestion.store import IngestionStore
 from tree_service.migrate import migrate
 from tree_service.ownership import TreeOwners
 from tree_service.primary import Primary
+from tree_service.replays import Replays
 from tree_service.servicer import TreeServicer
+from tree_service.stored_responses import strip_stored
 from tree_service.stores import Stores
 from tree_service.tasks.store import TaskStore
 
@@ -84,8 +86,11 @@ async def start(settings: Settings) -> TreeService:
     try:
         if await primary.is_replica():
             raise RuntimeError("MIRRORTREE_TREE_DSN points at a replica; writes need the primary")
+        stripped = await strip_old_responses(primary)
+        if stripped:
+            log.info("stripped stored responses of their words", extra={"responses": stripped})
         chunks.start()
-        servicer = TreeServicer(stores, chunks=chunks)
+        servicer = TreeServicer(stores, chunks=chunks, refill=Replays(stores))
         rpc = await start_server(
             service="tree_service",
             listen=settings.listen,
@@ -121,6 +126,18 @@ def service_interceptors(settings: Settings, primary: Primary) -> list[grpc.aio.
         settings.callers, settings.confirmation_secret, owners, owners.subject_of
     )
     return [guard, *limit]
+
+
+async def strip_old_responses(primary: Primary) -> int:
+    """Strip the responses stored before this build (or by an earlier one during an upgrade)
+    of the words a purge may forget, a batch per transaction; how many."""
+    total = 0
+    while True:
+        async with primary.pool.acquire() as conn, conn.transaction():
+            done = await strip_stored(conn, once=True)
+        if not done:
+            return total
+        total += done
 
 
 async def catch_up_hubs(store: IngestionStore) -> int:

@@ -34,8 +34,9 @@ READ_IDEMPOTENCY_KEY = """
 SELECT method, request_hash, response FROM idempotency_keys WHERE key = $1
 """
 
+# The response is stored stripped of the words a purge may forget (stored_responses.stripped).
 STORE_IDEMPOTENT_RESPONSE = """
-UPDATE idempotency_keys SET response = $2 WHERE key = $1
+UPDATE idempotency_keys SET response = $2, words_stripped = true WHERE key = $1
 """
 
 CURRENT_LSN = "SELECT pg_current_wal_insert_lsn()::text"

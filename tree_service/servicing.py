@@ -21,6 +21,7 @@ from mirrortree.v1 import common_pb2
 from tree_service import convert
 from tree_service.domain import Node
 from tree_service.primary import Primary
+from tree_service.stored_responses import stripped
 
 # grpc.aio.ServicerContext; grpc ships no type information, so it is Any to mypy.
 Ctx: TypeAlias = Any
@@ -42,6 +43,7 @@ class ServicerBase:
     """The state and write frame the RPC groups of TreeServicer share."""
 
     primary: Primary
+    refill: Callable[[Message], Awaitable[None]]  # a replayed response's words, as they are now
 
     def __init__(self, stores: object, **parts: object) -> None:
         """Take every store this servicer's groups declare from `stores` (an object with one
@@ -93,20 +95,23 @@ class ServicerBase:
     ) -> R:
         """Run one idempotent write; attach the consistency token to the response.
 
-        `stored` shapes what a replay returns (e.g. without a one-time secret).
+        `stored` shapes what a replay returns (e.g. without a one-time secret). The stored
+        response keeps none of the words a purge or a revocation may forget; a replay fills
+        them in as they are now (tree_service.stored_responses).
         """
         outcome = await self.primary.write(
             key=request.idempotency_key,
             method=method,
             request_hash=request_hash(method, request),
             action=action,
-            encode=lambda r: stored(r).SerializeToString(),
+            encode=lambda r: stripped(stored(r)).SerializeToString(),
         )
         if outcome.value is not None:
             response = outcome.value
         else:
             response = response_type()
             response.ParseFromString(outcome.replayed or b"")
+            await self.refill(response)
         response.consistency.CopyFrom(common_pb2.ConsistencyToken(lsn=outcome.lsn))  # type: ignore[attr-defined]
         return response
 

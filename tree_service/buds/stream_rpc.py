@@ -19,6 +19,7 @@ from tree_service.domain import AnswerState, Generated, StopReason
 from tree_service.errors import InvalidInput, NotFound, PreconditionFailed, TreeServiceError
 from tree_service.primary import Primary
 from tree_service.servicing import Ctx, request_hash
+from tree_service.stored_responses import stripped
 
 log = logging.getLogger("tree_service.buds")
 # Time left below which a cancellation counts as the call's deadline.
@@ -138,7 +139,7 @@ class BudStream:
             method="StreamAnswer",
             request_hash=request_hash("StreamAnswer", message.open),
             action=action,
-            encode=lambda r: r.SerializeToString(),
+            encode=lambda r: stripped(r).SerializeToString(),
         )
         if outcome.value is None:
             opened = tree_pb2.StreamAnswerResponse.FromString(outcome.replayed or b"")

@@ -153,3 +153,7 @@ WHERE id = $1
 RETURNING """
     + CANDIDATE_COLUMNS
 )
+
+SELECT_INVITATIONS = (
+    "SELECT " + INVITATION_COLUMNS + " FROM canon_invitations WHERE id = any($1::uuid[])"
+)

@@ -121,6 +121,10 @@ class CanonReviewStore:
             )
         return [(invitation_from_row(r), r["position"]) for r in rows]
 
+    async def invitations(self, ids: list[str]) -> list[Invitation]:
+        rows = await self._pool.fetch(queries.SELECT_INVITATIONS, [uuid.UUID(i) for i in ids])
+        return [invitation_from_row(r) for r in rows]
+
     async def list_candidates(
         self, version_id: str, include_reviewed: bool
     ) -> list[CanonCandidate]:

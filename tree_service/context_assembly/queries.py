@@ -44,3 +44,7 @@ SELECT id::text, node_id::text, budget, token_budget, used, used_tokens, items::
        digest, created_at
 FROM context_versions WHERE id = $1
 """
+
+SELECT_SUMMARY = (
+    "SELECT " + SUMMARY_COLUMNS + " FROM context_summaries WHERE subject = $1 AND version = $2"
+)

@@ -152,6 +152,11 @@ class ContextStore:
             created_at,
         )
 
+    async def summary(self, subject: str, version: int) -> StoredSummary | None:
+        """A summary as it is stored now (None once it is gone: a purge deletes it)."""
+        row = await self._pool.fetchrow(queries.SELECT_SUMMARY, subject, version)
+        return StoredSummary(**dict(row)) if row is not None else None
+
     async def get_version(self, version_id: str) -> ContextVersion:
         version_uuid = rules.parse_id(version_id, "context_version_id")
         row = await self._pool.fetchrow(queries.SELECT_CONTEXT_VERSION, version_uuid)

@@ -81,3 +81,14 @@ LIST_COMMITMENTS = (
     + " FROM commitments c WHERE c.tree_id = $1) x WHERE x.position > $2"
     + " ORDER BY x.position LIMIT $3"
 )
+
+SELECT_RULINGS = """
+SELECT id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at
+FROM arbiter_rulings WHERE id = any($1::uuid[])
+"""
+
+SELECT_EFFECTS = "SELECT " + EFFECT_COLUMNS + " FROM effects WHERE id = any($1::uuid[])"
+
+SELECT_COMMITMENTS = (
+    "SELECT " + COMMITMENT_COLUMNS + " FROM commitments c WHERE c.id = any($1::uuid[])"
+)

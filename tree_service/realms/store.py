@@ -167,3 +167,17 @@ class RealmStore:
             tree_uuid = await NodeStore.expect_tree(conn, tree_id)
             rows = await conn.fetch(queries.LIST_COMMITMENTS, tree_uuid, after, limit)
         return [commitment_from_row(r) for r in rows]
+
+    # ---- reads by id (a replayed response's words, as they are now) ------------------------
+
+    async def rulings(self, ids: list[str]) -> list[Ruling]:
+        rows = await self._pool.fetch(queries.SELECT_RULINGS, [uuid.UUID(i) for i in ids])
+        return [ruling_from_row(r) for r in rows]
+
+    async def effects(self, ids: list[str]) -> list[Effect]:
+        rows = await self._pool.fetch(queries.SELECT_EFFECTS, [uuid.UUID(i) for i in ids])
+        return [effect_from_row(r) for r in rows]
+
+    async def commitments(self, ids: list[str]) -> list[StoredCommitment]:
+        rows = await self._pool.fetch(queries.SELECT_COMMITMENTS, [uuid.UUID(i) for i in ids])
+        return [commitment_from_row(r) for r in rows]

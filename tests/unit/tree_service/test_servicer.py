@@ -9,7 +9,7 @@ from tree_service.servicer import TreeServicer
 from tree_service.stores import Stores
 
 # What the composition hands the servicer besides the stores (tree_service.app.start).
-PARTS = {"chunks"}
+PARTS = {"chunks", "refill"}
 
 
 def test_every_store_a_group_declares_is_one_the_composition_builds():
