@@ -260,14 +260,15 @@ GET_CONTEXT_OUTPUT = results.result_schema(
 READ_SOURCE_OUTPUT = results.result_schema(
     graph_pb2.ReadSourceResponse,
     {
-        "text": "One page of the content, code points start..end of content_length.",
+        "text": "One page of the content, code points start..end of content_length; left out "
+        "when there is none to read (availability says why: a purged message reads deleted).",
         "content_kind": "saved_fragment (the evidence as saved) or whole_source.",
         "time_metadata": (
             "The source's times: created, updated (the version returned was written) and "
             "captured (the fragment was saved), each with its basis, or unknown with a reason."
         ),
     },
-    ("text", "content_kind", "start", "end", "content_length", "availability"),
+    ("content_kind", "start", "end", "content_length", "availability"),
 )
 
 _ANNOTATIONS = types.ToolAnnotations(
