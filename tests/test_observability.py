@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import subprocess
@@ -29,6 +30,8 @@ from graph_service.config import Settings as GraphSettings
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from tests.conftest import create_tree, free_port, graph_settings, unique
 from tests.gateway.harness import http_client, tool_error
+from tests.tree_service.purging import preview, purge_request, world
+from tests.tree_service.reviews import scope_of
 from tests.tree_service.test_buds import Stream, chunk, open_message, question_in_new_tree
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings
@@ -393,3 +396,29 @@ async def test_the_dashboard_queries_only_exported_metrics_and_all_of_them(
     assert not queried - exported, f"the dashboard queries missing series {queried - exported}"
     shown = {family(name) for name in queried}
     assert not {family(n) for n in exported} - shown, "exported but not on the dashboard"
+
+
+async def test_logs_and_metrics_carry_no_user_words(caplog, tree, tree_client, graph, graph_client):
+    """A branch with a unique marker in its words is written, refused, read, purged and its
+    grant revoked while every log record is kept: neither a log line (message, arguments,
+    traceback) nor either service's metrics carry the marker."""
+    caplog.set_level(logging.DEBUG)
+    w = await world(tree_client)
+    marker = w.secret
+    with contextlib.suppress(grpc.aio.AioRpcError):  # refused: the parent is unknown
+        await tree_client.AskQuestion(
+            tree_pb2.AskQuestionRequest(
+                idempotency_key=unique("k"), tree_id=w.tree_id, parent_id=w.root_id[::-1],
+                text=marker,
+            )
+        )  # fmt: skip
+    await graph_client.Search(graph_pb2.SearchRequest(query=marker, scope=scope_of(w.project)))
+    shown = await preview(tree_client, w.branch_id)
+    await tree_client.Purge(purge_request(w, shown.preview_token))
+    logged = "\n".join(
+        f"{r.getMessage()} {r.args!r} {r.exc_text or ''} {vars(r)!r}" for r in caplog.records
+    )
+    assert caplog.records and marker not in logged
+    for port in (metrics_port(tree), metrics_port(graph)):
+        with LOOPBACK.open(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            assert marker not in response.read().decode()

@@ -7,8 +7,10 @@ a snapshot, a summary) must be forgotten too. So every text, JSON, bytea and arr
 the schema is here: in CONTENT, with what a purge and a revocation do to it today, or in
 CONTENT_FREE, with the reason it cannot hold anyone's words. A column in neither fails the
 catalog test (tests/tree_service/test_user_content.py), so a new column cannot be added without
-saying what forgetting does to it. Where forgetting does not reach a copy yet, the entry says
-so (NOT_REACHED) and names the gap.
+saying what forgetting does to it. A copy outside the purged branch names the PurgeChoice
+field (`choice`) under which a purge rewrites it; left unchosen, the copy is kept and marked as
+resting on purged content. Where forgetting does not reach a copy, the entry says so
+(NOT_REACHED) and names the gap.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class Purge(StrEnum):
     FOLLOWS = "follows"  # generated from another column of the row, and changes with it
     RECORD = "record"  # the purge's own record: what a tombstone says (who, when, why)
     NOT_BRANCH_CONTENT = "not_branch_content"  # words of a tree, a scope or a grant, not a branch's
+    NONE_STORED = (
+        "none_stored"  # kept without the words, filled in from the current state when read
+    )
     PARTLY = "partly"  # some of its rows or paths are forgotten; `gap` names what survives
     NOT_REACHED = "not_reached"  # a copy of a branch's words that a purge leaves as it is
 
@@ -37,6 +42,8 @@ class Revoke(StrEnum):
     NOT_CITED = "not_cited"  # never holds words cited from another person's tree
     TOMBSTONED = "tombstoned"  # the citations made under the grant are rewritten as tombstones
     ON_READ = "on_read"  # kept as stored (an immutable snapshot) and tombstoned on every read
+    DELETED = "deleted"  # the rows made from the cited words are deleted
+    NONE_STORED = "none_stored"  # kept without the words, filled in from the current state
     NOT_REACHED = "not_reached"  # holds the cited words after the revocation
 
 
@@ -49,6 +56,7 @@ class Content:
     revoke: Revoke = Revoke.NOT_CITED
     paths: tuple[str, ...] = ()  # in a JSON or bytes column: where the words are
     gap: str = ""  # for PARTLY and NOT_REACHED: which copy survives
+    choice: str = ""  # the PurgeChoice field that lets a purge rewrite this copy; "" = always
 
 
 # (table, column) → what it holds and what forgetting does to it.
@@ -71,6 +79,7 @@ CONTENT: dict[tuple[str, str], Content] = {
         Purge.TOMBSTONED,  # a purged node's own are cleared; those citing it become tombstones
         Revoke.TOMBSTONED,
         paths=("[*].snapshot", "[*].note", "[*].anchor.excerpt"),
+        choice="citations",
     ),
     ("nodes", "comparison"): Content(
         "a comparison's criteria", Purge.CLEARED, paths=("criteria[*]",)
@@ -79,9 +88,8 @@ CONTENT: dict[tuple[str, str], Content] = {
     ("source_revisions", "text"): Content("a node's message text as a source", Purge.CLEARED),
     ("context_summaries", "text"): Content(
         "a caller's summary of a node, a tool result or a citation",
-        Purge.DELETED,
-        Revoke.NOT_REACHED,
-        gap="a summary of a citation made under a revoked grant keeps its words",
+        Purge.DELETED,  # a summary of a citation into the branch goes with the citation
+        Revoke.DELETED,
     ),
     ("commitments", "statement"): Content("a commitment stated in the branch", Purge.CLEARED),
     ("tasks", "goal"): Content("a delegated task's goal", Purge.CLEARED),
@@ -90,44 +98,23 @@ CONTENT: dict[tuple[str, str], Content] = {
         "a task report's evidence", Purge.CLEARED, paths=("[*]",)
     ),
     ("tasks", "stop_conditions"): Content(
-        "a delegated task's stop conditions, in the user's words",
-        Purge.NOT_REACHED,
-        gap="kept on the purged branch's tasks",
+        "a delegated task's stop conditions, in the user's words", Purge.CLEARED
     ),
     ("arbiter_rulings", "action"): Content(
-        "the real-world action a ruling is about",
-        Purge.NOT_REACHED,
-        gap="kept on the rulings of the purged nodes",
+        "the real-world action a ruling is about", Purge.CLEARED
     ),
-    ("arbiter_rulings", "reason"): Content(
-        "why the arbiter ruled so", Purge.NOT_REACHED, gap="kept on the purged nodes' rulings"
-    ),
-    ("effects", "action"): Content(
-        "a real-world action taken from a node",
-        Purge.NOT_REACHED,
-        gap="kept on the effects of the purged nodes",
-    ),
-    ("effects", "parameters"): Content(
-        "the action's parameters",
-        Purge.NOT_REACHED,
-        paths=("*",),
-        gap="kept on the effects of the purged nodes",
-    ),
-    ("canon_invitations", "reason"): Content(
-        "why the node was proposed for canon",
-        Purge.NOT_REACHED,
-        gap="kept on invitations of purged nodes",
-    ),
-    ("canon_invitations", "decision_reason"): Content(
-        "why the user declined", Purge.NOT_REACHED, gap="kept on invitations of purged nodes"
-    ),
+    ("arbiter_rulings", "reason"): Content("why the arbiter ruled so", Purge.CLEARED),
+    ("effects", "action"): Content("a real-world action taken from a node", Purge.CLEARED),
+    ("effects", "parameters"): Content("the action's parameters", Purge.CLEARED, paths=("*",)),
+    ("canon_invitations", "reason"): Content("why the node was proposed for canon", Purge.CLEARED),
+    ("canon_invitations", "decision_reason"): Content("why the user declined", Purge.CLEARED),
     ("branch_transitions", "summary"): Content(
-        "a conclusion's reviewable summary of the branch",
-        Purge.NOT_REACHED,
-        gap="GetBranch and ListBranches quote it after the branch is purged",
+        "a conclusion's reviewable summary of a branch",
+        Purge.CLEARED,  # the purged branches' own; another branch's quoting it is retracted
+        choice="conclusions",
     ),
     ("branch_transitions", "reason"): Content(
-        "why the branch moved", Purge.NOT_REACHED, gap="kept in the purged branch's history"
+        "why the branch moved", Purge.CLEARED, choice="conclusions"
     ),
     # ---- copies of the branch's words elsewhere ---------------------------------------------
     ("main_line_versions", "snapshot"): Content(
@@ -144,17 +131,18 @@ CONTENT: dict[tuple[str, str], Content] = {
             "[*].citations",
             "[*].comparison",
         ),
+        choice="canon_entries",
     ),
     ("context_versions", "items"): Content(
         "the items of an assembled context, verbatim or summarized",
-        Purge.TOMBSTONED,
+        Purge.TOMBSTONED,  # a citation's item follows the choice on citations
         Revoke.ON_READ,
         paths=("[*].text",),
     ),
     ("transplants", "ancestor_path"): Content(
         "the transplanted branch's ancestors, whole",
-        Purge.NOT_REACHED,
-        Revoke.NOT_REACHED,
+        Purge.TOMBSTONED,
+        Revoke.TOMBSTONED,  # and on read, for paths revoked before the rewrite was made
         paths=(
             "[*].text",
             "[*].reasoning_summary",
@@ -165,46 +153,47 @@ CONTENT: dict[tuple[str, str], Content] = {
             "[*].citations",
             "[*].comparison",
         ),
-        gap="GetTransplantOrigin shows a purged ancestor's question and answer, and the "
-        "snapshots of citations whose grant was revoked",
+        choice="transplant_origins",
     ),
     ("idempotency_keys", "response"): Content(
-        "the answer of every write, replayed to a retry",
-        Purge.PARTLY,  # a string holding a purged node's whole text, reason or criteria is blanked
-        Revoke.NOT_REACHED,
-        paths=("any string field",),
-        gap="a replay returns evidence, tool traces, statements, summaries, context items and "
-        "snapshots that quote only part of a purged text; a revoked citation's snapshot",
+        "the answer of every write, replayed to a retry: stored without the words a purge or "
+        "a revocation may forget, which a replay fills in as they read now (stored_responses)",
+        Purge.NONE_STORED,
+        Revoke.NONE_STORED,
+        paths=("the fields stored_responses.KEPT_WORDS keeps",),
     ),
     ("purges", "response"): Content(
-        "what a purge did: the impact, naming subjects of retracted preferences",
+        "what a purge did: ids and counts, and the tombstone (stored without the subjects "
+        "of the preferences it retracted)",
         Purge.RECORD,
-        paths=("impact.preferences[*].subject",),
+        paths=("tombstone.reason",),
     ),
     # ---- the story graph: facts resting on the words ----------------------------------------
     ("graph_objects", "title"): Content(
         "a story-graph object's title",
-        Purge.PARTLY,  # a source reference to a purged message is retitled
-        gap="a retracted object keeps its title, which may quote the purged words",
+        Purge.RETRACTED,  # a source reference to a purged message is retitled
+        choice="graph_facts",
     ),
     ("graph_objects", "body"): Content(
-        "a story-graph object's text (a source reference's saved fragment)", Purge.RETRACTED
+        "a story-graph object's text (a source reference's saved fragment)",
+        Purge.RETRACTED,
+        choice="graph_facts",
     ),
     ("graph_objects", "title_folded"): Content("the title, lowered for search", Purge.FOLLOWS),
     ("graph_objects", "body_folded"): Content("the text, lowered for search", Purge.FOLLOWS),
     ("graph_objects", "details"): Content(
         "a relation's reason, repeated beside its text",
-        Purge.PARTLY,  # a retracted object's details gain the purge's record
+        Purge.RETRACTED,  # the reason goes; the purge's record is added
         paths=("reason",),
-        gap="a retracted relation keeps its reason in details",
+        choice="graph_facts",
     ),
-    ("leaves", "text"): Content("a shared leaf fact", Purge.RETRACTED),
+    ("leaves", "text"): Content("a shared leaf fact", Purge.RETRACTED, choice="graph_facts"),
     ("leaves", "text_folded"): Content("the leaf, lowered for search", Purge.FOLLOWS),
-    ("preferences", "text"): Content("a confirmed long-term preference", Purge.RETRACTED),
+    ("preferences", "text"): Content(
+        "a confirmed long-term preference", Purge.RETRACTED, choice="graph_facts"
+    ),
     ("preferences", "subject"): Content(
-        "what a preference is about",
-        Purge.NOT_REACHED,
-        gap="a retracted preference keeps its subject",
+        "what a preference is about", Purge.RETRACTED, choice="graph_facts"
     ),
     ("review_results", "coverage_gaps"): Content(
         "a review's account of what it did not cover", Purge.NOT_BRANCH_CONTENT

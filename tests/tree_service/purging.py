@@ -18,8 +18,22 @@ from tests.tree_service.helpers import answer, ask
 from tests.tree_service.reviews import review, scope_of
 
 ALL = purge_pb2.PurgeChoice(
-    citations=True, canon_entries=True, graph_facts=True, merge_references=True
+    citations=True,
+    canon_entries=True,
+    graph_facts=True,
+    merge_references=True,
+    conclusions=True,
+    transplant_origins=True,
 )
+
+
+def as_answered(impact: purge_pb2.PurgeImpact) -> purge_pb2.PurgeImpact:
+    """A preview's impact as the purge answers it: retracted preferences named by id only."""
+    answered = purge_pb2.PurgeImpact()
+    answered.CopyFrom(impact)
+    for preference in answered.preferences:
+        preference.subject = ""
+    return answered
 
 
 @dataclass
@@ -177,7 +191,8 @@ async def footprint(db, secret: str) -> list[str]:
     """Every table and column whose text still holds `secret`."""
     rows = await db.fetch(
         """SELECT table_name, column_name, data_type FROM information_schema.columns
-           WHERE table_schema = 'public' AND data_type IN ('text', 'jsonb', 'bytea')"""
+           WHERE table_schema = 'public'
+             AND data_type IN ('text', 'character varying', 'jsonb', 'bytea', 'ARRAY')"""
     )
     found = []
     for r in rows:

@@ -171,6 +171,11 @@ def tombstone(citation: Mapping[str, Any]) -> dict[str, Any]:
     return {**kept, "snapshot": "", "redacted": True, "status": "revoked"}
 
 
+def citation_subject(node_id: str, position: int) -> str:
+    """The subject a context summary of a node's citation at `position` is kept under."""
+    return f"citation:{node_id}:{position}"
+
+
 def tombstone_revoked(
     citations: Sequence[Mapping[str, Any]], revoked: set[str]
 ) -> tuple[dict[str, Any], ...]:

@@ -32,6 +32,21 @@ FOR NO KEY UPDATE
 """
 
 REWRITE_CITATIONS = "UPDATE nodes SET citations = $2::jsonb WHERE id = $1"
+# A caller's summaries of revoked citations (subjects citation:<node>:<position>) quote them.
+DELETE_CITATION_SUMMARIES = "DELETE FROM context_summaries WHERE subject = any($1::text[])"
+
+# Transplanted trees whose origin copied a citation made under grant $1 ($1 as text).
+GRANTED_ORIGINS = """
+SELECT tree_id, ancestor_path::text AS ancestor_path FROM transplants
+WHERE jsonb_path_exists(
+    ancestor_path,
+    '$[*].citations[*] ? (@.authorization_id == $id)',
+    jsonb_build_object('id', $1::text)
+)
+ORDER BY tree_id
+FOR UPDATE
+"""
+REWRITE_ORIGIN = "UPDATE transplants SET ancestor_path = $2::jsonb WHERE tree_id = $1"
 
 TREE_OWNER = "SELECT owner FROM trees WHERE id = $1"
 

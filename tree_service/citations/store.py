@@ -14,6 +14,7 @@ from tree_service import rules
 from tree_service.citations import anchors, queries
 from tree_service.errors import NotFound, PreconditionFailed
 from tree_service.nodes.store import NodeStore
+from tree_service.stored_responses import strip_stored
 
 
 @dataclass(frozen=True)
@@ -89,17 +90,35 @@ class CitationStore:
                 {"field": "authorization_id"},
             )
         revoked = grant_from_row(await conn.fetchrow(queries.REVOKE_GRANT, grant_uuid, revoked_by))
-        tombstoned = 0
+        summarized: list[str] = []  # context summaries of the revoked citations
         for node in await conn.fetch(queries.GRANTED_NODES, grant_uuid):
             citations = json.loads(node["citations"])
             rewritten = anchors.tombstone_revoked(citations, {revoked.id})
-            tombstoned += sum(
-                1 for old, new in zip(citations, rewritten, strict=True) if old != new
-            )
+            summarized += [
+                anchors.citation_subject(str(node["id"]), position)
+                for position, (old, new) in enumerate(zip(citations, rewritten, strict=True))
+                if old != new
+            ]
             await conn.execute(
                 queries.REWRITE_CITATIONS, node["id"], json.dumps(rewritten, ensure_ascii=False)
             )
-        return revoked, tombstoned
+        await conn.execute(queries.DELETE_CITATION_SUMMARIES, summarized)
+        for origin in await conn.fetch(queries.GRANTED_ORIGINS, revoked.id):
+            path = [
+                {
+                    **n,
+                    "citations": list(
+                        anchors.tombstone_revoked(n.get("citations", []), {revoked.id})
+                    ),
+                }
+                for n in json.loads(origin["ancestor_path"])
+            ]
+            await conn.execute(
+                queries.REWRITE_ORIGIN, origin["tree_id"], json.dumps(path, ensure_ascii=False)
+            )
+        # Responses stored before stripping began may hold the cited words; none may survive.
+        await strip_stored(conn)
+        return revoked, len(summarized)
 
     async def citations_of(self, node_id: str) -> list[tuple[dict[str, object], str]]:
         """A node's citations as they read now, each with the successor of its source ("" when

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from tree_service.citations.anchors import citation_subject
 from tree_service.domain import Node
 from tree_service.errors import PreconditionFailed
 
@@ -157,10 +158,6 @@ def node_subject(node_id: str) -> str:
 
 def tool_subject(node_id: str, index: int) -> str:
     return f"tool:{node_id}:{index}"
-
-
-def citation_subject(node_id: str, index: int) -> str:
-    return f"citation:{node_id}:{index}"
 
 
 def attachment_subject(node_id: str, attachment_id: str) -> str:

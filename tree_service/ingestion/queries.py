@@ -134,3 +134,8 @@ SET scope_key = $2, subject = $3, text = $4, about = $5::jsonb, confirmed_by = $
 WHERE id = $1
 RETURNING revision, updated_at
 """
+
+SELECT_PREFERENCES = """
+SELECT id, scope_key, subject, text, about::text AS about, confirmed_by, revision, updated_at
+FROM preferences WHERE id = any($1::text[])
+"""

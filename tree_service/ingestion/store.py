@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 
 from mirrortree import neighbourhoods
+from mirrortree.scopes import ScopeValue
 from mirrortree.violations import FieldViolation
 from tree_service import rules
 from tree_service.domain import (
@@ -22,6 +23,7 @@ from tree_service.domain import (
     RecordedReview,
     ReviewResult,
     SourceRecord,
+    StoryObject,
 )
 from tree_service.errors import (
     IdempotencyKeyReused,
@@ -31,6 +33,7 @@ from tree_service.errors import (
 )
 from tree_service.ingestion import queries
 from tree_service.leaves import store as leaf_store
+from tree_service.nodes.store import NodeStore
 from tree_service.primary import Primary
 
 
@@ -89,6 +92,7 @@ class IngestionStore:
         refused = missing + await self._source_reference_conflicts(conn, review)
         if refused:
             raise InvalidInput(refused)
+        await self._expect_no_purged_message(conn, review)
         shared = None
         if review.leaf_extraction is not None:
             shared = await leaf_store.prepare(conn, review, review.leaf_extraction)
@@ -266,6 +270,27 @@ class IngestionStore:
         return found, rules.missing_ends(review, set(found))
 
     @staticmethod
+    async def _expect_no_purged_message(conn: asyncpg.Connection, review: ReviewResult) -> None:
+        """Refuse a source reference to a purged message: its words were forgotten, and a
+        review must not bring them back as a fragment."""
+        messages: dict[uuid.UUID, StoryObject] = {}
+        for o in rules.source_references(review):
+            if o.details.get("source_type") == "message":
+                try:
+                    messages[uuid.UUID(str(o.details.get("source_id")))] = o
+                except ValueError:
+                    continue  # not a node of a tree: nothing of it can have been purged
+        purged = await NodeStore.purged_among(conn, sorted(messages))
+        for node_id, o in sorted(messages.items()):
+            if str(node_id) in purged:
+                field = review.fields.get((o.object_type.value, o.object_id), o.object_id)
+                raise PreconditionFailed(
+                    f"{field}.source_id names message {node_id}, which was purged: only its "
+                    "tombstone remains (GetPurgeTombstone); a review cannot cite it",
+                    {"field": f"{field}.source_id", "node_id": str(node_id), "state": "purged"},
+                )
+
+    @staticmethod
     async def _source_reference_conflicts(
         conn: asyncpg.Connection, review: ReviewResult
     ) -> list[FieldViolation]:
@@ -322,6 +347,22 @@ class IngestionStore:
                 queries.UPDATE_SOURCE, new.source_id, new.project_id, new.title, new.text
             )
         return SourceRecord(new.source_id, row["revision"], row["updated_at"])
+
+    async def preferences(self, ids: list[str]) -> list[PreferenceRecord]:
+        rows = await self._primary.pool.fetch(queries.SELECT_PREFERENCES, ids)
+        return [
+            PreferenceRecord(
+                r["id"],
+                ScopeValue.from_key(r["scope_key"]),
+                r["subject"],
+                r["text"],
+                tuple(json.loads(r["about"])),
+                r["confirmed_by"],
+                r["revision"],
+                r["updated_at"],
+            )
+            for r in rows
+        ]
 
     @staticmethod
     async def set_preference(conn: asyncpg.Connection, new: NewPreference) -> PreferenceRecord:

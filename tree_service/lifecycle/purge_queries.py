@@ -151,7 +151,9 @@ WHERE id = any($1::uuid[])
 CLEAR_CHUNKS = "DELETE FROM bud_chunks WHERE node_id = any($1::uuid[])"
 
 # A delegated task's goal and what its worker reported are the branch's content too.
-CLEAR_TASKS = "UPDATE tasks SET goal = '' WHERE branch_node_id = any($1::uuid[])"
+CLEAR_TASKS = """
+UPDATE tasks SET goal = '', stop_conditions = '{}' WHERE branch_node_id = any($1::uuid[])
+"""
 CLEAR_TASK_REPORTS = """
 UPDATE task_reports SET message = '', evidence = '[]'
 WHERE task_id IN (SELECT id FROM tasks WHERE branch_node_id = any($1::uuid[]))
@@ -159,6 +161,21 @@ WHERE task_id IN (SELECT id FROM tasks WHERE branch_node_id = any($1::uuid[]))
 CLEAR_SOURCE_REVISIONS = "UPDATE source_revisions SET text = '' WHERE node_id = any($1::uuid[])"
 CLEAR_SUMMARIES = "DELETE FROM context_summaries WHERE node_id = any($1::uuid[])"
 CLEAR_COMMITMENTS = "UPDATE commitments SET statement = '' WHERE node_id = any($1::uuid[])"
+# What rulings, real-world effects and invitations said of the purged nodes; each keeps its
+# frame (who, when, allowed or not, which tool) beside the node's tombstone.
+CLEAR_RULINGS = """
+UPDATE arbiter_rulings SET action = '', reason = '' WHERE node_id = any($1::uuid[])
+"""
+CLEAR_EFFECTS = "UPDATE effects SET action = '', parameters = '{}' WHERE node_id = any($1::uuid[])"
+CLEAR_INVITATIONS = """
+UPDATE canon_invitations SET reason = '', decision_reason = '' WHERE node_id = any($1::uuid[])
+"""
+# The history of the purged branch and of the branches inside it ($1: their roots).
+CLEAR_TRANSITIONS = """
+UPDATE branch_transitions
+SET reason = '', summary = CASE WHEN summary IS NULL THEN NULL ELSE '' END
+WHERE node_id = any($1::uuid[])
+"""
 
 SELECT_CITATIONS = "SELECT citations FROM nodes WHERE id = $1 FOR UPDATE"
 REWRITE_CITATIONS = "UPDATE nodes SET citations = $2::jsonb WHERE id = $1"
@@ -169,6 +186,62 @@ REWRITE_SNAPSHOT = "UPDATE main_line_versions SET snapshot = $2::jsonb WHERE id 
 SELECT_CONTEXT_ITEMS = "SELECT items FROM context_versions WHERE id = $1 FOR UPDATE"
 REWRITE_CONTEXT_ITEMS = "UPDATE context_versions SET items = $2::jsonb WHERE id = $1"
 
+# The branch's own records whose words go with it (the tables of user_content.CONTENT that a
+# node's records are in), for the preview.
+BRANCH_RECORDS = """
+SELECT 'arbiter_rulings' AS table_name, id::text AS id
+FROM arbiter_rulings WHERE node_id = any($1::uuid[])
+UNION ALL
+SELECT 'canon_invitations', id::text FROM canon_invitations WHERE node_id = any($1::uuid[])
+UNION ALL
+SELECT 'commitments', id::text FROM commitments WHERE node_id = any($1::uuid[])
+UNION ALL
+SELECT 'context_summaries', subject || '@' || version
+FROM context_summaries WHERE node_id = any($1::uuid[])
+UNION ALL
+SELECT 'effects', id::text FROM effects WHERE node_id = any($1::uuid[])
+UNION ALL
+SELECT 'tasks', id::text FROM tasks WHERE branch_node_id = any($1::uuid[])
+ORDER BY 1, 2
+"""
+
+# Transitions holding words: those of branches $1 (the purged one and those inside), and those
+# of other branches of trees $2 (checked for quoting the content).
+TRANSITIONS_INSIDE = """
+SELECT node_id::text AS branch_id, revision, summary IS NOT NULL AS conclusion
+FROM branch_transitions
+WHERE node_id = any($1::uuid[]) AND (reason <> '' OR coalesce(summary, '') <> '')
+ORDER BY node_id, revision
+"""
+TRANSITIONS_AROUND = """
+SELECT t.node_id::text AS branch_id, t.revision, t.summary IS NOT NULL AS conclusion,
+       coalesce(t.summary, '') AS summary, t.reason
+FROM branch_transitions t JOIN branches b ON b.node_id = t.node_id
+WHERE b.tree_id = any($2::uuid[]) AND t.node_id <> all($1::uuid[])
+  AND (t.reason <> '' OR coalesce(t.summary, '') <> '')
+ORDER BY t.node_id, t.revision
+"""
+RETRACT_TRANSITION = """
+UPDATE branch_transitions
+SET reason = $3, summary = CASE WHEN summary IS NULL THEN NULL ELSE $3 END
+WHERE node_id = $1 AND revision = $2
+"""
+
+# Transplanted trees whose origin keeps a purged node ($1: ids as text) among its ancestors.
+ORIGINS_HOLDING = """
+SELECT t.tree_id::text AS tree_id, array_agg(e->>'id' ORDER BY e->>'id') AS node_ids
+FROM transplants t, jsonb_array_elements(t.ancestor_path) e
+WHERE e->>'id' = any($1::text[])
+GROUP BY t.tree_id
+ORDER BY t.tree_id
+"""
+SELECT_ANCESTORS = "SELECT ancestor_path FROM transplants WHERE tree_id = $1 FOR UPDATE"
+REWRITE_ANCESTORS = "UPDATE transplants SET ancestor_path = $2::jsonb WHERE tree_id = $1"
+
+# A citation pointing in, kept as the purge chose: its context summaries go if chosen ($1:
+# their subjects, citation:<node>:<position>).
+CLEAR_CITATION_SUMMARIES = "DELETE FROM context_summaries WHERE subject = any($1::text[])"
+
 # A source reference to a purged message: its saved fragment removed, the purge on record.
 TOMBSTONE_REFERENCE = """
 UPDATE graph_objects
@@ -177,12 +250,25 @@ SET body = '', title = 'message ' || (details->>'source_id') || ' (purged)',
 WHERE result_id = $1 AND object_type = 'source_reference' AND object_id = $2
 """
 
-# A fact resting on (or quoting) purged content: retracted, its text replaced by why.
+# A fact resting on (or quoting) purged content: retracted, its text replaced by why, its title
+# too when it quotes the content ($6) (a relation's reason, repeated in its details, goes).
+OBJECT_TITLE = """
+SELECT title FROM graph_objects WHERE result_id = $1 AND object_type = $2 AND object_id = $3
+"""
 RETRACT_OBJECT = """
 UPDATE graph_objects
-SET body = $4, confirmation_state = 'retracted',
-    details = details || jsonb_build_object('purged', $5::jsonb)
+SET title = CASE WHEN $6 THEN 'retracted' ELSE title END, body = $4,
+    confirmation_state = 'retracted',
+    details = (details - 'reason') || jsonb_build_object('purged', $5::jsonb)
 WHERE result_id = $1 AND object_type = $2 AND object_id = $3
+"""
+
+# A source reference to a purged message, kept as the purge chose: the fragment stays, the
+# purge is on record.
+MARK_REFERENCE = """
+UPDATE graph_objects
+SET details = details || jsonb_build_object('purged', $3::jsonb)
+WHERE result_id = $1 AND object_type = 'source_reference' AND object_id = $2
 """
 
 # The shared leaf first stored as that graph object: every scope using it reads the retraction.
@@ -192,7 +278,8 @@ WHERE result_id = $1 AND object_id = $2
 """
 
 RETRACT_PREFERENCE = """
-UPDATE preferences SET text = $2, revision = revision + 1, updated_at = clock_timestamp()
+UPDATE preferences
+SET subject = 'retracted', text = $2, revision = revision + 1, updated_at = clock_timestamp()
 WHERE id = $1
 """
 
@@ -211,30 +298,6 @@ BUMP_TREE = """
 UPDATE trees SET revision = revision + 1, updated_at = clock_timestamp() WHERE id = $1
 """
 
-# Every free text of nodes $1 a stored response may repeat: text, reasoning, criteria, and
-# the goals and reports of their delegated tasks.
-CONTENT_STRINGS = """
-SELECT s FROM nodes n,
-     LATERAL (SELECT n.text UNION ALL SELECT n.reasoning_summary
-              UNION ALL SELECT jsonb_array_elements_text(coalesce(n.comparison->'criteria', '[]'))
-             ) AS t (s)
-WHERE n.id = any($1::uuid[]) AND s <> ''
-UNION
-SELECT s FROM tasks k,
-     LATERAL (SELECT k.goal UNION ALL SELECT r.message FROM task_reports r WHERE r.task_id = k.id
-             ) AS t (s)
-WHERE k.branch_node_id = any($1::uuid[]) AND s <> ''
-"""
-
-# Stored responses that name a purged node ($1: the ids as text) in their bytes: a replay
-# could return its content.
-STORED_RESPONSES = """
-SELECT key, method, response FROM idempotency_keys
-WHERE response IS NOT NULL
-  AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS x (id)
-              WHERE position(convert_to(x.id, 'UTF8') IN response) > 0)
-"""
-REWRITE_RESPONSE = "UPDATE idempotency_keys SET response = $2 WHERE key = $1"
 
 # Lets this transaction rewrite the content of immutable records (migration 0025's triggers).
 NAME_PURGE = "SELECT set_config('mirrortree.purge', $1, true)"

@@ -1,5 +1,5 @@
-"""The rules of purging (T16): the preview token, the choice a purge needs, and what the
-tombstones and retractions it leaves say."""
+"""The rules of purging (T16): the preview token, and what the tombstones, retractions and
+marks it leaves say."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
-
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import purge_pb2
-from tree_service.errors import InvalidInput, PreconditionFailed, RevisionConflict, TreeServiceError
+from tree_service.errors import InvalidInput, RevisionConflict, TreeServiceError
 
 TOKEN = re.compile(r"purge1\.([0-9a-f-]{36})\.([1-9][0-9]{0,18})\.([01])\.([0-9a-f]{64})")
 # Quoted content shorter than this is not searched for in derived facts: a word that short
@@ -73,32 +70,6 @@ def expect_token_for(token: Token, branch_id: str, copies_chosen: bool) -> None:
             "choice.transplant_copies",
             f"differs from the preview, which {said} the transplanted copies: preview again "
             "with include_transplant_copies as chosen",
-        )
-
-
-def expect_chosen(impact: purge_pb2.PurgeImpact, choice: purge_pb2.PurgeChoice) -> None:
-    """Refuse a purge that would leave an impact the preview listed neither tombstoned nor
-    retracted: what is not chosen would point at, or rest on, content that is gone."""
-    missing = []
-    if impact.citations and not choice.citations:
-        missing.append(("citations", f"{len(impact.citations)} citation(s) pointing in"))
-    if impact.canon_entries and not choice.canon_entries:
-        missing.append(
-            ("canon_entries", f"{len(impact.canon_entries)} main-line version(s) holding it")
-        )
-    derived = len(impact.graph_objects) + len(impact.preferences)
-    if derived and not choice.graph_facts:
-        missing.append(("graph_facts", f"{derived} story-graph object(s) and preference(s)"))
-    if impact.merge_references and not choice.merge_references:
-        missing.append(
-            ("merge_references", f"{len(impact.merge_references)} merge reference(s) to it")
-        )
-    if missing:
-        raise PreconditionFailed(
-            "the purge would leave "
-            + "; ".join(f"{what} (choice.{name})" for name, what in missing)
-            + " without a tombstone: choose them, or keep the branch archived",
-            {"missing_choices": ",".join(name for name, _ in missing)},
         )
 
 
@@ -169,7 +140,7 @@ class Quotes:
 
 def purged_entry(entry: dict[str, Any], branch_id: str) -> dict[str, Any]:
     """A main-line snapshot entry of a purged node: its frame, no content."""
-    return {
+    purged = {
         **entry,
         "text": "",
         "reasoning_summary": "",
@@ -179,9 +150,17 @@ def purged_entry(entry: dict[str, Any], branch_id: str) -> dict[str, Any]:
         "citations": [],
         "conditions": {},
         "stop_reason": None,
-        "branch_id": branch_id,
-        "branch_state": "purged",
+        **in_purged_branch(branch_id),
     }
+    if entry.get("comparison") is not None:
+        # Which answers were compared is the frame; the criteria are the words.
+        purged["comparison"] = {**entry["comparison"], "criteria": []}
+    return purged
+
+
+def in_purged_branch(branch_id: str) -> dict[str, str]:
+    """What a kept copy of a purged node says of where it was: in a purged branch."""
+    return {"branch_id": branch_id, "branch_state": "purged"}
 
 
 def purged_citation(citation: dict[str, Any], tombstone: Tombstone) -> dict[str, Any]:
@@ -198,6 +177,16 @@ def purged_citation(citation: dict[str, Any], tombstone: Tombstone) -> dict[str,
     }
 
 
+def source_purged(citation: dict[str, Any], tombstone: Tombstone) -> dict[str, Any]:
+    """A citation into purged content that the purge kept: its own copy stays, saying what
+    became of the source."""
+    return {
+        **citation,
+        "status": "source_purged",
+        "source_description": tombstone.description(str(citation.get("node_id", ""))),
+    }
+
+
 def purged_item(item: dict[str, Any]) -> dict[str, Any]:
     """A recorded context item that held purged content: omitted, saying so."""
     return {
@@ -207,30 +196,3 @@ def purged_item(item: dict[str, Any]) -> dict[str, Any]:
         "summary_version": 0,
         "omitted_reason": f"purged: {item.get('subject', '')}",
     }
-
-
-def scrubbed(message: Message, texts: list[str]) -> bool:
-    """Blank, in place, every string of `message` that holds one of the purged texts; whether
-    anything changed (a stored response to replay must not hand the content back)."""
-    changed = False
-    for field, value in message.ListFields():
-        if field.type == FieldDescriptor.TYPE_MESSAGE:
-            entry = field.message_type
-            if entry is not None and entry.GetOptions().map_entry:
-                continue
-            for item in value if field.is_repeated else [value]:
-                changed = scrubbed(item, texts) or changed
-        elif field.type == FieldDescriptor.TYPE_STRING and field.is_repeated:
-            kept = ["" if _holds(text, texts) else text for text in value]
-            if kept != list(value):
-                del value[:]
-                value.extend(kept)
-                changed = True
-        elif field.type == FieldDescriptor.TYPE_STRING and _holds(value, texts):
-            setattr(message, field.name, "")
-            changed = True
-    return changed
-
-
-def _holds(value: str, texts: list[str]) -> bool:
-    return any(t and t in value for t in texts)

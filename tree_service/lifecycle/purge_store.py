@@ -1,8 +1,9 @@
-"""Purging an archived branch (T16): the impact preview, and the purge that does exactly what
-the preview listed, leaving tombstones where content was.
+"""Purging an archived branch (T16): the impact preview, and the purge that does what the
+preview listed as the caller chose, leaving tombstones where content was.
 
-The impact is built as its proto message so that the preview token is the digest of exactly
-what the caller was shown, and the purge can answer what it did in the same form.
+The branch's own content, records and history always go. Of the copies elsewhere the caller
+chooses any subset (seed 001: the user decides by impact scope); a chosen copy becomes a
+tombstone or a retraction, an unchosen one stays, marked as resting on purged content.
 """
 
 from __future__ import annotations
@@ -12,32 +13,30 @@ import uuid
 from dataclasses import dataclass
 
 import asyncpg
-from google.protobuf import message_factory
 
-from mirrortree.v1 import common_pb2, purge_pb2, tree_pb2
+from mirrortree.v1 import common_pb2, purge_pb2
 from tree_service import rules as tree_rules
+from tree_service.citations.anchors import citation_subject
 from tree_service.domain import BranchState, Node
 from tree_service.errors import InvalidInput, NotFound, PreconditionFailed
 from tree_service.lifecycle import purge_queries as q
 from tree_service.lifecycle import queries as lifecycle_queries
+from tree_service.lifecycle.purge_impact import TOMBSTONE, Scope, impact_of
 from tree_service.lifecycle.purge_rules import (
-    MIN_QUOTE,
     PurgePreviewStale,
     Quotes,
     Tombstone,
-    expect_chosen,
     expect_token_for,
+    in_purged_branch,
     parse_token,
     purged_citation,
     purged_entry,
     purged_item,
-    scrubbed,
+    source_purged,
     token_of,
 )
 from tree_service.nodes.store import NodeStore
-
-TOMBSTONE = purge_pb2.GRAPH_TOMBSTONE
-RETRACT = purge_pb2.GRAPH_RETRACT
+from tree_service.stored_responses import strip_stored
 
 
 @dataclass(frozen=True)
@@ -50,147 +49,11 @@ class PurgeOrder:
     reason: str
 
 
-def _object_type(name: str) -> int:
-    return common_pb2.ObjectType.Value(name.upper())
-
-
 def _tombstone(row: asyncpg.Record) -> Tombstone:
     return Tombstone(
         row["id"], row["branch_id"], row["tree_id"], row["purged_by"], row["reason"],
         row["purged_at"],
     )  # fmt: skip
-
-
-@dataclass
-class _Scope:
-    """The purged nodes: id → (tree id, text, whether a transplanted copy), and which branch
-    root each copy root stands for."""
-
-    nodes: dict[str, tuple[str, str, bool]]
-    copy_roots: dict[str, str]  # copy root node id → its tree id
-
-    @property
-    def ids(self) -> list[uuid.UUID]:
-        return [uuid.UUID(n) for n in self.nodes]
-
-    @property
-    def texts(self) -> list[str]:
-        return sorted({t for _, t, _ in self.nodes.values() if len(t.strip()) >= MIN_QUOTE})
-
-
-async def _scope(
-    conn: asyncpg.Connection, branch: Node, include_copies: bool, impact: purge_pb2.PurgeImpact
-) -> _Scope:
-    rows = await conn.fetch(q.SUBTREE, uuid.UUID(branch.id))
-    nodes = {r["id"]: (r["tree_id"], r["text"], False) for r in rows}
-    sub = await conn.fetch(q.SUB_BRANCHES, [uuid.UUID(n) for n in nodes], uuid.UUID(branch.id))
-    impact.sub_branch_ids.extend(r["node_id"] for r in sub)
-    copies = await conn.fetch(q.COPIES, list(nodes))
-    roots: dict[str, str] = {}
-    for c in copies:
-        impact.transplant_copies.append(
-            purge_pb2.TransplantCopyImpact(
-                tree_id=c["tree_id"],
-                source_node_id=c["source_node_id"],
-                copy_node_id=c["copy_node_id"],
-                purged=include_copies,
-            )
-        )
-        # The copy of the branch root, or of the transplanted node when it lies inside.
-        root = c["transplanted"] if c["transplanted"] in nodes else branch.id
-        if c["source_node_id"] == root:
-            roots[c["copy_node_id"]] = c["tree_id"]
-    if include_copies and copies:
-        ids = [uuid.UUID(c["copy_node_id"]) for c in copies]
-        for r in await conn.fetch(q.NODES_TEXT, ids):
-            nodes[r["id"]] = (r["tree_id"], r["text"], True)
-    impact.nodes.extend(
-        purge_pb2.PurgedNodeImpact(node_id=n, tree_id=t, transplant_copy=c)
-        for n, (t, _, c) in sorted(nodes.items())
-    )
-    return _Scope(nodes, roots if include_copies else {})
-
-
-async def _impact(
-    conn: asyncpg.Connection, branch: Node, revision: int, include_copies: bool
-) -> tuple[purge_pb2.PurgeImpact, _Scope]:
-    """Everything a purge of `branch` touches, each list in a stable order."""
-    impact = purge_pb2.PurgeImpact(
-        branch_id=branch.id, tree_id=branch.tree_id, branch_revision=revision
-    )
-    scope = await _scope(conn, branch, include_copies, impact)
-    ids, texts = scope.ids, list(scope.nodes)
-    streaming = await conn.fetchval(q.STREAMING, ids)
-    if streaming is not None:
-        raise PreconditionFailed(
-            f"answer {streaming} in branch {branch.id} still streams: end it, then purge",
-            {"branch_id": branch.id, "node_id": streaming},
-        )
-    task = await conn.fetchrow(q.ACTIVE_TASK, ids)
-    if task is not None:
-        raise PreconditionFailed(
-            f"delegated task {task['id']} in branch {branch.id} is {task['state']}: cancel it "
-            "(InstructTask with TASK_CANCEL), then purge",
-            {"branch_id": branch.id, "task_id": task["id"]},
-        )
-    citing: set[str] = set()
-    subjects = []
-    for r in await conn.fetch(q.CITATIONS_IN, ids, texts):
-        impact.citations.append(purge_pb2.InboundCitation(**dict(r)))
-        citing.add(r["citing_node_id"])
-        subjects.append(f"citation:{r['citing_node_id']}:{r['position']}")
-    held = ids + [uuid.UUID(c) for c in citing]
-    for r in await conn.fetch(q.CANON_VERSIONS, held):
-        impact.canon_entries.append(
-            purge_pb2.CanonEntryImpact(
-                version_id=r["id"],
-                tree_id=r["tree_id"],
-                version=r["version"],
-                node_ids=sorted(n for n in r["node_ids"] if n in scope.nodes),
-                citing_node_ids=sorted(n for n in r["node_ids"] if n in citing),
-            )
-        )
-    await _graph(conn, scope, impact)
-    for r in await conn.fetch(q.MERGE_REFERENCES, ids):
-        impact.merge_references.append(purge_pb2.MergeReferenceImpact(**dict(r)))
-    for r in await conn.fetch(q.CONTEXT_COPIES, texts, subjects):
-        impact.context_copies.append(purge_pb2.ContextCopyImpact(**dict(r)))
-    return impact, scope
-
-
-async def _graph(conn: asyncpg.Connection, scope: _Scope, impact: purge_pb2.PurgeImpact) -> None:
-    """Story-graph objects resting on the content: references to it are tombstoned; facts
-    citing those references, or quoting the content in their results, are retracted."""
-    refs = await conn.fetch(q.GRAPH_REFERENCES, list(scope.nodes))
-    found: dict[tuple[str, str, str], int] = {
-        (r["result_id"], r["object_type"], r["object_id"]): TOMBSTONE for r in refs
-    }
-    results = [r["result_id"] for r in refs]
-    for r in await conn.fetch(q.GRAPH_CITING, results, [r["object_id"] for r in refs]):
-        found.setdefault((r["result_id"], r["object_type"], r["object_id"]), RETRACT)
-    quotes = Quotes(scope.texts)
-    for r in await conn.fetch(q.GRAPH_RESULT_OBJECTS, sorted(set(results))):
-        if quotes(r["title"], r["body"]):
-            found.setdefault((r["result_id"], r["object_type"], r["object_id"]), RETRACT)
-    for (result_id, object_type, object_id), action in sorted(found.items()):
-        impact.graph_objects.append(
-            purge_pb2.GraphObjectImpact(
-                result_id=result_id,
-                object_type=_object_type(object_type),  # type: ignore[arg-type]
-                object_id=object_id,
-                action=action,  # type: ignore[arg-type]
-            )
-        )
-    objects = sorted(found)
-    for r in await conn.fetch(
-        q.PREFERENCES_ABOUT,
-        [o[0] for o in objects],
-        [o[1] for o in objects],
-        [o[2] for o in objects],
-    ):
-        impact.preferences.append(
-            purge_pb2.PreferenceImpact(preference_id=r["id"], subject=r["subject"])
-        )
 
 
 class PurgeStore:
@@ -223,7 +86,7 @@ class PurgeStore:
             row = await conn.fetchrow(lifecycle_queries.SELECT_BRANCH, uuid.UUID(node.id))
             state, revision = (row["state"], row["revision"]) if row else ("active", 1)
             await self._archived(conn, node, state)
-            impact, _ = await _impact(conn, node, revision, include_copies)
+            impact, _ = await impact_of(conn, node, revision, include_copies)
         return impact, token_of(impact, include_copies)
 
     async def purge(self, conn: asyncpg.Connection, order: PurgeOrder) -> purge_pb2.PurgeResponse:
@@ -247,11 +110,9 @@ class PurgeStore:
         await self._archived(conn, node, locked["state"])
         # Appends to the tree wait for this lock, so that what is read next is what is purged.
         await conn.execute(q.LOCK_TREES, [uuid.UUID(node.tree_id)])
-        impact, scope = await _impact(conn, node, locked["revision"], token.include_copies)
-        trees = sorted({uuid.UUID(t) for t, _, _ in scope.nodes.values()})
+        impact, scope = await impact_of(conn, node, locked["revision"], token.include_copies)
         if token_of(impact, token.include_copies) != order.preview_token:
             raise PurgePreviewStale(node.id, locked["revision"])
-        expect_chosen(impact, order.choice)
         purge_id = str(uuid.uuid4())
         response = purge_pb2.PurgeResponse(impact=impact)
         purged_at = await conn.fetchval(
@@ -267,8 +128,12 @@ class PurgeStore:
         done_stone = Tombstone(
             purge_id, node.id, node.tree_id, order.purged_by, order.reason, purged_at
         )
-        await _apply(conn, impact, scope, done_stone, trees)
+        await _apply(conn, impact, scope, done_stone, order.choice)
         response.tombstone.CopyFrom(done_stone.to_proto())
+        # Kept to answer a retry, it names retracted preferences by id (the preview named their
+        # subjects, which the retraction forgets).
+        for preference in response.impact.preferences:
+            preference.subject = ""
         await conn.execute(
             q.SET_PURGE_RESPONSE,
             uuid.UUID(purge_id),
@@ -290,93 +155,173 @@ class PurgeStore:
 async def _apply(
     conn: asyncpg.Connection,
     impact: purge_pb2.PurgeImpact,
-    scope: _Scope,
+    scope: Scope,
     stone: Tombstone,
-    trees: list[uuid.UUID],
+    choice: purge_pb2.PurgeChoice,
 ) -> None:
-    """Do what `impact` lists; the caller checked that every listed impact was chosen."""
+    """Do what `impact` lists, as `choice` says for the copies elsewhere."""
     ids = scope.ids
     await conn.execute(q.NAME_PURGE, stone.purge_id)
     await conn.execute(q.INSERT_PURGED_NODES, ids, uuid.UUID(stone.purge_id))
-    contents = sorted({r["s"] for r in await conn.fetch(q.CONTENT_STRINGS, ids)})
-    for statement in (
-        q.CLEAR_NODES,
-        q.CLEAR_CHUNKS,
-        q.CLEAR_TASK_REPORTS,
-        q.CLEAR_TASKS,
-        q.CLEAR_SOURCE_REVISIONS,
-        q.CLEAR_SUMMARIES,
-        q.CLEAR_COMMITMENTS,
-    ):
+    for statement in OWN_CONTENT:
         await conn.execute(statement, ids)
-    cited: dict[str, set[int]] = {}
-    for c in impact.citations:
-        cited.setdefault(c.citing_node_id, set()).add(c.position)
-    rewritten: dict[str, list[dict[str, object]]] = {}
-    for citing, positions in sorted(cited.items()):
-        stored = json.loads(await conn.fetchval(q.SELECT_CITATIONS, uuid.UUID(citing)))
-        rewritten[citing] = [
-            purged_citation(c, stone) if i in positions else c for i, c in enumerate(stored)
-        ]
-        await conn.execute(q.REWRITE_CITATIONS, uuid.UUID(citing), json.dumps(rewritten[citing]))
-    owner = {n: stone.branch_id for n in scope.nodes}
-    for entry in impact.canon_entries:
-        snapshot = json.loads(await conn.fetchval(q.SELECT_SNAPSHOT, uuid.UUID(entry.version_id)))
-        for i, node in enumerate(snapshot):
-            if node["id"] in scope.nodes:
-                snapshot[i] = purged_entry(node, owner[node["id"]])
-            elif node["id"] in rewritten:
-                snapshot[i] = {**node, "citations": rewritten[node["id"]]}
-        await conn.execute(q.REWRITE_SNAPSHOT, uuid.UUID(entry.version_id), json.dumps(snapshot))
-    await _apply_graph(conn, impact, stone)
-    await _scrub_responses(conn, scope, contents)
-    items: dict[str, set[str]] = {}
-    for copy in impact.context_copies:
-        items.setdefault(copy.context_version_id, set()).add(copy.subject)
-    for version_id, subjects in sorted(items.items()):
-        stored = json.loads(await conn.fetchval(q.SELECT_CONTEXT_ITEMS, uuid.UUID(version_id)))
-        stored = [purged_item(i) if i.get("subject") in subjects else i for i in stored]
-        await conn.execute(q.REWRITE_CONTEXT_ITEMS, uuid.UUID(version_id), json.dumps(stored))
+    await conn.execute(q.CLEAR_TRANSITIONS, [uuid.UUID(r) for r in scope.branch_roots])
+    cited = await _apply_citations(conn, impact, stone, choice.citations)
+    await _apply_canon(conn, impact, scope, stone, cited, chosen=choice.canon_entries)
+    await _apply_graph(conn, impact, scope, stone, choice.graph_facts)
+    if choice.conclusions:
+        for t in impact.transitions:
+            if not t.inside:
+                await conn.execute(
+                    q.RETRACT_TRANSITION, uuid.UUID(t.branch_id), t.revision, stone.retraction()
+                )
+    await _apply_origins(conn, impact, scope, stone, choice.transplant_origins)
+    # Responses stored before stripping began hold words; none may survive the purge.
+    await strip_stored(conn)
+    await _apply_contexts(conn, impact, choice.citations)
     roots = [(stone.branch_id, stone.tree_id)]
     roots += [(b, stone.tree_id) for b in impact.sub_branch_ids]
     roots += sorted(scope.copy_roots.items())
     for root, tree in roots:
         await _move_to_purged(conn, root, tree, stone)
-    for tree_uuid in trees:
+    for tree_uuid in scope.trees:
         await conn.execute(q.BUMP_TREE, tree_uuid)
 
 
-async def _scrub_responses(conn: asyncpg.Connection, scope: _Scope, texts: list[str]) -> None:
-    """Stored write responses keep no purged content (`texts`): a retry replays the frame."""
-    methods = tree_pb2.DESCRIPTOR.services_by_name["TreeService"].methods_by_name
-    for row in await conn.fetch(q.STORED_RESPONSES, list(scope.nodes)):
-        method = methods.get(row["method"])
-        if method is None:
-            continue
-        response = message_factory.GetMessageClass(method.output_type)()
-        response.ParseFromString(row["response"])
-        if scrubbed(response, texts):
-            await conn.execute(
-                q.REWRITE_RESPONSE, row["key"], response.SerializeToString(deterministic=True)
-            )
+# The purged nodes' own content and records (user_content.CONTENT, treatment PURGED/CLEARED).
+OWN_CONTENT = (
+    q.CLEAR_NODES,
+    q.CLEAR_CHUNKS,
+    q.CLEAR_TASK_REPORTS,
+    q.CLEAR_TASKS,
+    q.CLEAR_SOURCE_REVISIONS,
+    q.CLEAR_SUMMARIES,
+    q.CLEAR_COMMITMENTS,
+    q.CLEAR_RULINGS,
+    q.CLEAR_EFFECTS,
+    q.CLEAR_INVITATIONS,
+)
+
+
+def _citation_subjects(impact: purge_pb2.PurgeImpact) -> list[str]:
+    return [citation_subject(c.citing_node_id, c.position) for c in impact.citations]
+
+
+async def _apply_citations(
+    conn: asyncpg.Connection, impact: purge_pb2.PurgeImpact, stone: Tombstone, chosen: bool
+) -> dict[str, list[dict[str, object]]]:
+    """Citations pointing in: tombstones if chosen (their summaries go too), else kept and
+    marked. Returns each citing node's citations as rewritten."""
+    cited: dict[str, set[int]] = {}
+    for c in impact.citations:
+        cited.setdefault(c.citing_node_id, set()).add(c.position)
+    mark = purged_citation if chosen else source_purged
+    rewritten: dict[str, list[dict[str, object]]] = {}
+    for citing, positions in sorted(cited.items()):
+        stored = json.loads(await conn.fetchval(q.SELECT_CITATIONS, uuid.UUID(citing)))
+        rewritten[citing] = [mark(c, stone) if i in positions else c for i, c in enumerate(stored)]
+        await conn.execute(q.REWRITE_CITATIONS, uuid.UUID(citing), json.dumps(rewritten[citing]))
+    if chosen:
+        await conn.execute(q.CLEAR_CITATION_SUMMARIES, _citation_subjects(impact))
+    return rewritten
+
+
+async def _apply_canon(
+    conn: asyncpg.Connection,
+    impact: purge_pb2.PurgeImpact,
+    scope: Scope,
+    stone: Tombstone,
+    cited: dict[str, list[dict[str, object]]],
+    *,
+    chosen: bool,
+) -> None:
+    """Main-line entries of purged nodes lose their content if chosen, else read as lying in
+    the purged branch; entries of citing nodes follow their citations."""
+    for entry in impact.canon_entries:
+        snapshot = json.loads(await conn.fetchval(q.SELECT_SNAPSHOT, uuid.UUID(entry.version_id)))
+        for i, node in enumerate(snapshot):
+            if node["id"] in scope.nodes:
+                snapshot[i] = (
+                    purged_entry(node, stone.branch_id)
+                    if chosen
+                    else {**node, **in_purged_branch(stone.branch_id)}
+                )
+            elif node["id"] in cited:
+                snapshot[i] = {**node, "citations": cited[node["id"]]}
+        await conn.execute(q.REWRITE_SNAPSHOT, uuid.UUID(entry.version_id), json.dumps(snapshot))
 
 
 async def _apply_graph(
-    conn: asyncpg.Connection, impact: purge_pb2.PurgeImpact, stone: Tombstone
+    conn: asyncpg.Connection,
+    impact: purge_pb2.PurgeImpact,
+    scope: Scope,
+    stone: Tombstone,
+    chosen: bool,
 ) -> None:
+    """Memory: source references tombstoned and what rests on them retracted if chosen (a
+    title kept unless it quotes the content), else the references only say that their message
+    was purged."""
     record = json.dumps(stone.record())
+    quotes = Quotes(scope.texts)
     for g in impact.graph_objects:
         type_name = common_pb2.ObjectType.Name(g.object_type).lower()
-        if g.action == TOMBSTONE:
+        if not chosen:
+            if g.action == TOMBSTONE:
+                await conn.execute(q.MARK_REFERENCE, g.result_id, g.object_id, record)
+        elif g.action == TOMBSTONE:
             await conn.execute(q.TOMBSTONE_REFERENCE, g.result_id, g.object_id, record)
         else:
+            key = (g.result_id, type_name, g.object_id)
+            title = await conn.fetchval(q.OBJECT_TITLE, *key)
             await conn.execute(
-                q.RETRACT_OBJECT, g.result_id, type_name, g.object_id, stone.retraction(), record
+                q.RETRACT_OBJECT, *key, stone.retraction(), record, quotes(title or "")
             )
             if type_name == "leaf_fact":
                 await conn.execute(q.RETRACT_LEAF, g.result_id, g.object_id, stone.retraction())
-    for p in impact.preferences:
-        await conn.execute(q.RETRACT_PREFERENCE, p.preference_id, stone.retraction())
+    if chosen:
+        for p in impact.preferences:
+            await conn.execute(q.RETRACT_PREFERENCE, p.preference_id, stone.retraction())
+
+
+async def _apply_origins(
+    conn: asyncpg.Connection,
+    impact: purge_pb2.PurgeImpact,
+    scope: Scope,
+    stone: Tombstone,
+    chosen: bool,
+) -> None:
+    """Exports: a transplanted tree's origin keeps its purged ancestors' frames if chosen, else
+    their words, read as lying in the purged branch."""
+    for origin in impact.transplant_origins:
+        tree = uuid.UUID(origin.tree_id)
+        path = json.loads(await conn.fetchval(q.SELECT_ANCESTORS, tree))
+        path = [
+            (
+                purged_entry(n, stone.branch_id)
+                if chosen
+                else {**n, **in_purged_branch(stone.branch_id)}
+            )
+            if n["id"] in scope.nodes
+            else n
+            for n in path
+        ]
+        await conn.execute(q.REWRITE_ANCESTORS, tree, json.dumps(path))
+
+
+async def _apply_contexts(
+    conn: asyncpg.Connection, impact: purge_pb2.PurgeImpact, citations_chosen: bool
+) -> None:
+    """Recorded contexts: the purged nodes' items read as omitted, and so do the items of
+    citations pointing in when those are chosen."""
+    kept = set() if citations_chosen else set(_citation_subjects(impact))
+    items: dict[str, set[str]] = {}
+    for copy in impact.context_copies:
+        if copy.subject not in kept:
+            items.setdefault(copy.context_version_id, set()).add(copy.subject)
+    for version_id, subjects in sorted(items.items()):
+        stored = json.loads(await conn.fetchval(q.SELECT_CONTEXT_ITEMS, uuid.UUID(version_id)))
+        stored = [purged_item(i) if i.get("subject") in subjects else i for i in stored]
+        await conn.execute(q.REWRITE_CONTEXT_ITEMS, uuid.UUID(version_id), json.dumps(stored))
 
 
 async def _move_to_purged(conn: asyncpg.Connection, root: str, tree: str, stone: Tombstone) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 
 import asyncpg
 
+from tree_service.citations.grants import without_revoked
 from tree_service.domain import AnswerState, NewTree, NodeKind, Realm, Tree
 from tree_service.errors import NotFound, PreconditionFailed
 from tree_service.lifecycle.rules import TransplantOrigin, TransplantRequest
@@ -174,4 +176,7 @@ class TransplantStore:
         row = await self._pool.fetchrow(SELECT_TRANSPLANT, tree_uuid)
         if row is None:
             raise NotFound("transplant origin of tree", tree_id)
-        return origin_from_row(row)
+        origin = origin_from_row(row)
+        # The path is a snapshot: a citation in it whose grant was since revoked reads as one.
+        ancestors = await without_revoked(self._pool, list(origin.ancestor_path))
+        return dataclasses.replace(origin, ancestor_path=tuple(ancestors))

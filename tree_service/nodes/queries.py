@@ -26,6 +26,7 @@ SELECT_NODE = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = $1"
 SELECT_NODES = "SELECT " + NODE_COLUMNS + " FROM nodes n WHERE n.id = any($1::uuid[])"
 
 IS_PURGED = "SELECT 1 FROM purged_nodes WHERE node_id = $1"
+PURGED_AMONG = "SELECT node_id::text FROM purged_nodes WHERE node_id = any($1::uuid[])"
 
 # A whole append in one statement, so that the tree's row stays locked for as little as
 # possible: the tree's revision and ordinal bump, the node (realm $5 and world $6 NULL: the

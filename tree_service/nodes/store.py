@@ -109,6 +109,11 @@ class NodeStore:
         return await conn.fetchval(queries.NODE_EXISTS, node_id) is not None
 
     @staticmethod
+    async def purged_among(conn: asyncpg.Connection, ids: list[uuid.UUID]) -> set[str]:
+        """Which of the nodes `ids` were purged."""
+        return {r[0] for r in await conn.fetch(queries.PURGED_AMONG, ids)}
+
+    @staticmethod
     async def expect_not_purged(conn: asyncpg.Connection, node_id: str, field: str) -> None:
         """Refuse a write that would build on purged content."""
         if await conn.fetchval(queries.IS_PURGED, uuid.UUID(node_id)) is not None:
@@ -231,6 +236,13 @@ class NodeStore:
         async with self._pool.acquire() as conn:
             node = await self.load(conn, node_id, "node_id")
             return (await self.place(conn, [node]))[0]
+
+    async def get_nodes(self, node_ids: Sequence[str]) -> dict[str, Node]:
+        """The nodes of `node_ids` that exist, each placed in its branch, by id."""
+        async with self._pool.acquire() as conn:
+            found = await self.load_many(conn, [uuid.UUID(n) for n in node_ids])
+            placed = await self.place(conn, list(found.values()))
+        return {n.id: n for n in placed}
 
     async def get_path(self, node_id: str, offset: int, limit: int) -> tuple[list[Node], int]:
         """One page of the path root → node, each placed in its branch, and the path's length."""

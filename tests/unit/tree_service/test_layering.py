@@ -33,11 +33,12 @@ CORE = frozenset(
         "primary",
         "rules",
         "servicing",
+        "stored_responses",
         "user_content",
     }
 )
 NODES = "nodes"
-COMPOSITION = frozenset({"__main__", "app", "servicer", "stores"})
+COMPOSITION = frozenset({"__main__", "app", "replays", "servicer", "stores"})
 # Which other aggregates each aggregate builds on (their public modules only); nothing else
 # sideways, and no cycle.
 DEPENDS_ON: dict[str, frozenset[str]] = {
@@ -50,7 +51,7 @@ DEPENDS_ON: dict[str, frozenset[str]] = {
     "costs": frozenset(),
     "ingestion": frozenset({"leaves"}),
     "leaves": frozenset(),
-    "lifecycle": frozenset({"conversation"}),
+    "lifecycle": frozenset({"citations", "conversation"}),
     "realms": frozenset(),
     "tasks": frozenset({"conversation", "costs"}),
 }

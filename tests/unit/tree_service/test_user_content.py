@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from mirrortree.v1 import purge_pb2
 from tree_service.citations import queries as citation_queries
 from tree_service.lifecycle import purge_queries
 from tree_service.user_content import CONTENT, CONTENT_FREE, Purge, Revoke
@@ -56,6 +57,16 @@ def test_a_revocation_does_to_each_column_what_the_registry_says(column):
     table, name = column
     written = sets(REVOKE, table, name)
     assert written == (CONTENT[column].revoke is Revoke.TOMBSTONED), f"{table}.{name}"
+    if CONTENT[column].revoke is Revoke.DELETED:
+        assert deletes(REVOKE, table), f"no revocation statement deletes from {table}"
+
+
+def test_a_copy_a_purge_may_keep_names_the_choice_that_forgets_it():
+    fields = set(purge_pb2.PurgeChoice.DESCRIPTOR.fields_by_name)
+    chosen = {entry.choice for entry in CONTENT.values() if entry.choice}
+    assert chosen <= fields, chosen - fields
+    # every choice over words governs some copy (merge references hold none; copies are nodes)
+    assert fields - {"transplant_copies", "merge_references"} <= chosen, fields - chosen
 
 
 def test_the_statement_check_tells_a_set_column_from_another():

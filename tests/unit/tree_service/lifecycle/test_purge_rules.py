@@ -7,25 +7,26 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mirrortree.v1 import purge_pb2, tree_pb2
-from tree_service.errors import InvalidInput, PreconditionFailed
+from mirrortree.v1 import purge_pb2
+from tree_service.errors import InvalidInput
 from tree_service.lifecycle.purge_rules import (
     QUOTE_RUN,
     Quotes,
     Token,
     Tombstone,
-    expect_chosen,
     expect_token_for,
+    in_purged_branch,
     parse_token,
     purged_citation,
     purged_entry,
     purged_item,
-    scrubbed,
+    source_purged,
     token_of,
 )
 
@@ -130,87 +131,6 @@ def test_the_branch_is_checked_before_the_copies_choice_and_a_matching_token_pas
     assert caught.value.violations[0].field == "preview_token"
     for copies in (False, True):
         expect_token_for(Token(BRANCH, 4, copies, DIGEST), BRANCH, copies)
-
-
-# ---- the choices a purge needs --------------------------------------------------------------
-
-EVERY_CHOICE = purge_pb2.PurgeChoice(
-    citations=True, canon_entries=True, graph_facts=True, merge_references=True
-)
-CITATION = purge_pb2.InboundCitation(citing_node_id="c", cited_node_id="n")
-CANON = purge_pb2.CanonEntryImpact(version_id="v", node_ids=["n"])
-GRAPH = purge_pb2.GraphObjectImpact(result_id="r", object_id="o")
-PREFERENCE = purge_pb2.PreferenceImpact(preference_id="p", subject="s")
-MERGE = purge_pb2.MergeReferenceImpact(question_id="q", source_node_id="n")
-
-
-@pytest.mark.parametrize(
-    ("listed", "missing", "said"),
-    [
-        ({"citations": [CITATION, CITATION]}, "citations", "2 citation(s) pointing in"),
-        ({"canon_entries": [CANON]}, "canon_entries", "1 main-line version(s) holding it"),
-        ({"graph_objects": [GRAPH]}, "graph_facts", "1 story-graph object(s) and preference(s)"),
-        (
-            {"preferences": [PREFERENCE]},
-            "graph_facts",
-            "1 story-graph object(s) and preference(s)",
-        ),
-        (
-            {"graph_objects": [GRAPH, GRAPH], "preferences": [PREFERENCE]},
-            "graph_facts",
-            "3 story-graph object(s) and preference(s)",
-        ),
-        ({"merge_references": [MERGE]}, "merge_references", "1 merge reference(s) to it"),
-    ],
-)
-def test_each_listed_impact_left_unchosen_is_named_with_its_count(listed, missing, said):
-    others = {
-        name: True
-        for name in ("citations", "canon_entries", "graph_facts", "merge_references")
-        if name != missing
-    }
-    with pytest.raises(PreconditionFailed) as caught:
-        expect_chosen(impact(**listed), purge_pb2.PurgeChoice(**others))
-    assert caught.value.metadata == {"missing_choices": missing}
-    assert f"{said} (choice.{missing})" in caught.value.message
-
-
-def test_every_missing_choice_is_named_at_once_in_a_fixed_order():
-    everything = impact(
-        citations=[CITATION],
-        canon_entries=[CANON],
-        graph_objects=[GRAPH],
-        merge_references=[MERGE],
-    )
-    with pytest.raises(PreconditionFailed) as caught:
-        expect_chosen(everything, purge_pb2.PurgeChoice())
-    assert caught.value.metadata == {
-        "missing_choices": "citations,canon_entries,graph_facts,merge_references"
-    }
-
-
-def test_a_purge_with_every_listed_impact_chosen_passes():
-    everything = impact(
-        citations=[CITATION],
-        canon_entries=[CANON],
-        graph_objects=[GRAPH],
-        preferences=[PREFERENCE],
-        merge_references=[MERGE],
-    )
-    expect_chosen(everything, EVERY_CHOICE)
-
-
-def test_impacts_that_need_no_choice_and_choices_with_nothing_to_act_on_pass():
-    # The purged nodes themselves, inner branches, copies and recorded contexts go with the
-    # purge whatever is chosen.
-    own = impact(
-        nodes=[purge_pb2.PurgedNodeImpact(node_id="n")],
-        sub_branch_ids=[OTHER],
-        transplant_copies=[purge_pb2.TransplantCopyImpact(copy_node_id="c")],
-        context_copies=[purge_pb2.ContextCopyImpact(subject="node:n")],
-    )
-    expect_chosen(own, purge_pb2.PurgeChoice())
-    expect_chosen(impact(), EVERY_CHOICE)
 
 
 # ---- tombstones and retractions -------------------------------------------------------------
@@ -358,6 +278,33 @@ def test_a_purged_main_line_entry_keeps_its_frame_and_no_content():
     assert purged.keys() == entry.keys()
 
 
+def test_a_purged_comparison_entry_keeps_what_was_compared_and_loses_its_criteria():
+    entry: dict[str, Any] = {
+        "node_id": "n",
+        "comparison": {"answer_ids": ["a", "b"], "criteria": ["cost"]},
+    }
+    purged = purged_entry(entry, BRANCH)
+    assert purged["comparison"] == {"answer_ids": ["a", "b"], "criteria": []}
+    assert entry["comparison"]["criteria"] == ["cost"]
+    assert purged_entry({"node_id": "n", "comparison": None}, BRANCH)["comparison"] is None
+
+
+def test_a_kept_copy_of_a_purged_node_says_it_lies_in_a_purged_branch():
+    assert in_purged_branch(BRANCH) == {"branch_id": BRANCH, "branch_state": "purged"}
+
+
+def test_a_kept_citation_keeps_its_copy_and_says_its_source_was_purged():
+    citation = {"node_id": "n", "snapshot": "their plan", "status": "superseded"}
+    kept = source_purged(citation, STONE)
+    assert kept == {
+        "node_id": "n",
+        "snapshot": "their plan",
+        "status": "source_purged",
+        "source_description": STONE.description("n"),
+    }
+    assert citation["status"] == "superseded"
+
+
 def test_an_entry_without_content_fields_gets_them_blank():
     purged = purged_entry({"node_id": "n"}, BRANCH)
     assert purged["text"] == "" and purged["citations"] == [] and purged["evidence"] == []
@@ -411,71 +358,3 @@ def test_a_purged_context_item_reads_as_omitted_naming_its_subject():
         "omitted_reason": "purged: node:n",
     }
     assert purged_item({"text": "x"})["omitted_reason"] == "purged: "
-
-
-# ---- stored responses -----------------------------------------------------------------------
-
-SECRET = "the launch code is 0000"
-
-
-def response() -> purge_pb2.PurgeResponse:
-    return purge_pb2.PurgeResponse(
-        impact=purge_pb2.PurgeImpact(
-            branch_id=BRANCH,
-            sub_branch_ids=["keep", f"prefix {SECRET} suffix", "also kept", SECRET],
-            nodes=[
-                purge_pb2.PurgedNodeImpact(node_id=SECRET),
-                purge_pb2.PurgedNodeImpact(node_id="kept"),
-                purge_pb2.PurgedNodeImpact(node_id=f"{SECRET}!"),
-            ],
-            canon_entries=[
-                purge_pb2.CanonEntryImpact(version_id="v1", node_ids=["a"]),
-                purge_pb2.CanonEntryImpact(version_id="v2", node_ids=["b", f"({SECRET})"]),
-            ],
-        ),
-        tombstone=purge_pb2.PurgeTombstone(purge_id="p", reason=f"said: {SECRET}"),
-    )
-
-
-def test_strings_holding_a_purged_text_are_blanked_in_nested_and_repeated_fields():
-    message = response()
-    assert scrubbed(message, [SECRET])
-    assert list(message.impact.sub_branch_ids) == ["keep", "", "also kept", ""]
-    assert [n.node_id for n in message.impact.nodes] == ["", "kept", ""]
-    assert list(message.impact.canon_entries[1].node_ids) == ["b", ""]
-    assert message.tombstone.reason == ""
-    # Everything else is as it was.
-    assert (message.impact.branch_id, message.tombstone.purge_id) == (BRANCH, "p")
-    assert list(message.impact.canon_entries[0].node_ids) == ["a"]
-    assert SECRET not in str(message)
-
-
-def test_a_response_holding_no_purged_text_is_left_and_reported_unchanged():
-    message = response()
-    before = message.SerializeToString(deterministic=True)
-    assert not scrubbed(message, ["nowhere to be found"])
-    assert not scrubbed(message, [])
-    assert message.SerializeToString(deterministic=True) == before
-
-
-def test_a_string_holding_only_part_of_a_purged_text_is_left():
-    message = purge_pb2.PurgeTombstone(reason=SECRET[:-1], purged_by=SECRET[1:])
-    assert not scrubbed(message, [SECRET])
-    assert (message.reason, message.purged_by) == (SECRET[:-1], SECRET[1:])
-
-
-def test_an_empty_purged_text_blanks_nothing():
-    message = purge_pb2.PurgeTombstone(reason="kept", branch_id=BRANCH)
-    assert not scrubbed(message, ["", SECRET])
-    assert (message.reason, message.branch_id) == ("kept", BRANCH)
-
-
-def test_a_message_with_a_map_is_scrubbed_without_walking_the_map():
-    # A map field is a repeated message of entries; read as messages its keys would break the
-    # walk. Its entries are passed over; the message's other strings are still scrubbed.
-    conditions = tree_pb2.RunConditions(
-        model_strategy=f"strategy {SECRET}", parameters={"temperature": "0.2"}
-    )
-    assert scrubbed(conditions, [SECRET])
-    assert conditions.model_strategy == ""
-    assert dict(conditions.parameters) == {"temperature": "0.2"}
