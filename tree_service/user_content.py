@@ -41,7 +41,6 @@ class Revoke(StrEnum):
 
     NOT_CITED = "not_cited"  # never holds words cited from another person's tree
     TOMBSTONED = "tombstoned"  # the citations made under the grant are rewritten as tombstones
-    ON_READ = "on_read"  # kept as stored (an immutable snapshot) and tombstoned on every read
     DELETED = "deleted"  # the rows made from the cited words are deleted
     NONE_STORED = "none_stored"  # kept without the words, filled in from the current state
     NOT_REACHED = "not_reached"  # holds the cited words after the revocation
@@ -120,7 +119,7 @@ CONTENT: dict[tuple[str, str], Content] = {
     ("main_line_versions", "snapshot"): Content(
         "the canonicalized nodes, whole",
         Purge.TOMBSTONED,
-        Revoke.ON_READ,
+        Revoke.TOMBSTONED,  # and on read, for versions revoked before the rewrite was made
         paths=(
             "[*].text",
             "[*].reasoning_summary",
@@ -136,13 +135,13 @@ CONTENT: dict[tuple[str, str], Content] = {
     ("context_versions", "items"): Content(
         "the items of an assembled context, verbatim or summarized",
         Purge.TOMBSTONED,  # a citation's item follows the choice on citations
-        Revoke.ON_READ,
+        Revoke.TOMBSTONED,  # and on read, as above
         paths=("[*].text",),
     ),
     ("transplants", "ancestor_path"): Content(
         "the transplanted branch's ancestors, whole",
         Purge.TOMBSTONED,
-        Revoke.TOMBSTONED,  # and on read, for paths revoked before the rewrite was made
+        Revoke.TOMBSTONED,  # and on read, as above
         paths=(
             "[*].text",
             "[*].reasoning_summary",

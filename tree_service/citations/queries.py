@@ -48,6 +48,38 @@ FOR UPDATE
 """
 REWRITE_ORIGIN = "UPDATE transplants SET ancestor_path = $2::jsonb WHERE tree_id = $1"
 
+# Main-line versions and recorded contexts are immutable but for what forgetting rewrites:
+# migration 0025's triggers let a transaction that names itself in mirrortree.purge rewrite
+# their content column, and a revocation forgets as a purge does.
+NAME_FORGETTING = "SELECT set_config('mirrortree.purge', $1, true)"
+GRANTED_SNAPSHOTS = """
+SELECT id, snapshot::text AS snapshot FROM main_line_versions
+WHERE jsonb_path_exists(
+    snapshot,
+    '$[*].citations[*] ? (@.authorization_id == $id)',
+    jsonb_build_object('id', $1::text)
+)
+ORDER BY id
+"""
+REWRITE_SNAPSHOT = "UPDATE main_line_versions SET snapshot = $2::jsonb WHERE id = $1"
+# A recorded context's items let in under grant $1 read as omitted, as they do on a read.
+OMIT_GRANTED_ITEMS = """
+UPDATE context_versions v
+SET items = (
+    SELECT jsonb_agg(
+        CASE WHEN e->>'authorization_id' = $1::text
+             THEN e || jsonb_build_object(
+                 'text', '', 'inclusion', 'omitted', 'summary_version', 0,
+                 'omitted_reason', 'revoked: ' || (e->>'subject'))
+             ELSE e END
+        ORDER BY n)
+    FROM jsonb_array_elements(v.items) WITH ORDINALITY AS t(e, n)
+)
+WHERE jsonb_path_exists(
+    v.items, '$[*] ? (@.authorization_id == $id)', jsonb_build_object('id', $1::text)
+)
+"""
+
 TREE_OWNER = "SELECT owner FROM trees WHERE id = $1"
 
 # The newest version of each question lineage among the cited nodes $1, when it is not the

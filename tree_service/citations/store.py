@@ -37,6 +37,15 @@ class NewGrant:
     redactions: tuple[str, ...]
 
 
+def _without_grant(nodes_json: str, grant_id: str) -> str:
+    """Stored nodes (JSON) with the citations made under the grant turned into tombstones."""
+    nodes = [
+        {**n, "citations": list(anchors.tombstone_revoked(n.get("citations", []), {grant_id}))}
+        for n in json.loads(nodes_json)
+    ]
+    return json.dumps(nodes, ensure_ascii=False)
+
+
 def grant_from_row(row: asyncpg.Record) -> StoredGrant:
     values = dict(row)
     values["redactions"] = tuple(values["redactions"])
@@ -74,7 +83,8 @@ class CitationStore:
     async def revoke(
         conn: asyncpg.Connection, grant_id: str, revoked_by: str
     ) -> tuple[StoredGrant, int]:
-        """Revoke a grant and turn every citation made under it into a tombstone."""
+        """Revoke a grant and turn every citation made under it into a tombstone, in the nodes
+        and in every copy of them; the summaries written of those citations go."""
         grant_uuid = rules.parse_id(grant_id, "authorization_id")
         row = await conn.fetchrow(queries.LOCK_GRANT, grant_uuid)
         if row is None:
@@ -103,19 +113,15 @@ class CitationStore:
                 queries.REWRITE_CITATIONS, node["id"], json.dumps(rewritten, ensure_ascii=False)
             )
         await conn.execute(queries.DELETE_CITATION_SUMMARIES, summarized)
+        # The copies: transplanted trees' origins, main-line snapshots, recorded contexts.
+        await conn.execute(queries.NAME_FORGETTING, f"revocation {revoked.id}")
         for origin in await conn.fetch(queries.GRANTED_ORIGINS, revoked.id):
-            path = [
-                {
-                    **n,
-                    "citations": list(
-                        anchors.tombstone_revoked(n.get("citations", []), {revoked.id})
-                    ),
-                }
-                for n in json.loads(origin["ancestor_path"])
-            ]
-            await conn.execute(
-                queries.REWRITE_ORIGIN, origin["tree_id"], json.dumps(path, ensure_ascii=False)
-            )
+            path = _without_grant(origin["ancestor_path"], revoked.id)
+            await conn.execute(queries.REWRITE_ORIGIN, origin["tree_id"], path)
+        for version in await conn.fetch(queries.GRANTED_SNAPSHOTS, revoked.id):
+            snapshot = _without_grant(version["snapshot"], revoked.id)
+            await conn.execute(queries.REWRITE_SNAPSHOT, version["id"], snapshot)
+        await conn.execute(queries.OMIT_GRANTED_ITEMS, revoked.id)
         # Responses stored before stripping began may hold the cited words; none may survive.
         await strip_stored(conn)
         return revoked, len(summarized)
