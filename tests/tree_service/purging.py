@@ -205,3 +205,24 @@ async def footprint(db, secret: str) -> list[str]:
         if hit:
             found.append(f"{r['table_name']}.{r['column_name']}")
     return sorted(found)
+
+
+class Replayable:
+    """Writes made with a key of their own, to be sent again after the words are forgotten."""
+
+    def __init__(self, stub: Any) -> None:
+        self.stub = stub
+        self.sent: list[tuple[str, Any]] = []
+
+    async def __call__(self, method: str, request: Any) -> Any:
+        self.sent.append((method, request))
+        return await getattr(self.stub, method)(request)
+
+    async def leaks(self, words: str) -> list[str]:
+        """The writes whose replayed response still holds `words`."""
+        leaked = []
+        for method, request in self.sent:
+            replayed = await getattr(self.stub, method)(request)
+            if words.encode() in replayed.SerializeToString():
+                leaked.append(method)
+        return leaked

@@ -352,4 +352,8 @@ async def test_transplanted_copies_are_kept_or_purged_as_chosen(tree_stub, db):
         tree_pb2.ListNodesRequest(tree_id=copy_tree, include_archived=True)
     )
     assert {(n.text, n.branch_state) for n in copy_nodes.nodes} == {("", tree_pb2.PURGED)}
+    origin = await tree_stub.GetTransplantOrigin(
+        tree_pb2.GetTransplantOriginRequest(tree_id=copy_tree)
+    )
+    assert w.secret not in str(origin)
     assert await footprint(db, w.secret) == []
