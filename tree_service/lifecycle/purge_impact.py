@@ -95,7 +95,7 @@ async def impact_of(
         branch_id=branch.id, tree_id=branch.tree_id, branch_revision=revision
     )
     scope = await _scope(conn, branch, include_copies, impact)
-    ids, texts = scope.ids, list(scope.nodes)
+    ids, id_strings = scope.ids, list(scope.nodes)
     streaming = await conn.fetchval(q.STREAMING, ids)
     if streaming is not None:
         raise PreconditionFailed(
@@ -113,7 +113,7 @@ async def impact_of(
         impact.records.append(purge_pb2.RecordImpact(table=r["table_name"], id=r["id"]))
     citing: set[str] = set()
     subjects = []
-    for r in await conn.fetch(q.CITATIONS_IN, ids, texts):
+    for r in await conn.fetch(q.CITATIONS_IN, ids, id_strings):
         impact.citations.append(purge_pb2.InboundCitation(**dict(r)))
         citing.add(r["citing_node_id"])
         subjects.append(citation_subject(r["citing_node_id"], r["position"]))
@@ -131,10 +131,10 @@ async def impact_of(
     await _graph(conn, scope, impact)
     for r in await conn.fetch(q.MERGE_REFERENCES, ids):
         impact.merge_references.append(purge_pb2.MergeReferenceImpact(**dict(r)))
-    for r in await conn.fetch(q.CONTEXT_COPIES, texts, subjects):
+    for r in await conn.fetch(q.CONTEXT_COPIES, id_strings, subjects):
         impact.context_copies.append(purge_pb2.ContextCopyImpact(**dict(r)))
     await _transitions(conn, scope, impact)
-    for r in await conn.fetch(q.ORIGINS_HOLDING, texts):
+    for r in await conn.fetch(q.ORIGINS_HOLDING, id_strings):
         impact.transplant_origins.append(purge_pb2.TransplantOriginImpact(**dict(r)))
     return impact, scope
 
