@@ -373,6 +373,31 @@ async def test_tasks_are_refused_on_a_concluded_or_archived_branch(tree_stub):
     await refused(start(tree_stub, child.id), FP, "branch_closed")
 
 
+async def test_tasks_waiting_on_a_closed_branch_never_starve_a_claimable_one(tree_stub):
+    tree, question = await branch(tree_stub)
+    reply = await answer(tree_stub, question.id)
+    closed = await ask(tree_stub, tree.id, "Closed later", parent_id=reply.id)
+    waiting = {(await start(tree_stub, closed.id)).id for _ in range(50)}
+    await tree_stub.SetBranchState(
+        tree_pb2.SetBranchStateRequest(
+            idempotency_key=unique("k"),
+            node_id=closed.id,
+            state=tree_pb2.ARCHIVED,
+            expected_revision=1,
+            changed_by="user-1",
+        )
+    )
+    open_branch = await ask(tree_stub, tree.id, "Still open", parent_id=reply.id)
+    claimable = await start(tree_stub, open_branch.id)
+    lease = await claim(tree_stub, tree.id)
+    assert lease.task.id == claimable.id
+    again = await claim(tree_stub, tree.id)
+    assert not again.HasField("task")  # the 50 wait for their branch to reopen
+    assert {(await get(tree_stub, t, reports=False)).task.state for t in waiting} == {
+        tasks_pb2.TASK_QUEUED
+    }
+
+
 async def test_a_task_on_a_branch_closed_meanwhile_keeps_its_result_as_evidence(tree_stub):
     tree, question = await branch(tree_stub)
     task = await start(tree_stub, question.id)

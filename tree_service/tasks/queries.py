@@ -29,19 +29,26 @@ SELECT_TASK_NOW = (
 
 LOCK_TASK = SELECT_TASK_NOW + " FOR UPDATE"
 
-# Claimable: queued, or running under a lease that ran out (its worker is gone). SKIP LOCKED
-# lets concurrent claimers pass over each other's candidates instead of queueing behind them;
-# the state is re-checked on the locked row, so no two claims can take one task. One row at a
-# time ($4: those this claim passed over), so that a claim holds no task it does not take.
-NEXT_CLAIMABLE = """
-SELECT t.id FROM tasks t
+# Claimable: queued, or running under a lease that ran out (its worker is gone); a page of
+# them after queue position $4, unlocked, with the nodes they hang on (a task on a closed
+# branch waits, and the claim reads past it without locking it).
+CLAIMABLE = """
+SELECT t.id, t.position, t.branch_node_id::text AS branch_node_id FROM tasks t
 WHERE (t.state = 'queued' OR (t.state = 'running' AND t.lease_expires_at <= clock_timestamp()))
   AND t.capability_scope <@ $1::text[]
   AND ($2::uuid IS NULL OR t.tree_id = $2)
   AND ($3::uuid IS NULL OR t.branch_node_id = $3)
-  AND t.id <> all($4::uuid[])
+  AND t.position > $4
 ORDER BY t.position
-LIMIT 1
+LIMIT $5
+"""
+# One candidate, locked if still claimable: SKIP LOCKED lets concurrent claimers pass over each
+# other's candidates instead of queueing behind them, and the state is re-checked on the
+# locked row, so no two claims can take one task and a claim holds no task it does not take.
+LOCK_CLAIMABLE = """
+SELECT t.id FROM tasks t
+WHERE t.id = $1
+  AND (t.state = 'queued' OR (t.state = 'running' AND t.lease_expires_at <= clock_timestamp()))
 FOR UPDATE SKIP LOCKED
 """
 

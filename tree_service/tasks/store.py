@@ -43,7 +43,7 @@ from tree_service.tasks.rules import (
 
 CLOSED = (BranchState.CONCLUDED.value, BranchState.ARCHIVED.value)
 # Candidates looked at per claim: those a stop or a closed branch takes out are skipped.
-CLAIM_CANDIDATES = 8
+CLAIM_PAGE = 64  # candidates a claim reads at once; it reads on until one can be leased
 MAX_REPORTS = 500
 SERVICE = "service"
 NO_SPEND = Spend()
@@ -172,28 +172,32 @@ class TaskStore:
             if claim.branch_node_id
             else None
         )
-        passed: list[uuid.UUID] = []
-        while len(passed) < CLAIM_CANDIDATES:
-            candidate = await conn.fetchval(
-                queries.NEXT_CLAIMABLE, list(claim.capabilities), tree, branch, passed
-            )
-            if candidate is None:
-                break
-            task = await self._reclaim_or_stop(conn, str(candidate))
-            if task is None:
-                passed.append(candidate)
-                continue
-            token = uuid.uuid4()
-            leased = task_from_row(
-                await conn.fetchrow(
-                    queries.LEASE_TASK,
-                    uuid.UUID(task.id),
-                    token,
-                    claim.worker_id,
-                    claim.lease_seconds,
+        after = 0  # queue positions start at 1
+        while page := await conn.fetch(
+            queries.CLAIMABLE, list(claim.capabilities), tree, branch, after, CLAIM_PAGE
+        ):
+            after = page[-1]["position"]
+            # However many tasks wait on closed branches, the claim reads past them.
+            states = await NodeStore.branch_states(conn, [r["branch_node_id"] for r in page])
+            for row in page:
+                if states[row["branch_node_id"]].value in CLOSED:
+                    continue
+                if await conn.fetchval(queries.LOCK_CLAIMABLE, row["id"]) is None:
+                    continue  # another claim holds it, or took it meanwhile
+                task = await self._reclaim_or_stop(conn, str(row["id"]))
+                if task is None:
+                    continue
+                token = uuid.uuid4()
+                leased = task_from_row(
+                    await conn.fetchrow(
+                        queries.LEASE_TASK,
+                        uuid.UUID(task.id),
+                        token,
+                        claim.worker_id,
+                        claim.lease_seconds,
+                    )
                 )
-            )
-            return leased, str(token)
+                return leased, str(token)
         return None, ""
 
     async def stop_overdue(self, limit: int = 100) -> int:
