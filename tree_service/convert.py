@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from mirrortree.timefmt import format_utc
@@ -312,6 +313,7 @@ def node_to_proto(node: Node) -> tree_pb2.Node:
         else tree_pb2.BRANCH_STATE_UNSPECIFIED,
         branch_id=node.branch_id or "",
         comparison=comparison_to_proto(node),
+        task_run=task_run_to_proto(node.conditions),
     )
 
 
@@ -332,6 +334,21 @@ def citation_to_proto(citation: dict[str, Any]) -> tree_pb2.Citation:
     if anchor is not None:
         message.anchor.CopyFrom(tree_pb2.CitationAnchor(**anchor))
     return message
+
+
+def task_run_to_proto(conditions: Mapping[str, Any]) -> tree_pb2.TaskRun | None:
+    """The delegated task's run an observation's conditions record (None for other nodes)."""
+    if "task_id" not in conditions:
+        return None
+    return tree_pb2.TaskRun(
+        task_id=str(conditions["task_id"]),
+        worker_id=str(conditions.get("worker_id", "")),
+        attempt=int(conditions.get("attempt", 0)),
+        spent_tokens=int(conditions.get("spent_tokens", 0)),
+        spent_cost_micros=int(conditions.get("spent_cost_micros", 0)),
+        currency=str(conditions.get("currency", "")),
+        accepted_observation_id=str(conditions.get("accepted_observation_id", "")),
+    )
 
 
 def comparison_to_proto(node: Node) -> costs_pb2.Comparison | None:

@@ -35,6 +35,7 @@ REFILLED: dict[str, tuple[str, ...]] = {
         "conditions",
         "citations",
         "comparison",
+        "task_run",  # read from the conditions, and cleared with them
         "branch_id",  # where the node stands now: a purged branch shows on it
         "branch_state",
     ),

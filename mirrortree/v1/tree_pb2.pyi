@@ -385,7 +385,7 @@ class ToolTraceEntry(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., input_summary: _Optional[str] = ..., output_summary: _Optional[str] = ...) -> None: ...
 
 class Node(_message.Message):
-    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id", "lifecycle", "branch_state", "branch_id", "comparison")
+    __slots__ = ("id", "tree_id", "parent_id", "kind", "realm", "text", "revision", "ordinal", "created_at", "world", "conditions", "attachments", "citations", "version_of", "version", "adopted_answer_id", "answer_state", "stop_reason", "acknowledged_chunks", "extends_answer_id", "continuation_kind", "reasoning_summary", "evidence", "tool_trace", "context_version_id", "lifecycle", "branch_state", "branch_id", "comparison", "task_run")
     ID_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -415,6 +415,7 @@ class Node(_message.Message):
     BRANCH_STATE_FIELD_NUMBER: _ClassVar[int]
     BRANCH_ID_FIELD_NUMBER: _ClassVar[int]
     COMPARISON_FIELD_NUMBER: _ClassVar[int]
+    TASK_RUN_FIELD_NUMBER: _ClassVar[int]
     id: str
     tree_id: str
     parent_id: str
@@ -444,7 +445,26 @@ class Node(_message.Message):
     branch_state: BranchState
     branch_id: str
     comparison: _costs_pb2.Comparison
-    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ..., lifecycle: _Optional[_Union[AnswerLifecycle, str]] = ..., branch_state: _Optional[_Union[BranchState, str]] = ..., branch_id: _Optional[str] = ..., comparison: _Optional[_Union[_costs_pb2.Comparison, _Mapping]] = ...) -> None: ...
+    task_run: TaskRun
+    def __init__(self, id: _Optional[str] = ..., tree_id: _Optional[str] = ..., parent_id: _Optional[str] = ..., kind: _Optional[_Union[NodeKind, str]] = ..., realm: _Optional[_Union[Realm, str]] = ..., text: _Optional[str] = ..., revision: _Optional[int] = ..., ordinal: _Optional[int] = ..., created_at: _Optional[str] = ..., world: _Optional[str] = ..., conditions: _Optional[_Union[RunConditions, _Mapping]] = ..., attachments: _Optional[_Iterable[_Union[Attachment, _Mapping]]] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., version_of: _Optional[str] = ..., version: _Optional[int] = ..., adopted_answer_id: _Optional[str] = ..., answer_state: _Optional[_Union[AnswerState, str]] = ..., stop_reason: _Optional[str] = ..., acknowledged_chunks: _Optional[int] = ..., extends_answer_id: _Optional[str] = ..., continuation_kind: _Optional[_Union[ContinuationKind, str]] = ..., reasoning_summary: _Optional[str] = ..., evidence: _Optional[_Iterable[str]] = ..., tool_trace: _Optional[_Iterable[_Union[ToolTraceEntry, _Mapping]]] = ..., context_version_id: _Optional[str] = ..., lifecycle: _Optional[_Union[AnswerLifecycle, str]] = ..., branch_state: _Optional[_Union[BranchState, str]] = ..., branch_id: _Optional[str] = ..., comparison: _Optional[_Union[_costs_pb2.Comparison, _Mapping]] = ..., task_run: _Optional[_Union[TaskRun, _Mapping]] = ...) -> None: ...
+
+class TaskRun(_message.Message):
+    __slots__ = ("task_id", "worker_id", "attempt", "spent_tokens", "spent_cost_micros", "currency", "accepted_observation_id")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    SPENT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    SPENT_COST_MICROS_FIELD_NUMBER: _ClassVar[int]
+    CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTED_OBSERVATION_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    worker_id: str
+    attempt: int
+    spent_tokens: int
+    spent_cost_micros: int
+    currency: str
+    accepted_observation_id: str
+    def __init__(self, task_id: _Optional[str] = ..., worker_id: _Optional[str] = ..., attempt: _Optional[int] = ..., spent_tokens: _Optional[int] = ..., spent_cost_micros: _Optional[int] = ..., currency: _Optional[str] = ..., accepted_observation_id: _Optional[str] = ...) -> None: ...
 
 class CreateTreeRequest(_message.Message):
     __slots__ = ("idempotency_key", "title", "owner", "project_id", "default_realm", "default_world")

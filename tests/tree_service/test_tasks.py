@@ -291,6 +291,9 @@ async def test_a_result_is_an_observation_and_only_acceptance_makes_it_an_answer
     assert observation.text == "Founded in 1241, per three charters"
     assert list(observation.evidence) == ["charter 1241", "chronicle p. 12"]
     assert observation.lifecycle == tree_pb2.ANSWER_LIFECYCLE_UNSPECIFIED
+    run = observation.task_run  # the run conditions the service recorded, readable
+    assert (run.task_id, run.worker_id, run.attempt) == (task.id, "w1", 1)
+    assert (run.spent_tokens, run.spent_cost_micros, run.currency) == (200, 10, "EUR")
     # Unaccepted, it is no answer: it cannot be adopted or continued as one.
     question_now = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=question.id))).node
     with pytest.raises(grpc.aio.AioRpcError):
@@ -319,6 +322,8 @@ async def test_a_result_is_an_observation_and_only_acceptance_makes_it_an_answer
     assert made.lifecycle == tree_pb2.CANDIDATE  # only canonicalization carries it further
     assert made.text == observation.text
     assert list(made.evidence) == list(observation.evidence)
+    assert made.task_run.task_id == task.id
+    assert made.task_run.accepted_observation_id == observation.id
     assert accepted.task.accepted_answer_id == made.id
     await refused(
         tree_stub.AcceptObservation(
