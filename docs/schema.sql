@@ -922,7 +922,7 @@ CREATE TABLE public.tasks (
     CONSTRAINT tasks_check1 CHECK (((state = 'needs_instructions'::text) = (stop_reason IS NOT NULL))),
     CONSTRAINT tasks_max_consecutive_failures_check CHECK ((max_consecutive_failures >= 1)),
     CONSTRAINT tasks_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'needs_instructions'::text, 'completed'::text, 'cancelled'::text]))),
-    CONSTRAINT tasks_stop_reason_check CHECK ((stop_reason = ANY (ARRAY['token_budget'::text, 'cost_budget'::text, 'deadline'::text, 'consecutive_failures'::text])))
+    CONSTRAINT tasks_stop_reason_check CHECK ((stop_reason = ANY (ARRAY['token_budget'::text, 'cost_budget'::text, 'deadline'::text, 'consecutive_failures'::text, 'safety_stop'::text])))
 );
 
 --

@@ -25,6 +25,7 @@ class TaskStopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TASK_COST_BUDGET: _ClassVar[TaskStopReason]
     TASK_DEADLINE: _ClassVar[TaskStopReason]
     TASK_CONSECUTIVE_FAILURES: _ClassVar[TaskStopReason]
+    TASK_SAFETY_STOP: _ClassVar[TaskStopReason]
 
 class TaskReportKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -54,6 +55,7 @@ TASK_TOKEN_BUDGET: TaskStopReason
 TASK_COST_BUDGET: TaskStopReason
 TASK_DEADLINE: TaskStopReason
 TASK_CONSECUTIVE_FAILURES: TaskStopReason
+TASK_SAFETY_STOP: TaskStopReason
 TASK_REPORT_KIND_UNSPECIFIED: TaskReportKind
 REPORT_PROGRESS: TaskReportKind
 REPORT_STEP_FAILED: TaskReportKind

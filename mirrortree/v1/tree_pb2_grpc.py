@@ -653,7 +653,9 @@ class TreeServiceServicer:
 
     def RecordCommitment(self, request, context):
         """T18, T24: a commitment or fact stated at a node, recorded with the effect its realm and
-        kind allow (see CommitmentState). Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
+        kind allow (see CommitmentState); a SAFETY_STOP stops the tree's queued and running
+        delegated tasks in the same transaction. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
+        ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -960,7 +962,8 @@ class TreeServiceServicer:
     def StartTask(self, request, context):
         """T19: queues a delegated task on a branch (goal, budget, deadline, capability and data
         scope, stop conditions). Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION
-        (`branch_closed`: the branch is concluded or archived), ALREADY_EXISTS.
+        (`branch_closed`: the branch is concluded or archived; `safety_stop_in_effect`: a safety
+        stop holds the tree), ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -1025,7 +1028,8 @@ class TreeServiceServicer:
     def InstructTask(self, request, context):
         """T19: the user's new instructions (needs the user's confirmation grant): resume a stopped
         task with a new budget or deadline, or cancel it. Codes: OK, INVALID_ARGUMENT, NOT_FOUND,
-        ABORTED (`revision_conflict`), FAILED_PRECONDITION, ALREADY_EXISTS.
+        ABORTED (`revision_conflict`), FAILED_PRECONDITION (`safety_stop_in_effect` for a resume
+        while a safety stop holds the tree), ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

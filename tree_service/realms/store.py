@@ -20,6 +20,7 @@ from tree_service.realms.rules import (
     RulingRequest,
     StoredCommitment,
 )
+from tree_service.tasks.store import TaskStore
 
 
 def ruling_from_row(row: asyncpg.Record) -> Ruling:
@@ -127,6 +128,9 @@ class RealmStore:
             node.world,
             by,
         )
+        if kind is CommitmentKind.SAFETY_STOP:
+            # In effect at once: the tree's delegated tasks stop with it.
+            await TaskStore.hold_for_safety_stop(conn, node.tree_id)
         return commitment_from_row(await conn.fetchrow(queries.SELECT_COMMITMENT, commitment_id))
 
     @staticmethod

@@ -24,6 +24,7 @@ class StopReason(StrEnum):
     COST_BUDGET = "cost_budget"
     DEADLINE = "deadline"
     CONSECUTIVE_FAILURES = "consecutive_failures"
+    SAFETY_STOP = "safety_stop"
 
 
 class ReportKind(StrEnum):
@@ -46,6 +47,13 @@ class BranchClosed(PreconditionFailed):
     """Tasks run only on active or paused branches; a concluded or archived one takes none."""
 
     reason = "branch_closed"
+
+
+class SafetyStopHolds(PreconditionFailed):
+    """A safety stop stated in the tree holds its tasks: none starts or resumes until it is
+    withdrawn."""
+
+    reason = "safety_stop_in_effect"
 
 
 class LeaseLost(PreconditionFailed):

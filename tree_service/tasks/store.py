@@ -30,6 +30,7 @@ from tree_service.tasks.rules import (
     Instructions,
     NewTask,
     ReportKind,
+    SafetyStopHolds,
     Spend,
     StopReason,
     Task,
@@ -42,7 +43,6 @@ from tree_service.tasks.rules import (
 )
 
 CLOSED = (BranchState.CONCLUDED.value, BranchState.ARCHIVED.value)
-# Candidates looked at per claim: those a stop or a closed branch takes out are skipped.
 CLAIM_PAGE = 64  # candidates a claim reads at once; it reads on until one can be leased
 MAX_REPORTS = 500
 SERVICE = "service"
@@ -94,6 +94,17 @@ async def _stop(conn: asyncpg.Connection, task: Task, reason: StopReason) -> Tas
     return stopped
 
 
+async def _expect_no_safety_stop(conn: asyncpg.Connection, tree_id: str) -> None:
+    """Refuse to start or resume a task while a safety stop holds its tree."""
+    stops = await conn.fetchval(queries.SAFETY_STOPS, uuid.UUID(tree_id))
+    if stops:
+        raise SafetyStopHolds(
+            f"{stops} safety stop(s) stated in tree {tree_id} hold its tasks; withdraw the stop "
+            "(WithdrawCommitment) before starting or resuming one",
+            {"tree_id": tree_id, "safety_stops": str(stops)},
+        )
+
+
 def _due(task: Task, now: datetime) -> StopReason | None:
     return stop_reason(
         task.budget,
@@ -143,6 +154,7 @@ class TaskStore:
                 f"the branch of node {node.id!r} is {state}; reopen it before delegating to it",
                 {"branch_state": state},
             )
+        await _expect_no_safety_stop(conn, node.tree_id)
         estimate = await _charge_estimate(conn, new, node) if new.estimate_id else None
         row = await conn.fetchrow(
             queries.INSERT_TASK,
@@ -200,6 +212,17 @@ class TaskStore:
                 return leased, str(token)
         return None, ""
 
+    @staticmethod
+    async def hold_for_safety_stop(conn: asyncpg.Connection, tree_id: str) -> int:
+        """Stop every queued or running task of the tree for a safety stop stated in this
+        transaction (which holds the tree's row): each waits, evidence kept, for the user's
+        instructions, and a worker's next call on it answers task_stopped; how many."""
+        held = await conn.fetch(queries.HELD_BY_STOP, uuid.UUID(tree_id))
+        for row in held:
+            task = task_from_row(await conn.fetchrow(queries.SELECT_TASK_NOW, uuid.UUID(row[0])))
+            await _stop(conn, task, StopReason.SAFETY_STOP)
+        return len(held)
+
     async def stop_overdue(self, limit: int = 100) -> int:
         """Stop tasks past their deadline that no live lease holds (queued ones nobody claims
         would otherwise show as queued for ever); how many were stopped."""
@@ -253,6 +276,11 @@ class TaskStore:
 
     async def work(self, conn: asyncpg.Connection, report: WorkReport) -> Task:
         """A step, a failed attempt or the result; the service decides what follows."""
+        if report.kind is ReportKind.RESULT:
+            # The observation's append locks the tree's row: taken before the task's, in the
+            # order a safety stop takes them, so the two never wait on each other.
+            task_uuid = tree_rules.parse_id(report.task_id, "task_id")
+            await conn.execute(queries.LOCK_TASK_TREE, task_uuid)
         task, now = await self._locked(conn, report.task_id)
         expect_running(task)
         expect_lease(task, report.lease_token, now)
@@ -358,6 +386,7 @@ class TaskStore:
                 f"task {task.id!r} is {task.state}; only a task stopped for instructions resumes",
                 {"state": str(task.state)},
             )
+        await _expect_no_safety_stop(conn, task.tree_id)
         budget = given.budget or task.budget
         if budget.currency != task.budget.currency:
             raise PreconditionFailed(
