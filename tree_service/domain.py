@@ -74,6 +74,7 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"
     DEADLINE_EXCEEDED = "deadline_exceeded"
     SERVER_LOST = "server_lost"  # the process serving the stream died; its lease ran out
+    SAFETY_STOP = "safety_stop"  # a safety stop was stated in the tree while it streamed
 
 
 class AnswerLifecycle(StrEnum):

@@ -1,7 +1,8 @@
-"""A safety stop stops delegated tasks too (T22, seed 001 §7: "当前安全停止立即有效"): from the
-commit of a stop stated in a tree, none of its tasks is started, claimed or resumed, a running
-task's worker hears task_stopped on its next call, and the tasks wait for the user's
-instructions with their evidence kept; withdrawing the stop resumes nothing by itself."""
+"""A safety stop stops delegated tasks and streamed answers too (T22, seed 001 §7: "当前安全停止
+立即有效"): from the commit of a stop stated in a tree, none of its tasks is started, claimed or
+resumed, a running task's worker hears task_stopped on its next call, the tasks wait for the
+user's instructions with their evidence kept, and an answer being streamed is frozen with reason
+safety_stop; withdrawing the stop resumes nothing by itself."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import asyncio
 from typing import Any
 
 import grpc
+import pytest
 
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tasks_pb2, tree_pb2
 from tests.conftest import unique
 from tests.tree_service.helpers import answer, ask, new_tree
 from tests.tree_service.tasking import claim, complete, get, heartbeat, progress, refused, start
+from tests.tree_service.test_buds import Stream, chunk, open_message
 
 FP = grpc.StatusCode.FAILED_PRECONDITION
 
@@ -132,3 +135,22 @@ async def test_nothing_a_worker_does_lands_after_the_stop_commits(tree_stub):
             assert completed.observation_id  # it committed before the stop
         else:
             assert completed.observation_id == ""
+
+
+async def test_a_safety_stop_freezes_an_answer_being_streamed_in_the_tree(tree_stub):
+    _, question, reply = await tree_with_answer(tree_stub)
+    stream = Stream(tree_stub)
+    opened = (await stream.send(open_message(question.id))).opened
+    await stream.send(chunk(1, "Founded in"))
+
+    await stop(tree_stub, reply.id)
+
+    frozen = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=opened.id))).node
+    assert (frozen.answer_state, frozen.stop_reason) == (tree_pb2.FROZEN, "safety_stop")
+    assert frozen.text == "Founded in"  # the acknowledged chunks, nothing after the stop
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stream.send(chunk(2, " 1241"))
+    assert caught.value.code() == FP
+    assert "no longer streaming" in (caught.value.details() or "")
+    again = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=opened.id))).node
+    assert again.text == "Founded in"

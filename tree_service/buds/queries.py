@@ -48,6 +48,11 @@ LOCK_STREAMING_BUD = """
 SELECT id FROM nodes WHERE id = $1 AND answer_state = 'streaming' FOR UPDATE
 """
 
+# The buds streaming in tree $1, locked each as LOCK_STREAMING_BUD locks one.
+STREAMING_IN_TREE = """
+SELECT id FROM nodes WHERE tree_id = $1 AND answer_state = 'streaming' ORDER BY id FOR UPDATE
+"""
+
 # Seal or freeze: the final text is the acknowledged chunks in order; only a streaming bud
 # can end, and only once.
 END_BUD = (

@@ -63,6 +63,30 @@ class BudStore:
             frozen.append(node_id)
         return frozen
 
+    @staticmethod
+    async def freeze_for_safety_stop(conn: asyncpg.Connection, tree_id: str) -> int:
+        """Freeze every bud streaming in the tree, in the transaction stating a safety stop
+        (their streams' next chunk is refused); how many."""
+        streaming = await conn.fetch(queries.STREAMING_IN_TREE, uuid.UUID(tree_id))
+        if not streaming:
+            return 0
+        tree = await NodeStore.tree(conn, tree_id)
+        for row in streaming:
+            frozen = await conn.fetchrow(
+                queries.END_BUD,
+                row["id"],
+                AnswerState.FROZEN.value,
+                StopReason.SAFETY_STOP.value,
+                "",
+                "[]",
+                "[]",
+            )
+            await IngestionStore.record_message(conn, node_from_row(frozen), tree.project_id)
+        counters.BUDS_ENDED.labels(AnswerState.FROZEN.value, StopReason.SAFETY_STOP.value).inc(
+            len(streaming)
+        )
+        return len(streaming)
+
     async def end_bud(
         self, node_id: str, state: AnswerState, stop_reason: str | None, generated: Generated
     ) -> tuple[Node, str]:

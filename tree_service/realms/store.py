@@ -8,6 +8,7 @@ import uuid
 import asyncpg
 
 from tree_service import rules as tree_rules
+from tree_service.buds.store import BudStore
 from tree_service.domain import Realm
 from tree_service.errors import NotFound
 from tree_service.nodes.store import NodeStore
@@ -129,8 +130,9 @@ class RealmStore:
             by,
         )
         if kind is CommitmentKind.SAFETY_STOP:
-            # In effect at once: the tree's delegated tasks stop with it.
+            # In effect at once: the tree's delegated tasks and streaming answers stop with it.
             await TaskStore.hold_for_safety_stop(conn, node.tree_id)
+            await BudStore.freeze_for_safety_stop(conn, node.tree_id)
         return commitment_from_row(await conn.fetchrow(queries.SELECT_COMMITMENT, commitment_id))
 
     @staticmethod

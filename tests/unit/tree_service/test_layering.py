@@ -52,7 +52,7 @@ DEPENDS_ON: dict[str, frozenset[str]] = {
     "ingestion": frozenset({"leaves"}),
     "leaves": frozenset(),
     "lifecycle": frozenset({"citations", "conversation"}),
-    "realms": frozenset({"tasks"}),
+    "realms": frozenset({"buds", "tasks"}),
     "tasks": frozenset({"conversation", "costs"}),
 }
 
