@@ -50,6 +50,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     QUOTA_EXCEEDED: _ClassVar[ErrorReason]
     APPROVAL_REQUIRED: _ClassVar[ErrorReason]
     ESTIMATE_NOT_APPLICABLE: _ClassVar[ErrorReason]
+    ESTIMATE_REQUIRED: _ClassVar[ErrorReason]
 
 class ObjectType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -143,6 +144,7 @@ OVERLOADED: ErrorReason
 QUOTA_EXCEEDED: ErrorReason
 APPROVAL_REQUIRED: ErrorReason
 ESTIMATE_NOT_APPLICABLE: ErrorReason
+ESTIMATE_REQUIRED: ErrorReason
 OBJECT_TYPE_UNSPECIFIED: ObjectType
 STORY_LINE: ObjectType
 EVENT: ObjectType

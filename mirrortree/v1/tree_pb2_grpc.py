@@ -445,7 +445,8 @@ class TreeServiceServicer:
 
     def AddAnswer(self, request, context):
         """Adds a complete candidate answer under a question; regenerating adds a sibling, nothing
-        is ever overwritten. Codes: as AskQuestion.
+        is ever overwritten. Codes: as AskQuestion (FAILED_PRECONDITION also `estimate_required`:
+        the tree's owner keeps a quota and the request names no estimate).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -227,9 +227,9 @@ async def test_every_generated_node_keeps_its_run_conditions_and_its_estimate(tr
 
 async def test_an_estimate_is_used_only_by_the_request_it_estimated(tree_stub, db):
     tree = await new_tree(tree_stub, owner=unique("owner"))
-    await set_quota(tree_stub, tree.owner, "100")
     question = await ask(tree_stub, tree.id)
-    first = await answer(tree_stub, question.id)
+    first = await answer(tree_stub, question.id)  # before the quota: no estimate needed
+    await set_quota(tree_stub, tree.owner, "100")
     other = await ask(tree_stub, tree.id, "other")
     for_other = await estimate(tree_stub, tree.id, other.id)
     before = await node_count(db, tree.id)

@@ -31,10 +31,14 @@ from tree_service.nodes.store import NodeStore
 async def _charge(
     node: Node, uses: tuple[tuple[Operation, str], ...], conn: asyncpg.Connection
 ) -> None:
-    """A generated node naming an estimate in its run conditions is charged to it (T20)."""
+    """A generated node naming an estimate in its run conditions is charged to it (T20); one
+    naming none is refused when its tree's owner keeps a quota."""
+    field = "content.conditions.estimate_id"
     estimate_id = node.conditions.get("estimate_id")
     if estimate_id:
-        await charges.record_node(conn, estimate_id, "content.conditions.estimate_id", node, uses)
+        await charges.record_node(conn, estimate_id, field, node, uses)
+    else:
+        await charges.expect_estimate(conn, node.tree_id, field, uses)
 
 
 class ConversationStore:

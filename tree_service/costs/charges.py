@@ -17,6 +17,7 @@ from tree_service.costs.rules import (
     ChargeState,
     Estimate,
     EstimateNotApplicable,
+    EstimateRequired,
     Operation,
     Quota,
     QuotaExceeded,
@@ -151,6 +152,22 @@ async def charge_task(
         )
     if estimate.charge_state is ChargeState.NOT_CHARGED:
         await reserve(conn, estimate, field)
+
+
+async def expect_estimate(
+    conn: asyncpg.Connection, tree_id: str, field: str, uses: tuple[tuple[Operation, str], ...]
+) -> None:
+    """A request that spends and names no estimate: refused when the tree's owner has a quota
+    (it would spend outside it); an owner without a quota keeps no account of spending."""
+    owner = await conn.fetchval(queries.TREE_OWNER, uuid.UUID(tree_id))
+    if await conn.fetchrow(queries.SELECT_QUOTA, owner) is None:
+        return
+    wanted = " or ".join(f"{op.value} of {target}" for op, target in uses)
+    raise EstimateRequired(
+        f"{field} is required: the owner {owner!r} of tree {tree_id} has a quota, so this "
+        f"request ({wanted}) must name the estimate it is charged against (EstimateRequest)",
+        {"field": field, "owner": owner},
+    )
 
 
 async def record_node(

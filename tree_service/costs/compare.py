@@ -115,7 +115,9 @@ class ComparisonStore:
         await conn.execute(
             queries.SET_COMPARISON, uuid.UUID(node.id), json.dumps(details, ensure_ascii=False)
         )
+        uses = ((Operation.COMPARE_CANDIDATES, question.id),)
         if wanted.estimate_id is not None:
-            uses = ((Operation.COMPARE_CANDIDATES, question.id),)
             await charges.record_node(conn, wanted.estimate_id, ESTIMATE_FIELD, node, uses)
+        else:
+            await charges.expect_estimate(conn, node.tree_id, ESTIMATE_FIELD, uses)
         return await NodeStore.load(conn, node.id, "node_id"), revision

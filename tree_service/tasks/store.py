@@ -17,7 +17,7 @@ import asyncpg
 from tree_service import rules as tree_rules
 from tree_service.conversation.store import ConversationStore
 from tree_service.costs import charges
-from tree_service.costs.rules import EstimateNotApplicable
+from tree_service.costs.rules import EstimateNotApplicable, Operation
 from tree_service.domain import BranchState, Generated, NewAnswer, Node, NodeKind, RealmChoice
 from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
 from tree_service.nodes.store import NodeStore
@@ -155,7 +155,12 @@ class TaskStore:
                 {"branch_state": state},
             )
         await _expect_no_safety_stop(conn, node.tree_id)
-        estimate = await _charge_estimate(conn, new, node) if new.estimate_id else None
+        if new.estimate_id:
+            estimate = await _charge_estimate(conn, new, node)
+        else:
+            estimate = None
+            uses = ((Operation.START_TASK, node.id),)
+            await charges.expect_estimate(conn, node.tree_id, "estimate_id", uses)
         row = await conn.fetchrow(
             queries.INSERT_TASK,
             uuid.uuid4(),
