@@ -627,7 +627,9 @@ class TreeServiceServicer:
 
     def RecordArbiterRuling(self, request, context):
         """T17: an arbiter's ruling (司命) on a real-world action proposed at a node: allowed or not,
-        and why. Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
+        and why. The arbiter is a person: the ruling needs their confirmation grant, so a host app
+        cannot rule for itself. An allowing ruling authorizes one action (RecordRealAction).
+        Codes: OK, INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

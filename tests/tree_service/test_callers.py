@@ -267,6 +267,32 @@ async def test_only_a_matching_user_confirmation_grant_canonicalizes(guarded):
     assert done.version.confirmed_by == "user-1"
 
 
+async def test_a_host_app_cannot_rule_for_itself_only_the_arbiters_grant_rules(guarded):
+    tree_id, reply = await answered_tree(guarded)
+
+    def rule(grant: str):
+        return guarded.RecordArbiterRuling(
+            tree_pb2.RecordArbiterRulingRequest(
+                idempotency_key=unique("k"),
+                node_id=reply,
+                arbiter="arbiter-1",
+                action="send the email",
+                allowed=True,
+                reason="asked for",
+            ),
+            metadata=(*bearer(HOST), (callers.CONFIRMATION_HEADER, grant)),
+        )
+
+    for grant in (
+        "",
+        callers.issue_grant(SECRET, "rule_on_action", tree_id, "someone-else"),
+        callers.issue_grant(SECRET, "canonicalize", tree_id, "arbiter-1"),
+    ):
+        await refused(rule(grant), grpc.StatusCode.PERMISSION_DENIED, "confirmation_required")
+    ruled = await rule(callers.issue_grant(SECRET, "rule_on_action", tree_id, "arbiter-1"))
+    assert ruled.ruling.allowed
+
+
 def test_a_grant_lives_minutes_at_most_and_names_what_it_confirms():
     grant = callers.issue_grant(SECRET, "canonicalize", "t1", "u1", ttl_s=60)
     assert callers.grant_problem(SECRET, grant, "canonicalize", "t1", "u1") is None

@@ -83,6 +83,13 @@ async def test_a_ruled_action_from_the_real_realm_is_written_to_the_ledger(tree_
     listed = await tree_stub.ListEffects(tree_pb2.ListEffectsRequest(tree_id=tree.id))
     assert [e.id for e in listed.effects] == [done.effect.id]
     assert await ledger(db, tree.id) == 1
+    # A ruling allows one action: another request under it is refused, naming the effect.
+    code, reason, _ = await refusal(tree_stub.RecordRealAction, act(reply.id, allowed.id))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ruling_required")
+    assert await ledger(db, tree.id) == 1
+    ruled_again = await ruling(tree_stub, reply.id)
+    await tree_stub.RecordRealAction(act(reply.id, ruled_again.id))
+    assert await ledger(db, tree.id) == 2
 
 
 @pytest.mark.parametrize(("realm", "world"), [(tree_pb2.REHEARSAL, ""), (tree_pb2.WORLD, "Arden")])

@@ -15,6 +15,9 @@ SELECT id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason,
 FROM arbiter_rulings WHERE id = $1
 """
 
+# The effect ruling $1 authorized, if any (actions of a tree serialize on its row).
+EFFECT_OF_RULING = "SELECT id::text FROM effects WHERE ruling_id = $1 LIMIT 1"
+
 LIVE_SAFETY_STOPS = """
 SELECT count(*) FROM commitments
 WHERE tree_id = $1 AND kind = 'safety_stop' AND withdrawn_at IS NULL

@@ -142,9 +142,11 @@ def expect_action_allowed(
     *,
     stops: int,
     ruling_id: str,
+    used_by: str | None = None,
 ) -> None:
     """Refuse a real-world action that the realm, the main line, the ruling or a safety stop
-    forbids."""
+    forbids; `used_by` is the effect the ruling authorized already, if any (a ruling allows
+    one action)."""
     if node.realm is not Realm.REAL:
         where = f"world {node.world!r}" if node.realm is Realm.WORLD else "a rehearsal"
         raise RealmNotReal(
@@ -168,6 +170,12 @@ def expect_action_allowed(
         raise RulingRequired(
             f"the arbiter {ruling.arbiter!r} refused this action: {ruling.reason}",
             {"field": "ruling_id", "allowed": "false"},
+        )
+    if used_by is not None:
+        raise RulingRequired(
+            f"ruling {ruling.id!r} authorized effect {used_by!r} already: a ruling allows one "
+            "action; record the arbiter's ruling on this one",
+            {"field": "ruling_id", "effect_id": used_by},
         )
     if ruling.action != action:
         raise RulingRequired(

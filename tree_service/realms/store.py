@@ -84,8 +84,15 @@ class RealmStore:
         ruling = ruling_from_row(row) if row is not None else None
         stops = await conn.fetchval(queries.LIVE_SAFETY_STOPS, tree_uuid)
         version = await conn.fetchval(queries.CANONICALIZED_IN, tree_uuid, uuid.UUID(node.id))
+        used_by = await conn.fetchval(queries.EFFECT_OF_RULING, ruling_uuid)
         rules.expect_action_allowed(
-            node, version, ruling, wanted.action, stops=stops, ruling_id=wanted.ruling_id
+            node,
+            version,
+            ruling,
+            wanted.action,
+            stops=stops,
+            ruling_id=wanted.ruling_id,
+            used_by=used_by,
         )
         created = await conn.fetchrow(
             queries.INSERT_EFFECT,
