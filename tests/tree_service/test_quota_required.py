@@ -6,6 +6,8 @@ owner without a quota keeps no account, and such requests run without one."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import grpc
 import pytest
@@ -41,7 +43,10 @@ async def streamed(stub, question_id: str) -> tree_pb2.StreamAnswerResponse:
         await stream.close()
 
 
-def spending(stub, question_id: str, first: str, second: str) -> dict:
+Calls = dict[str, Callable[[], Awaitable[Any]]]
+
+
+def spending(stub, question_id: str, first: str, second: str) -> Calls:
     """Each spending request on the question, naming no estimate."""
     return {
         "AddAnswer": lambda: stub.AddAnswer(
