@@ -165,6 +165,10 @@ async def test_candidates_are_reviewed_one_by_one_at_their_revision(tree_stub, d
     reply = await answer(tree_stub, question.id)
     version = await canonicalize(tree_stub, tree.id, leaf=reply.id)
     assert len(version.candidates) >= 2
+    # Canonicalize answers each pending candidate at revision 1, as ListCanonCandidates does.
+    assert {(c.status, c.revision, c.version_id) for c in version.candidates} == {
+        ("pending", 1, version.id)
+    }
 
     async def pending(**fields) -> list[tree_pb2.CanonCandidate]:
         listed = await tree_stub.ListCanonCandidates(
@@ -205,7 +209,13 @@ async def test_candidates_are_reviewed_one_by_one_at_their_revision(tree_stub, d
     everything = {c.id: c.status for c in await pending(include_reviewed=True)}
     assert (everything[first.id], everything[second.id]) == ("accepted", "rejected")
     again = (await versions(tree_stub, tree.id))[0]
-    assert {c.id: c.status for c in again.candidates}[first.id] == "accepted"
+    shown = {c.id: c for c in again.candidates}
+    assert (shown[first.id].status, shown[first.id].revision) == ("accepted", 2)
+    assert (shown[first.id].reviewed_by, shown[first.id].reviewed_at) == (
+        "user-1",
+        accepted.reviewed_at,
+    )
+    assert {c.revision for c in again.candidates if c.status == "pending"} <= {1}
 
 
 async def test_refused_reviews_write_nothing(tree_stub, db):

@@ -8,6 +8,8 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -28,6 +30,14 @@ from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
 from tree_service.nodes.rows import node_from_json, node_to_json
 from tree_service.nodes.store import NodeStore
+
+
+def _candidate(data: dict[str, Any]) -> CanonCandidate:
+    """A candidate as a version's listing carries it (JSON: its time is text)."""
+    reviewed_at = data.pop("reviewed_at", None)
+    return CanonCandidate(
+        **data, reviewed_at=datetime.fromisoformat(reviewed_at) if reviewed_at else None
+    )
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ def listed_version(row: asyncpg.Record, project_id: str | None) -> ListedVersion
         snapshot=(),
         confirmed_by=row["confirmed_by"],
         created_at=row["created_at"],
-        candidates=tuple(CanonCandidate(**c) for c in json.loads(row["candidates"])),
+        candidates=tuple(_candidate(c) for c in json.loads(row["candidates"])),
         replaces_version_id=row["replaces_version_id"],
         graph_scope=canon_projection.canon_scope(scope, row["world"], project_id),
         invitation_id=row["invitation_id"],

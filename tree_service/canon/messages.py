@@ -3,6 +3,7 @@ versions, invitations and candidates as proto messages."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 from mirrortree.protoscope import scope_to_proto
@@ -181,9 +182,7 @@ def version_to_proto(version: MainLineVersion) -> tree_pb2.MainLineVersion:
         confirmed_by=version.confirmed_by,
         created_at=format_utc(version.created_at),
         candidates=[
-            tree_pb2.CanonCandidate(
-                id=c.id, kind=c.kind, detail=c.detail, status=c.status, version_id=version.id
-            )
+            candidate_to_proto(dataclasses.replace(c, version_id=version.id))
             for c in version.candidates
         ],
         forbidden_effects=list(policy.forbidden_effects),

@@ -40,7 +40,11 @@ SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::tex
        pg_column_size(v.snapshot) AS snapshot_stored_bytes, v.confirmed_by, v.created_at,
        v.replaces_version_id::text, v.invitation_id,
        coalesce((SELECT json_agg(json_build_object('id', c.id, 'kind', c.kind,
-                                                   'detail', c.detail, 'status', c.status)
+                                                   'detail', c.detail, 'status', c.status,
+                                                   'revision', c.revision,
+                                                   'reviewed_by', c.reviewed_by,
+                                                   'review_reason', c.review_reason,
+                                                   'reviewed_at', c.reviewed_at)
                                  ORDER BY c.kind, c.detail)
                  FROM canon_candidates c WHERE c.version_id = v.id), '[]') AS candidates
 FROM main_line_versions v
