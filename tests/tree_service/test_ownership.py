@@ -62,8 +62,8 @@ async def records_of(stub: Any, owner: str) -> Records:
         tree_pb2.RecordCommitmentRequest(
             idempotency_key=unique("k"),
             node_id=question.id,
-            kind=tree_pb2.SAFETY_STOP,
-            statement="stop",
+            kind=tree_pb2.STATED_FACT,  # a safety stop would hold the tasks started below
+            statement="a fact",
             stated_by=owner,
         )
     )
