@@ -230,16 +230,6 @@ class NodeStore:
         row = await conn.fetchrow(queries.PLACEMENTS, [uuid.UUID(node_id)])
         return BranchState(row["state"]) if row["state"] else BranchState.ACTIVE
 
-    @staticmethod
-    async def branch_states(
-        conn: asyncpg.Connection, node_ids: list[str]
-    ) -> dict[str, BranchState]:
-        """The state of the branch each of `node_ids` is in, by id."""
-        rows = await conn.fetch(queries.PLACEMENTS, sorted({uuid.UUID(n) for n in node_ids}))
-        return {
-            r["id"]: BranchState(r["state"]) if r["state"] else BranchState.ACTIVE for r in rows
-        }
-
     # ---- reads for an RPC, placed in their branches ---------------------------------------
 
     async def get_node(self, node_id: str) -> Node:

@@ -29,26 +29,21 @@ SELECT_TASK_NOW = (
 
 LOCK_TASK = SELECT_TASK_NOW + " FOR UPDATE"
 
-# Claimable: queued, or running under a lease that ran out (its worker is gone); a page of
-# them after queue position $4, unlocked, with the nodes they hang on (a task on a closed
-# branch waits, and the claim reads past it without locking it).
-CLAIMABLE = """
-SELECT t.id, t.position, t.branch_node_id::text AS branch_node_id FROM tasks t
+# Claimable: queued, or running under a lease that ran out (its worker is gone). SKIP LOCKED
+# lets concurrent claimers pass over each other's candidates instead of queueing behind them;
+# the state is re-checked on the locked row, so no two claims can take one task. One row at a
+# time, so that a claim holds no task it does not take, past those it passed over ($4) and
+# every task hanging on a node it found in a closed branch ($5).
+NEXT_CLAIMABLE = """
+SELECT t.id, t.branch_node_id::text AS branch_node_id FROM tasks t
 WHERE (t.state = 'queued' OR (t.state = 'running' AND t.lease_expires_at <= clock_timestamp()))
   AND t.capability_scope <@ $1::text[]
   AND ($2::uuid IS NULL OR t.tree_id = $2)
   AND ($3::uuid IS NULL OR t.branch_node_id = $3)
-  AND t.position > $4
+  AND t.id <> all($4::uuid[])
+  AND t.branch_node_id <> all($5::uuid[])
 ORDER BY t.position
-LIMIT $5
-"""
-# One candidate, locked if still claimable: SKIP LOCKED lets concurrent claimers pass over each
-# other's candidates instead of queueing behind them, and the state is re-checked on the
-# locked row, so no two claims can take one task and a claim holds no task it does not take.
-LOCK_CLAIMABLE = """
-SELECT t.id FROM tasks t
-WHERE t.id = $1
-  AND (t.state = 'queued' OR (t.state = 'running' AND t.lease_expires_at <= clock_timestamp()))
+LIMIT 1
 FOR UPDATE SKIP LOCKED
 """
 

@@ -43,7 +43,6 @@ from tree_service.tasks.rules import (
 )
 
 CLOSED = (BranchState.CONCLUDED.value, BranchState.ARCHIVED.value)
-CLAIM_PAGE = 64  # candidates a claim reads at once; it reads on until one can be leased
 MAX_REPORTS = 500
 SERVICE = "service"
 NO_SPEND = Spend()
@@ -189,32 +188,30 @@ class TaskStore:
             if claim.branch_node_id
             else None
         )
-        after = 0  # queue positions start at 1
-        while page := await conn.fetch(
-            queries.CLAIMABLE, list(claim.capabilities), tree, branch, after, CLAIM_PAGE
+        passed: list[uuid.UUID] = []
+        closed: list[uuid.UUID] = []  # nodes found in a closed branch: their tasks wait
+        while candidate := await conn.fetchrow(
+            queries.NEXT_CLAIMABLE, list(claim.capabilities), tree, branch, passed, closed
         ):
-            after = page[-1]["position"]
-            # However many tasks wait on closed branches, the claim reads past them.
-            states = await NodeStore.branch_states(conn, [r["branch_node_id"] for r in page])
-            for row in page:
-                if states[row["branch_node_id"]].value in CLOSED:
-                    continue
-                if await conn.fetchval(queries.LOCK_CLAIMABLE, row["id"]) is None:
-                    continue  # another claim holds it, or took it meanwhile
-                task = await self._reclaim_or_stop(conn, str(row["id"]))
-                if task is None:
-                    continue
-                token = uuid.uuid4()
-                leased = task_from_row(
-                    await conn.fetchrow(
-                        queries.LEASE_TASK,
-                        uuid.UUID(task.id),
-                        token,
-                        claim.worker_id,
-                        claim.lease_seconds,
-                    )
+            # However many tasks wait on closed branches, each node's is looked at once.
+            if (await NodeStore.branch_state(conn, candidate["branch_node_id"])).value in CLOSED:
+                closed.append(uuid.UUID(candidate["branch_node_id"]))
+                continue
+            task = await self._reclaim_or_stop(conn, str(candidate["id"]))
+            if task is None:
+                passed.append(candidate["id"])
+                continue
+            token = uuid.uuid4()
+            leased = task_from_row(
+                await conn.fetchrow(
+                    queries.LEASE_TASK,
+                    uuid.UUID(task.id),
+                    token,
+                    claim.worker_id,
+                    claim.lease_seconds,
                 )
-                return leased, str(token)
+            )
+            return leased, str(token)
         return None, ""
 
     @staticmethod
@@ -265,8 +262,6 @@ class TaskStore:
         if reason is not None:
             await _stop(conn, task, reason)
             return None
-        if await NodeStore.branch_state(conn, task.branch_node_id) in CLOSED:
-            return None  # it waits: reopening the branch lets it run
         return task
 
     async def heartbeat(self, conn: asyncpg.Connection, task_id: str, token: str) -> Task:
