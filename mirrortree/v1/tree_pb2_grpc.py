@@ -486,7 +486,8 @@ class TreeServiceServicer:
 
     def Canonicalize(self, request, context):
         """User-confirmed canonicalization of a path (root → `leaf_node_id`) or of selected nodes into
-        a new immutable main-line version of the scope the realm policy rules. Codes: OK,
+        a new immutable main-line version of the scope the realm policy rules; each selected
+        answer its question had not adopted is adopted in the same write. Codes: OK,
         INVALID_ARGUMENT (not confirmed by a user, bad selection), NOT_FOUND, FAILED_PRECONDITION
         (mixed or disallowed realms, unfinished answers), ABORTED (expected_version is stale).
         """

@@ -138,7 +138,9 @@ async def test_later_versions_append_and_never_rewrite_earlier_ones(cluster, tre
     tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
     b = await answer(tree_stub, question.id, "b")
     first = await canonicalize(tree_stub, tree.id, leaf=a.id)
-    await adopt(tree_stub, question.id, b.id, question.revision)  # adoption never touches canon
+    now = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=question.id))).node
+    assert (now.adopted_answer_id, now.revision) == (a.id, question.revision + 1)
+    await adopt(tree_stub, question.id, b.id, now.revision)  # adoption never touches canon
     second = await canonicalize(tree_stub, tree.id, leaf=b.id, expected=1)
     assert (second.version, second.replaces_version_id) == (2, first.id)
     listed = await tree_stub.ListMainLineVersions(
@@ -148,7 +150,7 @@ async def test_later_versions_append_and_never_rewrite_earlier_ones(cluster, tre
     earlier = listed.versions[1]
     assert list(earlier.node_ids) == [question.id, a.id]
     assert [n.text for n in earlier.snapshot] == ["q", "a"]
-    assert earlier.snapshot[0].adopted_answer_id == ""  # as it was when canonicalized
+    assert earlier.snapshot[0].adopted_answer_id == a.id  # as canonicalized: adopted with it
     conn = await asyncpg.connect(cluster.primary_dsn)
     try:
         with pytest.raises(asyncpg.IntegrityConstraintViolationError, match="immutable"):
@@ -294,7 +296,8 @@ async def test_a_main_line_snapshot_reads_as_canonicalized_and_unknown_versions_
     tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
     b = await answer(tree_stub, question.id, "b")
     version = await canonicalize(tree_stub, tree.id, leaf=a.id)
-    await adopt(tree_stub, question.id, b.id, question.revision)  # the tree moves on
+    now = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=question.id))).node
+    await adopt(tree_stub, question.id, b.id, now.revision)  # the tree moves on
     first = await tree_stub.GetMainLineSnapshot(
         tree_pb2.GetMainLineSnapshotRequest(version_id=version.id, page_size=1)
     )
@@ -302,7 +305,7 @@ async def test_a_main_line_snapshot_reads_as_canonicalized_and_unknown_versions_
         tree_pb2.GetMainLineSnapshotRequest(version_id=version.id, page_token=first.next_page_token)
     )
     assert [n.text for n in [*first.nodes, *rest.nodes]] == ["q", "a"]
-    assert first.nodes[0].adopted_answer_id == ""  # as it was when canonicalized
+    assert first.nodes[0].adopted_answer_id == a.id  # as canonicalized: adopted with it
     assert (first.snapshot_length, rest.next_page_token) == (2, "")
     for version_id, code in (
         (str(uuid.uuid4()), grpc.StatusCode.NOT_FOUND),
@@ -313,3 +316,21 @@ async def test_a_main_line_snapshot_reads_as_canonicalized_and_unknown_versions_
                 tree_pb2.GetMainLineSnapshotRequest(version_id=version_id)
             )
         assert describe(caught.value).code == code
+
+
+async def test_canonicalizing_an_answer_never_adopted_adopts_it_in_the_same_write(tree_stub):
+    """Seed 001 §3: candidate → adopted → canonicalized. The user's confirmation of a path
+    adopts each answer on it that its question had not adopted, recorded on the question."""
+    tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
+    b = await answer(tree_stub, question.id, "b")
+    await adopt(tree_stub, question.id, a.id, question.revision)
+    adopted = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=question.id))).node
+    await canonicalize(tree_stub, tree.id, leaf=b.id)
+    now = (await tree_stub.GetNode(tree_pb2.GetNodeRequest(node_id=question.id))).node
+    assert (now.adopted_answer_id, now.revision) == (b.id, adopted.revision + 1)
+    lifecycles = {
+        n.id: n.lifecycle
+        for n in (await tree_stub.ListNodes(tree_pb2.ListNodesRequest(tree_id=tree.id))).nodes
+    }
+    assert lifecycles[b.id] == tree_pb2.CANONICALIZED
+    assert lifecycles[a.id] != tree_pb2.CANONICALIZED

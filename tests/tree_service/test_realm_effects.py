@@ -299,9 +299,9 @@ async def test_a_cross_realm_citation_keeps_the_citing_nodes_realm(tree_stub):
 
 async def test_no_action_lands_after_a_concurrent_safety_stop(tree_stub, db):
     tree, _, reply = await confirmed_branch(tree_stub)
-    allowed = await ruling(tree_stub, reply.id)
+    rulings = [await ruling(tree_stub, reply.id) for _ in range(20)]  # one per action
 
-    async def try_act() -> str:
+    async def try_act(allowed: tree_pb2.ArbiterRuling) -> str:
         try:
             await tree_stub.RecordRealAction(act(reply.id, allowed.id))
         except grpc.aio.AioRpcError as error:
@@ -309,9 +309,9 @@ async def test_no_action_lands_after_a_concurrent_safety_stop(tree_stub, db):
         return "recorded"
 
     outcomes = await asyncio.gather(
-        *(try_act() for _ in range(10)),
+        *(try_act(r) for r in rulings[:10]),
         commit(tree_stub, reply.id, tree_pb2.SAFETY_STOP, "stop"),
-        *(try_act() for _ in range(10)),
+        *(try_act(r) for r in rulings[10:]),
     )
     stop = outcomes[10]
     assert set(outcomes[:10] + outcomes[11:]) <= {"recorded", "safety_stop_in_effect"}

@@ -17,6 +17,7 @@ from tree_service import canon_projection, rules
 from tree_service.canon import queries
 from tree_service.canon.reviews import accept_invitation
 from tree_service.citations.grants import without_revoked
+from tree_service.conversation.store import ConversationStore
 from tree_service.domain import (
     CANON_POLICIES,
     CanonCandidate,
@@ -24,12 +25,31 @@ from tree_service.domain import (
     CanonicalScope,
     MainLineVersion,
     Node,
+    NodeKind,
     Tree,
 )
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
 from tree_service.nodes.rows import node_from_json, node_to_json
 from tree_service.nodes.store import NodeStore
+
+
+async def _adopting(conn: asyncpg.Connection, nodes: list[Node]) -> list[Node]:
+    """`nodes` with each selected answer adopted by its question (seed 001 §3: an answer is a
+    candidate, then adopted, then canonicalized), in the canonicalization's transaction; a
+    question that adopted another answer now adopts the one the user confirmed."""
+    adopted: dict[str, Node] = {}
+    for node in nodes:
+        if node.kind is not NodeKind.ANSWER or node.parent_id is None:
+            continue
+        question = adopted.get(node.parent_id) or await NodeStore.load(
+            conn, node.parent_id, "selected node"
+        )
+        if question.adopted_answer_id != node.id:
+            adopted[question.id] = await ConversationStore.adopt(
+                conn, question.id, node.id, question.revision
+            )
+    return [adopted.get(n.id, n) for n in nodes]
 
 
 def _candidate(data: dict[str, Any]) -> CanonCandidate:
@@ -103,6 +123,9 @@ class MainLineStore:
                 request.expected_version,
                 current,
             )
+        # After the version is claimed: a concurrent canonicalization of the same main line is
+        # turned away by its version, never by the adoption below.
+        nodes = await _adopting(conn, nodes)
         invitation_id = None
         if request.invitation_id is not None:
             invitation_id = rules.parse_id(request.invitation_id, "confirmation.invitation_id")

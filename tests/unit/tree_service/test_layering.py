@@ -44,7 +44,7 @@ COMPOSITION = frozenset({"__main__", "app", "replays", "servicer", "stores"})
 DEPENDS_ON: dict[str, frozenset[str]] = {
     "access": frozenset(),
     "buds": frozenset({"conversation", "ingestion"}),
-    "canon": frozenset({"citations", "ingestion"}),
+    "canon": frozenset({"citations", "conversation", "ingestion"}),
     "citations": frozenset(),
     "context_assembly": frozenset({"citations"}),
     "conversation": frozenset({"citations", "context_assembly", "costs"}),
