@@ -26,8 +26,11 @@ async def test_the_demo_tree_renders_with_its_main_lines(page, webview_url, demo
     assert await candidates.count() == 2
     left, right = [await candidates.nth(i).bounding_box() for i in range(2)]
     assert left["y"] == right["y"] and right["x"] > left["x"]
-    adopted = page.locator("article.answer.is-adopted")
-    assert await adopted.count() == 1
+    # Both answers on the confirmed path are adopted (canonicalizing adopts them).
+    on_path = page.locator("article.answer.is-adopted")
+    assert await on_path.count() == 2
+    assert "Start with SQLite" in await on_path.nth(0).inner_text()
+    adopted = on_path.nth(1)  # inside the first: follow-ups nest under their answer
     assert "move the sync server to PostgreSQL" in await adopted.inner_text()
     assert "adopted" in await adopted.locator(".badge.adopted").inner_text()
     assert "verification" in await adopted.locator("article.continuation").inner_text()
