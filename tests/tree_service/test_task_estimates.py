@@ -3,6 +3,9 @@ quota and, once it ends, settles it with what the task spent."""
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+
 import grpc
 
 from mirrortree.v1 import costs_pb2, tasks_pb2
@@ -116,3 +119,38 @@ async def test_without_a_quota_a_task_under_an_estimate_is_not_started(tree_stub
     )
     assert (failure.code, failure.reason) == (FP, "quota_exceeded")
     assert await db.fetchval("SELECT count(*) FROM tasks WHERE tree_id = $1::uuid", tree.id) == 0
+
+
+async def test_32_concurrent_task_starts_never_overdraw_the_quota(tree_stub, db):
+    # One tree per task, so that nothing but the quota orders the 32 starts.
+    owner = unique("owner")
+    await set_quota(tree_stub, owner, "10", currency="EUR")
+    questions = []
+    for _ in range(32):
+        tree = await new_tree(tree_stub, owner=owner)
+        questions.append(await ask(tree_stub, tree.id))
+    # Each reserves 3 (1,000,000 input tokens at 3 per million) of the 10.
+    made = [
+        await estimate(
+            tree_stub, q.tree_id, q.id, costs_pb2.START_TASK, input_price="3", currency="EUR"
+        )
+        for q in questions
+    ]
+    outcomes = await asyncio.gather(
+        *(
+            tasking.start(tree_stub, q.id, budget=EUR_BUDGET, estimate_id=m.id)
+            for q, m in zip(questions, made, strict=True)
+        ),
+        return_exceptions=True,
+    )
+    started = [o for o in outcomes if isinstance(o, tasks_pb2.Task)]
+    refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+    assert (len(started), len(refused)) == (3, 29)
+    assert {e.code() for e in refused} == {FP}
+    tasks = await db.fetchval(
+        "SELECT count(*) FROM tasks WHERE branch_node_id = any($1::uuid[])",
+        [uuid.UUID(q.id) for q in questions],
+    )
+    assert tasks == 3  # the refused starts wrote nothing
+    quota = await quota_of(tree_stub, owner)
+    assert (quota.reserved, quota.remaining) == ("9", "1")
