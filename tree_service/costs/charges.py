@@ -159,8 +159,8 @@ async def expect_estimate(
 ) -> None:
     """A request that spends and names no estimate: refused when the tree's owner has a quota
     (it would spend outside it); an owner without a quota keeps no account of spending."""
-    owner = await conn.fetchval(queries.TREE_OWNER, uuid.UUID(tree_id))
-    if await conn.fetchrow(queries.SELECT_QUOTA, owner) is None:
+    owner, has_quota = await conn.fetchrow(queries.OWNER_QUOTA, uuid.UUID(tree_id))
+    if not has_quota:
         return
     wanted = " or ".join(f"{op.value} of {target}" for op, target in uses)
     raise EstimateRequired(

@@ -62,12 +62,16 @@ SELECT 1 FROM trees WHERE id = (SELECT tree_id FROM tasks WHERE id = $1) FOR NO 
 """
 
 # The tasks of tree $1 a safety stop holds: queued, or running (under any lease).
-HELD_BY_STOP = """
-SELECT t.id::text FROM tasks t
+HELD_BY_STOP = (
+    "SELECT "
+    + TASK_COLUMNS
+    + """
+FROM tasks t
 WHERE t.tree_id = $1 AND t.state IN ('queued', 'running')
 ORDER BY t.position
 FOR UPDATE
 """
+)
 
 # Tasks whose deadline passed while nobody ran them, or whose worker vanished past it.
 OVERDUE = """

@@ -221,8 +221,7 @@ class TaskStore:
         instructions, and a worker's next call on it answers task_stopped; how many."""
         held = await conn.fetch(queries.HELD_BY_STOP, uuid.UUID(tree_id))
         for row in held:
-            task = task_from_row(await conn.fetchrow(queries.SELECT_TASK_NOW, uuid.UUID(row[0])))
-            await _stop(conn, task, StopReason.SAFETY_STOP)
+            await _stop(conn, task_from_row(row), StopReason.SAFETY_STOP)
         return len(held)
 
     async def stop_overdue(self, limit: int = 100) -> int:
