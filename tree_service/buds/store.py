@@ -22,6 +22,26 @@ from tree_service.primary import Primary
 BUD_LEASE_S = 30.0
 
 
+async def _end(
+    conn: asyncpg.Connection,
+    node_id: uuid.UUID,
+    state: AnswerState,
+    stop_reason: str | None,
+    generated: Generated,
+) -> Node | None:
+    """Seal or freeze a locked bud and record it as a message source (None: it had ended)."""
+    _, summary, evidence, tool_trace = generated_json(generated)
+    row = await conn.fetchrow(
+        queries.END_BUD, node_id, state.value, stop_reason, summary, evidence, tool_trace
+    )
+    if row is None:
+        return None
+    node = node_from_row(row)
+    tree = await NodeStore.tree(conn, node.tree_id)
+    await IngestionStore.record_message(conn, node, tree.project_id)
+    return node
+
+
 class BudStore:
     """Opening, renewing and ending buds on the primary (their chunks: ChunkCommitter)."""
 
@@ -68,20 +88,8 @@ class BudStore:
         """Freeze every bud streaming in the tree, in the transaction stating a safety stop
         (their streams' next chunk is refused); how many."""
         streaming = await conn.fetch(queries.STREAMING_IN_TREE, uuid.UUID(tree_id))
-        if not streaming:
-            return 0
-        tree = await NodeStore.tree(conn, tree_id)
         for row in streaming:
-            frozen = await conn.fetchrow(
-                queries.END_BUD,
-                row["id"],
-                AnswerState.FROZEN.value,
-                StopReason.SAFETY_STOP.value,
-                "",
-                "[]",
-                "[]",
-            )
-            await IngestionStore.record_message(conn, node_from_row(frozen), tree.project_id)
+            await _end(conn, row["id"], AnswerState.FROZEN, StopReason.SAFETY_STOP, Generated())
         counters.BUDS_ENDED.labels(AnswerState.FROZEN.value, StopReason.SAFETY_STOP.value).inc(
             len(streaming)
         )
@@ -91,28 +99,16 @@ class BudStore:
         self, node_id: str, state: AnswerState, stop_reason: str | None, generated: Generated
     ) -> tuple[Node, str]:
         """Seal or freeze a streaming bud with its acknowledged chunks; returns it and the LSN."""
-        _, summary, evidence, tool_trace = generated_json(generated)
         async with self._primary.pool.acquire() as conn:
             async with conn.transaction():
                 await conn.execute(queries.LOCK_STREAMING_BUD, uuid.UUID(node_id))
-                row = await conn.fetchrow(
-                    queries.END_BUD,
-                    uuid.UUID(node_id),
-                    state.value,
-                    stop_reason,
-                    summary,
-                    evidence,
-                    tool_trace,
-                )
-                if row is None:
+                node = await _end(conn, uuid.UUID(node_id), state, stop_reason, generated)
+                if node is None:
                     current = await NodeStore.load(conn, node_id, "answer_id")
                     raise PreconditionFailed(
                         f"bud {node_id!r} is already {current.answer_state}; it cannot end twice",
                         {"answer_state": str(current.answer_state)},
                     )
-                node = node_from_row(row)
-                tree = await NodeStore.tree(conn, node.tree_id)
-                await IngestionStore.record_message(conn, node, tree.project_id)
             lsn = await self._primary.commit_lsn(conn)
         counters.BUDS_ENDED.labels(state.value, stop_reason or "").inc()
         return node, lsn

@@ -4,16 +4,19 @@
 # node appends' foreign-key checks are not blocked), so a stop and an action never cross.
 LOCK_TREE = "SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE"
 
-INSERT_RULING = """
+RULING_COLUMNS = (
+    "id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at"
+)
+
+INSERT_RULING = (
+    """
 INSERT INTO arbiter_rulings (id, tree_id, node_id, arbiter, action, allowed, reason)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at
-"""
+RETURNING """
+    + RULING_COLUMNS
+)
 
-SELECT_RULING = """
-SELECT id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at
-FROM arbiter_rulings WHERE id = $1
-"""
+SELECT_RULING = "SELECT " + RULING_COLUMNS + " FROM arbiter_rulings WHERE id = $1"
 
 # The effect ruling $1 authorized, if any (actions of a tree serialize on its row).
 EFFECT_OF_RULING = "SELECT id::text FROM effects WHERE ruling_id = $1 LIMIT 1"
@@ -85,10 +88,7 @@ LIST_COMMITMENTS = (
     + " ORDER BY x.position LIMIT $3"
 )
 
-SELECT_RULINGS = """
-SELECT id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at
-FROM arbiter_rulings WHERE id = any($1::uuid[])
-"""
+SELECT_RULINGS = "SELECT " + RULING_COLUMNS + " FROM arbiter_rulings WHERE id = any($1::uuid[])"
 
 SELECT_EFFECTS = "SELECT " + EFFECT_COLUMNS + " FROM effects WHERE id = any($1::uuid[])"
 
