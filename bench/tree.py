@@ -10,6 +10,8 @@ load weighs on the baseline and the cases alike:
 - pgbench's built-in TPC-B-like script (scale 1, C clients) on the same primary — the raw
   baseline of "small write transactions per second" on this machine right now;
 - AskQuestion appends with C concurrent writers, each on its own tree and all on one tree;
+- AddAnswer appends with C concurrent writers, each on its own tree: a write that passes the
+  gate (safety stops, quota) where a question does not;
 - B buds streaming concurrently (each sends a chunk, waits for its acknowledgement, repeats):
   acknowledged chunks/s and acknowledgement latency p50/p99.
 """
@@ -95,6 +97,28 @@ async def appends(
     return await throughput(append, seconds, workers)
 
 
+async def answers(stub: tree_pb2_grpc.TreeServiceStub, seconds: float, workers: int) -> float:
+    questions = []
+    for _ in range(workers):
+        tree_id = await new_tree(stub)
+        asked = await stub.AskQuestion(
+            tree_pb2.AskQuestionRequest(idempotency_key=uuid.uuid4().hex, tree_id=tree_id, text="q")
+        )
+        questions.append(asked.node.id)
+    turn = iter(range(10**9))
+
+    async def answer() -> object:
+        return await stub.AddAnswer(
+            tree_pb2.AddAnswerRequest(
+                idempotency_key=uuid.uuid4().hex,
+                question_id=questions[next(turn) % workers],
+                text="benchmark answer",
+            )
+        )
+
+    return await throughput(answer, seconds, workers)
+
+
 async def buds(
     stub: tree_pb2_grpc.TreeServiceStub, seconds: float, count: int
 ) -> tuple[float, list[float]]:
@@ -165,6 +189,7 @@ class Rounds:
 BASELINE = "pgbench TPC-B-like transactions (baseline)"
 SEPARATE = "AskQuestion appends, one tree per writer"
 SHARED = "AskQuestion appends, all writers on one tree"
+ANSWERS = "AddAnswer appends, one tree per writer"
 
 
 @contextlib.asynccontextmanager
@@ -200,6 +225,7 @@ async def measure(
             rounds.add(BASELINE, tps)
             rounds.add(SEPARATE, await appends(stub, piece, args.concurrency, shared=False))
             rounds.add(SHARED, await appends(stub, piece, args.concurrency, shared=True))
+            rounds.add(ANSWERS, await answers(stub, piece, args.concurrency))
             chunk_rate, latencies = await buds(stub, piece, args.buds)
             rounds.add(buds_case, chunk_rate)
             rounds.latencies += latencies
@@ -255,7 +281,7 @@ async def main_async(args: argparse.Namespace) -> None:
     print("| case | per second | ÷ pgbench TPC-B TPS | ÷ pgbench, per round |")
     print("| --- | ---: | ---: | --- |")
     baseline = rounds.rate(BASELINE)
-    for case in (BASELINE, SEPARATE, SHARED, buds_case):
+    for case in (BASELINE, SEPARATE, SHARED, ANSWERS, buds_case):
         per_round = " / ".join(f"{r:.2f}" for r in rounds.ratios(case))
         rate = rounds.rate(case)
         print(f"| {case} | {rate:,.0f} | {rate / baseline:.2f} | {per_round} |")

@@ -111,8 +111,33 @@ async def load(tree_target: str) -> DemoInfo:
                 tree_id=tree.id,
                 leaf_node_id=postgres.node.id,
                 confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="demo-user"),
+                candidates=[
+                    tree_pb2.CandidateProposal(
+                        kind="heart_trace",
+                        text="Relief: the lock waits finally have an explanation.",
+                    ),
+                    tree_pb2.CandidateProposal(
+                        kind="memory_candidate",
+                        tier="long_term",
+                        subject="sync server",
+                        text="The sync server runs on PostgreSQL; SQLite lock waits ruled it out.",
+                    ),
+                ],
             )
         )
+        # The user keeps the memory candidate: it becomes long-term memory of the project (a
+        # version canonicalized by an older demo has none).
+        for candidate in canonical.version.candidates:
+            if candidate.kind == "memory_candidate":
+                await stub.AcceptCanonCandidate(
+                    tree_pb2.ReviewCanonCandidateRequest(
+                        idempotency_key=_key("remember"),
+                        candidate_id=candidate.id,
+                        expected_revision=1,
+                        reviewed_by="demo-user",
+                        reason="Worth remembering",
+                    )
+                )
         await _side_work(stub, tree.id, first.node.id, sqlite.node.id, postgres.node.id)
         loaded = await storyfile.load_story(story, tree_target)
         binding = await stub.CreateBinding(

@@ -365,6 +365,10 @@ CREATE TABLE public.canon_candidates (
     reviewed_by text,
     review_reason text DEFAULT ''::text NOT NULL,
     reviewed_at timestamp with time zone,
+    "position" integer DEFAULT 0 NOT NULL,
+    subject text DEFAULT ''::text NOT NULL,
+    text text DEFAULT ''::text NOT NULL,
+    memory_id text,
     CONSTRAINT canon_candidates_reviewed CHECK (((status = 'pending'::text) = (reviewed_by IS NULL))),
     CONSTRAINT canon_candidates_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'accepted'::text, 'rejected'::text])))
 );
@@ -1657,6 +1661,12 @@ CREATE INDEX canon_invitations_tree ON public.canon_invitations USING btree (tre
 CREATE INDEX commitments_live_stops ON public.commitments USING btree (tree_id) WHERE ((kind = 'safety_stop'::text) AND (withdrawn_at IS NULL));
 
 --
+-- Name: commitments_node; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX commitments_node ON public.commitments USING btree (node_id);
+
+--
 -- Name: commitments_tree_order; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1903,6 +1913,12 @@ CREATE INDEX tasks_tree ON public.tasks USING btree (tree_id, "position");
 CREATE INDEX transplants_source ON public.transplants USING btree (source_node_id);
 
 --
+-- Name: trees_project; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX trees_project ON public.trees USING btree (project_id) WHERE (project_id IS NOT NULL);
+
+--
 -- Name: branch_transitions branch_transitions_tree_events; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2006,6 +2022,13 @@ ALTER TABLE ONLY public.branches
 
 ALTER TABLE ONLY public.bud_chunks
     ADD CONSTRAINT bud_chunks_node_id_fkey FOREIGN KEY (node_id) REFERENCES public.nodes(id);
+
+--
+-- Name: canon_candidates canon_candidates_memory_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.canon_candidates
+    ADD CONSTRAINT canon_candidates_memory_id_fkey FOREIGN KEY (memory_id) REFERENCES public.preferences(id);
 
 --
 -- Name: canon_candidates canon_candidates_version_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

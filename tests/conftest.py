@@ -151,6 +151,27 @@ async def graph_stub(
         yield graph_pb2_grpc.StoryGraphStub(channel)
 
 
+@pytest_asyncio.fixture
+async def global_preferences_taken_back(cluster: pgcluster.ClusterInfo) -> AsyncIterator[None]:
+    """A Global preference applies to every context assembled and every search of the shared
+    test world: a test that makes one takes it back afterwards (with any memory naming it)."""
+    conn = await asyncpg.connect(cluster.primary_dsn)
+    try:
+        before = await conn.fetchval(
+            "SELECT coalesce(array_agg(id), '{}') FROM preferences WHERE scope_key = 'global'"
+        )
+        yield
+        made = "scope_key = 'global' AND id <> all($1::text[])"
+        await conn.execute(
+            f"UPDATE canon_candidates SET memory_id = NULL WHERE memory_id IN "
+            f"(SELECT id FROM preferences WHERE {made})",
+            before,
+        )
+        await conn.execute(f"DELETE FROM preferences WHERE {made}", before)
+    finally:
+        await conn.close()
+
+
 async def switch_app(tree_port: int, enabled: bool) -> tree_pb2.Settings:
     """Switch the supervisor app (which gates the story-graph tools) on or off."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{tree_port}") as channel:

@@ -9,11 +9,19 @@ for real decisions and a read that names that scope sees them labelled with it. 
 - a confirmed `decision` event whose evidence is a source reference to every node of the
   version (the node text at the revision that was confirmed);
 - the main line itself as an entity, at the version's number as its revision;
-- for version n > 1, an evidenced `replaces` relation from this event to version n-1's event.
+- for version n > 1, an evidenced `replaces` relation from this event to version n-1's event;
+- each fact, relationship or experience stated at the version's nodes that this version put in
+  effect (T18, T24: the first version holding its node in the scope its realm needs), as a
+  confirmed `leaf_fact` holding the statement, `about` the decision event and citing the
+  source reference of the node it was stated at. Nothing else stated there is recorded as
+  holding: not a rehearsal statement, not one withdrawn before, not one an earlier version put
+  in effect already (that version's projection holds it), not an authorization (confirmed on
+  its own, never through a canonicalization).
 
-Ids derive from the version id (the entity's from the tree, scope and world), so the projection
-of one version is always the same objects. Apart from the entity's, each id is a short prefix
-and at most two UUIDs, far within the id limit.
+Ids derive from the version id (the entity's from the tree, scope and world; a fact's from the
+version and the commitment), so the projection of one version is always the same objects.
+Apart from the entity's, each id is a short prefix and at most two UUIDs, far within the id
+limit.
 Every id (result and objects) starts with `PREFIX`, which reviews may not record (main-line
 versions are immutable: a review may refer to these objects, never rewrite them).
 """
@@ -22,10 +30,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from urllib.parse import quote
 
 from mirrortree.scopes import MAX_PROJECT_ID, ScopeValue
 from mirrortree.validation import MAX_ID
+from tree_service.commitments import KIND_LABELS, StoredCommitment, put_in_effect_by
 from tree_service.domain import (
     CanonicalScope,
     EventTimeValue,
@@ -107,6 +117,11 @@ def result_id(version_id: str) -> str:
     return f"{PREFIX}{version_id}"
 
 
+def memory_id(candidate_id: str) -> str:
+    """The confirmed preference an accepted memory candidate becomes (reserved: see PREFIX)."""
+    return f"{PREFIX}memory-{candidate_id}"
+
+
 def event_id(version_id: str) -> str:
     return f"{PREFIX}version-{version_id}"
 
@@ -130,16 +145,19 @@ def projection(
     tree_title: str,
     project_id: str | None,
     previous_version_id: str | None,
+    stated: Sequence[StoredCommitment] = (),
 ) -> ReviewResult:
     """The review result of one main-line version. `previous_version_id` is the version it
-    replaces when that version's event is in the same scope (else no relation is claimed)."""
+    replaces when that version's event is in the same scope (else no relation is claimed);
+    `stated` are the commitments stated at its nodes, as the version's transaction reads them
+    (those it put in effect are recorded as holding)."""
     label = SCOPE_LABELS[version.scope]
     world = f" of world {version.world!r}" if version.world else ""
     line_id = line_entity_id(version)
     refs = [
         StoryObject(
             ObjectType.SOURCE_REFERENCE,
-            f"{PREFIX}{version.id}-{node.id}",
+            reference_id(version.id, node.id),
             title=f"message {node.id}",
             body=node.text,
             object_revision=str(node.version if node.kind is NodeKind.QUESTION else 1),
@@ -233,6 +251,7 @@ def projection(
                 ),
             )
         )
+    objects += held_facts(version, stated, event.object_id, line.title)
     nodes_at = [n.created_at for n in version.snapshot]
     return ReviewResult(
         result_id=result_id(version.id),
@@ -245,3 +264,56 @@ def projection(
         excluded_source_types=(),
         coverage_gaps=(),
     )
+
+
+def reference_id(version_id: str, node_id: str) -> str:
+    """The source reference of a version's node (the message at the revision confirmed)."""
+    return f"{PREFIX}{version_id}-{node_id}"
+
+
+def fact_id(version_id: str, commitment_id: str) -> str:
+    return f"{PREFIX}{version_id}-fact-{commitment_id}"
+
+
+def held_facts(
+    version: MainLineVersion,
+    stated: Sequence[StoredCommitment],
+    decision_id: str,
+    line_title: str,
+) -> list[StoryObject]:
+    """The statements at the version's nodes that this version put in effect, in the order
+    they were stated, each a confirmed leaf fact about the decision and citing its node. The
+    statement is the fact's text alone: a purge retracts a fact citing a purged message by
+    replacing its text, so no title or detail repeats the user's words."""
+    held = {node.id for node in version.snapshot}
+    facts = []
+    for c in stated:
+        effect = put_in_effect_by(c, version.id)
+        if effect is None or c.node_id not in held:
+            continue
+        ref_id = reference_id(version.id, c.node_id)
+        facts.append(
+            StoryObject(
+                ObjectType.LEAF_FACT,
+                fact_id(version.id, c.id),
+                title=f"{KIND_LABELS[c.kind]} in effect through the {line_title}",
+                body=c.statement,
+                kind=c.kind.value,
+                confirmation_state="confirmed",
+                details={
+                    "about": [{"type": ObjectType.EVENT.value, "id": decision_id}],
+                    "source_reference_ids": [ref_id],
+                    "commitment_id": c.id,
+                    "commitment_kind": c.kind.value,
+                    "effective_scope": effect.scope,
+                    "main_line_version_id": version.id,
+                    "node_id": c.node_id,
+                    "stated_by": c.stated_by,
+                },
+                links=(
+                    ("about", ObjectType.EVENT.value, decision_id),
+                    ("cites", ObjectType.SOURCE_REFERENCE.value, ref_id),
+                ),
+            )
+        )
+    return facts

@@ -98,23 +98,17 @@ class BranchState(StrEnum):
 
 @dataclass(frozen=True)
 class CanonPolicy:
-    """What canonicalizing into one scope produces and may never cause (the canonical-scope
+    """What canonicalizing into one scope may produce and may never cause (the canonical-scope
     table of the mirror-tree model)."""
 
-    candidates: tuple[tuple[str, str], ...]  # (kind, detail) created as pending candidates
+    candidate_kinds: tuple[str, ...]  # what a caller may propose, each awaiting review
     manual_extractions: tuple[str, ...]  # what a user may later extract by hand
     forbidden_effects: tuple[str, ...]
 
 
 CANON_POLICIES: dict[CanonicalScope, CanonPolicy] = {
     CanonicalScope.REAL_EXPERIENCE: CanonPolicy(
-        candidates=(
-            ("real_record", ""),
-            ("heart_trace", ""),
-            ("memory_candidate", "short_term"),
-            ("memory_candidate", "long_term"),
-            ("memory_candidate", "core"),
-        ),
+        candidate_kinds=("real_record", "heart_trace", "memory_candidate"),
         manual_extractions=(),
         forbidden_effects=(
             "memory_reconsolidation_approval",
@@ -125,11 +119,7 @@ CANON_POLICIES: dict[CanonicalScope, CanonPolicy] = {
         ),
     ),
     CanonicalScope.WORLD_CANON: CanonPolicy(
-        candidates=(
-            ("world_record", ""),
-            ("world_memory", ""),
-            ("world_relationship_meaning", ""),
-        ),
+        candidate_kinds=("world_record", "world_memory", "world_relationship_meaning"),
         manual_extractions=(),
         forbidden_effects=(
             "real_truth_update",
@@ -140,7 +130,7 @@ CANON_POLICIES: dict[CanonicalScope, CanonPolicy] = {
         ),
     ),
     CanonicalScope.REHEARSAL: CanonPolicy(
-        candidates=(("rehearsal_record", ""),),
+        candidate_kinds=("rehearsal_record",),
         manual_extractions=("insight", "opinion", "hypothesis"),
         forbidden_effects=(
             "real_record",
@@ -332,6 +322,16 @@ class NewContinuation:
 
 
 @dataclass(frozen=True)
+class CandidateProposal:
+    """A canon candidate as the caller proposes it (seed 001 §6)."""
+
+    kind: str
+    tier: str  # a memory candidate's tier, else ""
+    subject: str  # what a memory is about, else ""
+    text: str
+
+
+@dataclass(frozen=True)
 class Canonicalization:
     tree_id: str
     leaf_node_id: str | None  # path mode
@@ -339,6 +339,7 @@ class Canonicalization:
     confirmed_by: str
     invitation_id: str | None
     expected_version: int
+    candidates: tuple[CandidateProposal, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -352,6 +353,9 @@ class CanonCandidate:
     review_reason: str = ""
     reviewed_at: datetime | None = None
     version_id: str = ""
+    subject: str = ""
+    text: str = ""
+    memory_id: str | None = None
 
 
 @dataclass(frozen=True)

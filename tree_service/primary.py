@@ -19,6 +19,7 @@ from asyncpg.transaction import Transaction
 
 from mirrortree import dbloss
 from mirrortree.lsn import commit_point, format_lsn, parse_lsn
+from tree_service import gate
 from tree_service.errors import Contention, IdempotencyKeyReused
 
 T = TypeVar("T")
@@ -122,7 +123,7 @@ class Primary:
                         raise IdempotencyKeyReused(key, row["method"])
                     replayed = bytes(row["response"])
                 else:
-                    value = await action(conn)
+                    value = await gate.guarded(method, action, conn)
                     await conn.execute(STORE_IDEMPOTENT_RESPONSE, key, encode(value))
             except BaseException:
                 # Nothing was committed; on a lost connection there is nothing to roll back,

@@ -19,7 +19,7 @@ from google.protobuf.message import Message
 
 from mirrortree.v1 import costs_pb2, tree_pb2
 from tree_service import convert, rules
-from tree_service.canon.messages import invitation_to_proto
+from tree_service.canon.messages import candidate_to_proto, invitation_to_proto
 from tree_service.citations.grants import without_revoked
 from tree_service.context_assembly.messages import context_to_proto, summary_to_proto
 from tree_service.errors import NotFound
@@ -110,6 +110,11 @@ async def _invitations(stores: Stores, messages: Sequence[Any]) -> dict[Hashable
     return {i.id: invitation_to_proto(i) for i in found}
 
 
+async def _candidates(stores: Stores, messages: Sequence[Any]) -> dict[Hashable, Message]:
+    found = await stores.canon_reviews.candidates([m.id for m in messages])
+    return {c.id: candidate_to_proto(c) for c in found}
+
+
 async def _branches(stores: Stores, messages: Sequence[Any]) -> dict[Hashable, Message]:
     return {
         m.node_id: branch_to_proto(await stores.lifecycle.get_branch(m.node_id)) for m in messages
@@ -145,6 +150,7 @@ LOADERS: dict[str, Loader] = {
     "mirrortree.v1.ArbiterRuling": Loader(_id, _rulings),
     "mirrortree.v1.Effect": Loader(_id, _effects),
     "mirrortree.v1.CanonInvitation": Loader(_id, _invitations),
+    "mirrortree.v1.CanonCandidate": Loader(_id, _candidates),
     "mirrortree.v1.Branch": Loader(lambda m: m.node_id, _branches),
     "mirrortree.v1.Preference": Loader(_id, _preferences),
     "mirrortree.v1.Task": Loader(_id, _tasks),

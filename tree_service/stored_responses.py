@@ -48,6 +48,7 @@ REFILLED: dict[str, tuple[str, ...]] = {
     "mirrortree.v1.ArbiterRuling": ("action", "reason"),
     "mirrortree.v1.Effect": ("action", "parameters_json"),
     "mirrortree.v1.CanonInvitation": ("reason", "decision_reason"),
+    "mirrortree.v1.CanonCandidate": ("subject", "text"),
     "mirrortree.v1.Branch": ("transitions", "last_conclusion"),
     "mirrortree.v1.Preference": ("subject", "text"),
     "mirrortree.v1.Task": ("goal", "stop_conditions"),
@@ -68,7 +69,7 @@ KEPT: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "mirrortree.v1.Branch": (("node_id", "tree_id"), _IDS),
     "mirrortree.v1.CanonCandidate": (
-        ("id", "kind", "status", "reviewed_by", "reviewed_at", "version_id"),
+        ("id", "kind", "status", "reviewed_by", "reviewed_at", "version_id", "memory_id"),
         _IDS,
     ),
     "mirrortree.v1.CanonEntryImpact": (

@@ -134,7 +134,7 @@ CONTENT: dict[tuple[str, str], Content] = {
     ),
     ("context_versions", "items"): Content(
         "the items of an assembled context, verbatim or summarized",
-        Purge.TOMBSTONED,  # a citation's item follows the choice on citations
+        Purge.TOMBSTONED,  # a citation's item follows `citations`, a memory's `graph_facts`
         Revoke.TOMBSTONED,  # and on read, as above
         paths=("[*].text",),
     ),
@@ -206,6 +206,16 @@ CONTENT: dict[tuple[str, str], Content] = {
     ),
     ("citation_authorizations", "redactions"): Content(
         "the terms a grantor redacts from what others cite", Purge.NOT_BRANCH_CONTENT
+    ),
+    ("canon_candidates", "subject"): Content(
+        "what a proposed memory is about",
+        Purge.TOMBSTONED,
+        choice="canon_entries",
+    ),
+    ("canon_candidates", "text"): Content(
+        "a proposed heart trace, record or memory",
+        Purge.TOMBSTONED,
+        choice="canon_entries",
     ),
     ("canon_candidates", "review_reason"): Content(
         "why the user accepted or rejected a candidate", Purge.NOT_BRANCH_CONTENT
@@ -330,6 +340,7 @@ CONTENT_FREE: dict[tuple[str, str], str] = {
             ("main_line_versions", "node_ids"),
             ("main_line_versions", "invitation_id"),
             ("preferences", "id"),
+            ("canon_candidates", "memory_id"),
             ("preferences", "scope_key"),
             ("preferences", "about"),
             ("purges", "preview_token"),
@@ -415,6 +426,6 @@ CONTENT_FREE: dict[tuple[str, str], str] = {
         _DERIVED,
     ),
     ("bindings", "allowed_scopes"): "the scope keys a binding may read",
-    ("canon_candidates", "detail"): "what the realm policy names as a candidate (CANON_POLICIES)",
+    ("canon_candidates", "detail"): "a memory candidate's tier (short_term, long_term, core)",
     ("leaf_migration_report", "reason"): "written by migration 0030 about a leaf it linked",
 }

@@ -187,7 +187,14 @@ class TreePage:
             kind = word(tree_pb2.NodeKind, node.kind) if node is not None else "node"
             path.append(el("li", el("a", f"{kind}: ", text, href=f"#node-{node_id}")))
         candidates = [
-            el("li", f"{c.kind}", f" ({c.detail})" if c.detail else "", f": {c.status}")
+            el(
+                "li",
+                f"{c.kind}",
+                f" ({c.detail})" if c.detail else "",
+                f": {c.status}",
+                f" — {c.subject}: " if c.subject else " — " if c.text else "",
+                short(c.text, 140),
+            )
             for c in version.candidates
         ]
         return el(

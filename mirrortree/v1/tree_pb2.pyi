@@ -709,7 +709,7 @@ class AdoptAnswerResponse(_message.Message):
     def __init__(self, question: _Optional[_Union[Node, _Mapping]] = ..., consistency: _Optional[_Union[_common_pb2.ConsistencyToken, _Mapping]] = ...) -> None: ...
 
 class CanonCandidate(_message.Message):
-    __slots__ = ("id", "kind", "detail", "status", "revision", "reviewed_by", "review_reason", "reviewed_at", "version_id")
+    __slots__ = ("id", "kind", "detail", "status", "revision", "reviewed_by", "review_reason", "reviewed_at", "version_id", "subject", "text", "memory_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
@@ -719,6 +719,9 @@ class CanonCandidate(_message.Message):
     REVIEW_REASON_FIELD_NUMBER: _ClassVar[int]
     REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
     VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: str
     detail: str
@@ -728,7 +731,22 @@ class CanonCandidate(_message.Message):
     review_reason: str
     reviewed_at: str
     version_id: str
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ..., revision: _Optional[int] = ..., reviewed_by: _Optional[str] = ..., review_reason: _Optional[str] = ..., reviewed_at: _Optional[str] = ..., version_id: _Optional[str] = ...) -> None: ...
+    subject: str
+    text: str
+    memory_id: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., status: _Optional[str] = ..., revision: _Optional[int] = ..., reviewed_by: _Optional[str] = ..., review_reason: _Optional[str] = ..., reviewed_at: _Optional[str] = ..., version_id: _Optional[str] = ..., subject: _Optional[str] = ..., text: _Optional[str] = ..., memory_id: _Optional[str] = ...) -> None: ...
+
+class CandidateProposal(_message.Message):
+    __slots__ = ("kind", "tier", "subject", "text")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    tier: str
+    subject: str
+    text: str
+    def __init__(self, kind: _Optional[str] = ..., tier: _Optional[str] = ..., subject: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class MainLineVersion(_message.Message):
     __slots__ = ("id", "tree_id", "scope", "world", "version", "node_ids", "snapshot", "confirmed_by", "created_at", "candidates", "forbidden_effects", "manual_extractions", "replaces_version_id", "snapshot_omitted", "story_graph_scope", "invitation_id")
@@ -777,20 +795,22 @@ class UserConfirmation(_message.Message):
     def __init__(self, confirmed: _Optional[bool] = ..., user_id: _Optional[str] = ..., invitation_id: _Optional[str] = ...) -> None: ...
 
 class CanonicalizeRequest(_message.Message):
-    __slots__ = ("idempotency_key", "tree_id", "leaf_node_id", "nodes", "confirmation", "expected_version")
+    __slots__ = ("idempotency_key", "tree_id", "leaf_node_id", "nodes", "confirmation", "expected_version", "candidates")
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     TREE_ID_FIELD_NUMBER: _ClassVar[int]
     LEAF_NODE_ID_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
     CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     idempotency_key: str
     tree_id: str
     leaf_node_id: str
     nodes: NodeSelection
     confirmation: UserConfirmation
     expected_version: int
-    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., leaf_node_id: _Optional[str] = ..., nodes: _Optional[_Union[NodeSelection, _Mapping]] = ..., confirmation: _Optional[_Union[UserConfirmation, _Mapping]] = ..., expected_version: _Optional[int] = ...) -> None: ...
+    candidates: _containers.RepeatedCompositeFieldContainer[CandidateProposal]
+    def __init__(self, idempotency_key: _Optional[str] = ..., tree_id: _Optional[str] = ..., leaf_node_id: _Optional[str] = ..., nodes: _Optional[_Union[NodeSelection, _Mapping]] = ..., confirmation: _Optional[_Union[UserConfirmation, _Mapping]] = ..., expected_version: _Optional[int] = ..., candidates: _Optional[_Iterable[_Union[CandidateProposal, _Mapping]]] = ...) -> None: ...
 
 class NodeSelection(_message.Message):
     __slots__ = ("node_ids",)

@@ -446,7 +446,8 @@ class TreeServiceServicer:
     def AddAnswer(self, request, context):
         """Adds a complete candidate answer under a question; regenerating adds a sibling, nothing
         is ever overwritten. Codes: as AskQuestion (FAILED_PRECONDITION also `estimate_required`:
-        the tree's owner keeps a quota and the request names no estimate).
+        the tree's owner keeps a quota and the request names no estimate; `safety_stop_in_effect`:
+        a safety stop holds the tree, see docs/tree-service.md "The gate").
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -460,7 +461,7 @@ class TreeServiceServicer:
         acknowledged chunk and the stop reason. Sealed and frozen buds are final. Opening with
         `extends_answer_id` continues a frozen bud as a new extension node.
         Codes: OK, INVALID_ARGUMENT (bad chunk order or text), NOT_FOUND, FAILED_PRECONDITION
-        (bud no longer streaming), ALREADY_EXISTS.
+        (bud no longer streaming; on `open` as AddAnswer), ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -468,7 +469,7 @@ class TreeServiceServicer:
 
     def AddContinuation(self, request, context):
         """Adds a continuation (elaboration, verification, tool work, deeper reasoning) to one answer;
-        it is its own node and never appends to the answer. Codes: as AskQuestion.
+        it is its own node and never appends to the answer. Codes: as AddAnswer.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -487,8 +488,9 @@ class TreeServiceServicer:
     def Canonicalize(self, request, context):
         """User-confirmed canonicalization of a path (root → `leaf_node_id`) or of selected nodes into
         a new immutable main-line version of the scope the realm policy rules; each selected
-        answer its question had not adopted is adopted in the same write. Codes: OK,
-        INVALID_ARGUMENT (not confirmed by a user, bad selection), NOT_FOUND, FAILED_PRECONDITION
+        answer its question had not adopted is adopted in the same write, and the candidates the
+        caller proposes are recorded pending. Codes: OK, INVALID_ARGUMENT (not confirmed by a
+        user, bad selection, a candidate the scope does not allow), NOT_FOUND, FAILED_PRECONDITION
         (mixed or disallowed realms, unfinished answers), ABORTED (expected_version is stale).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -809,7 +811,10 @@ class TreeServiceServicer:
 
     def AcceptCanonCandidate(self, request, context):
         """T22: the user accepts a pending candidate at its revision (needs the user's confirmation
-        grant); it writes nothing but the candidate's review. Codes: OK, INVALID_ARGUMENT,
+        grant). A long-term memory candidate (real experience, tier long_term or core) becomes a
+        confirmed preference of the tree's project (Global without one), a world_memory one of the
+        world's canon scope, in the same write (`memory_id` names it; a purge choosing graph_facts
+        retracts it); any other candidate records only its review. Codes: OK, INVALID_ARGUMENT,
         NOT_FOUND, ABORTED (`revision_conflict`), FAILED_PRECONDITION (reviewed already),
         ALREADY_EXISTS.
         """
@@ -930,7 +935,7 @@ class TreeServiceServicer:
         """T23: records a comparison of two or more sibling candidate answers (the caller's criteria
         and verdict) as a COMPARISON node under their question, optionally charged to an estimate.
         Codes: OK, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION (not siblings of that
-        question, or the estimate's charge refused), ALREADY_EXISTS.
+        question, the estimate's charge refused, or as AddAnswer), ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

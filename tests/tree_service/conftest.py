@@ -14,7 +14,7 @@ import pytest_asyncio
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
 from tests.tree_service.fuzzing import Conversation, bud
-from tests.tree_service.helpers import adopt, answer, ask, canonicalize, new_tree
+from tests.tree_service.helpers import adopt, answer, ask, canonicalize, new_tree, proposals
 
 
 @pytest_asyncio.fixture(scope="module")
@@ -32,7 +32,9 @@ async def conversation(tree_stub) -> Conversation:
     )
     follow_up = await ask(tree_stub, tree.id, "And then?", parent_id=first.id)
     follow_answer = await answer(tree_stub, follow_up.id, "Then B")
-    version = await canonicalize(tree_stub, tree.id, leaf=first.id)
+    version = await canonicalize(
+        tree_stub, tree.id, leaf=first.id, candidates=proposals(tree_pb2.REAL_EXPERIENCE)
+    )
     other_question = await ask(tree_stub, other.id, "Elsewhere?")
     other_answer = await answer(tree_stub, other_question.id, "Yes")
     invited = await tree_stub.InviteCanonicalization(

@@ -58,12 +58,47 @@ def confirmation(user: str = "user-1") -> tree_pb2.UserConfirmation:
     return tree_pb2.UserConfirmation(confirmed=True, user_id=user)
 
 
-async def canonicalize(stub, tree_id: str, leaf: str = "", nodes=(), expected: int = 0):
+# A candidate of every kind each scope allows, with its content (the caller writes them).
+CANDIDATE_KINDS: dict[int, list[tuple[str, str]]] = {
+    tree_pb2.REAL_EXPERIENCE: [
+        ("real_record", ""),
+        ("heart_trace", ""),
+        ("memory_candidate", "short_term"),
+        ("memory_candidate", "long_term"),
+        ("memory_candidate", "core"),
+    ],
+    tree_pb2.WORLD_CANON: [
+        ("world_record", ""),
+        ("world_memory", ""),
+        ("world_relationship_meaning", ""),
+    ],
+    tree_pb2.REHEARSAL_RECORD: [("rehearsal_record", "")],
+}
+
+
+def proposals(scope: int) -> list[tree_pb2.CandidateProposal]:
+    return [
+        tree_pb2.CandidateProposal(
+            kind=kind,
+            tier=tier,
+            subject=f"{kind} {tier} subject"
+            if kind in ("memory_candidate", "world_memory")
+            else "",
+            text=f"{kind} {tier} text",
+        )
+        for kind, tier in CANDIDATE_KINDS[scope]
+    ]
+
+
+async def canonicalize(
+    stub, tree_id: str, leaf: str = "", nodes=(), expected: int = 0, *, candidates=()
+):
     request = tree_pb2.CanonicalizeRequest(
         idempotency_key=unique("k"),
         tree_id=tree_id,
         confirmation=confirmation(),
         expected_version=expected,
+        candidates=list(candidates),
     )
     if leaf:
         request.leaf_node_id = leaf

@@ -72,9 +72,15 @@ async def set_state(stub, node_id: str, state: Any, revision: int) -> Any:
     return response.branch
 
 
+def code_word(branch_id: str) -> str:
+    """A word only the fact stated in the world's branch holds (none of its nodes' texts)."""
+    return f"codeword-{branch_id}"
+
+
 async def world(stub, archive: bool = True) -> World:
-    """A tree whose branch was canonicalized (so the story graph holds it), is cited and
-    merged from another tree, and (by default) archived."""
+    """A tree whose branch, holding a stated fact, was canonicalized (so the story graph holds
+    both, and the fact is in effect), is cited and merged from another tree, and (by default)
+    archived."""
     project = unique("purge")
     secret = f"the secret plan {uuid.uuid4().hex}"
     tree = (await create_tree(stub, project, title="Trip plans")).tree
@@ -82,12 +88,41 @@ async def world(stub, archive: bool = True) -> World:
     root_answer = await answer(stub, root.id, "Somewhere warm")
     branch = await ask(stub, tree.id, f"Q: {secret}", parent_id=root_answer.id)
     branch_answer = await answer(stub, branch.id, f"A: {secret}")
+    # A fact stated in the branch, which the canonicalization below puts in effect: the story
+    # graph holds it, and the recorded contexts below hold it as memory.
+    await stub.RecordCommitment(
+        tree_pb2.RecordCommitmentRequest(
+            idempotency_key=unique("k"),
+            node_id=branch_answer.id,
+            kind=tree_pb2.STATED_FACT,
+            statement=f"We settled on {secret}, code word {code_word(branch.id)}",
+            stated_by="user-1",
+        )
+    )
     confirmed = await stub.Canonicalize(
         tree_pb2.CanonicalizeRequest(
             idempotency_key=unique("k"),
             tree_id=tree.id,
             leaf_node_id=branch_answer.id,
             confirmation=tree_pb2.UserConfirmation(confirmed=True, user_id="user-1"),
+            candidates=[
+                tree_pb2.CandidateProposal(kind="heart_trace", text=f"Relief at {secret}"),
+                tree_pb2.CandidateProposal(
+                    kind="memory_candidate",
+                    tier="long_term",
+                    subject=f"plans: {secret}",
+                    text=f"The user chose {secret}",
+                ),
+            ],
+        )
+    )
+    # The memory candidate accepted: a confirmed preference resting on the version.
+    await stub.AcceptCanonCandidate(
+        tree_pb2.ReviewCanonCandidateRequest(
+            idempotency_key=unique("k"),
+            candidate_id=confirmed.version.candidates[1].id,
+            expected_revision=1,
+            reviewed_by="user-1",
         )
     )
     other = (await create_tree(stub, project, title="Other")).tree

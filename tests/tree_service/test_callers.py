@@ -17,7 +17,7 @@ from mirrortree import callers
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import purge_pb2, tree_pb2, tree_pb2_grpc
 from tests.conftest import unique
-from tests.tree_service.helpers import answer, ask, confirmation
+from tests.tree_service.helpers import answer, ask, confirmation, proposals
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings
 
@@ -519,6 +519,7 @@ async def test_only_the_users_grant_declines_an_invitation_or_accepts_a_candidat
                 tree_id=tree_id,
                 leaf_node_id=leaf,
                 confirmation=confirmation(),
+                candidates=proposals(tree_pb2.REAL_EXPERIENCE),
             ),
             metadata=with_grant(HOST, "canonicalize", tree_id, "user-1"),
         )

@@ -11,7 +11,7 @@ import pytest
 from mirrortree.rpcstatus import RpcFailure, describe
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
-from tests.tree_service.helpers import answer, ask, canonicalize, confirmation, new_tree
+from tests.tree_service.helpers import answer, ask, canonicalize, confirmation, new_tree, proposals
 from tests.tree_service.racing import held
 
 
@@ -163,7 +163,9 @@ async def test_candidates_are_reviewed_one_by_one_at_their_revision(tree_stub, d
     tree = await new_tree(tree_stub)
     question = await ask(tree_stub, tree.id)
     reply = await answer(tree_stub, question.id)
-    version = await canonicalize(tree_stub, tree.id, leaf=reply.id)
+    version = await canonicalize(
+        tree_stub, tree.id, leaf=reply.id, candidates=proposals(tree_pb2.REAL_EXPERIENCE)
+    )
     assert len(version.candidates) >= 2
     # Canonicalize answers each pending candidate at revision 1, as ListCanonCandidates does.
     assert {(c.status, c.revision, c.version_id) for c in version.candidates} == {
@@ -192,13 +194,16 @@ async def test_candidates_are_reviewed_one_by_one_at_their_revision(tree_stub, d
             **fields,
         )
 
-    graph_before = await db.fetchval("SELECT count(*) FROM graph_objects")
+    assert first.kind == "real_record"
+    counts = "SELECT (SELECT count(*) FROM graph_objects), (SELECT count(*) FROM preferences)"
+    before = await db.fetchrow(counts)
     accepted = (await tree_stub.AcceptCanonCandidate(review(first.id, reason="yes"))).candidate
     assert (accepted.status, accepted.revision) == ("accepted", 2)
     assert (accepted.reviewed_by, accepted.review_reason) == ("user-1", "yes")
     assert accepted.reviewed_at
-    # Accepting writes nothing but the candidate's own review.
-    assert await db.fetchval("SELECT count(*) FROM graph_objects") == graph_before
+    # Accepting a candidate that is no long-term memory writes nothing but its own review.
+    assert accepted.memory_id == ""
+    assert await db.fetchrow(counts) == before
     stale = await failure_of(tree_stub.RejectCanonCandidate(review(second.id, revision=2)))
     assert stale.code == grpc.StatusCode.ABORTED and stale.metadata["current_revision"] == "1"
     rejected = (await tree_stub.RejectCanonCandidate(review(second.id, reason="no"))).candidate
@@ -221,7 +226,9 @@ async def test_candidates_are_reviewed_one_by_one_at_their_revision(tree_stub, d
 async def test_refused_reviews_write_nothing(tree_stub, db):
     tree = await new_tree(tree_stub)
     reply = await answer(tree_stub, (await ask(tree_stub, tree.id)).id)
-    version = await canonicalize(tree_stub, tree.id, leaf=reply.id)
+    version = await canonicalize(
+        tree_stub, tree.id, leaf=reply.id, candidates=proposals(tree_pb2.REAL_EXPERIENCE)
+    )
     bad = await failure_of(
         tree_stub.AcceptCanonCandidate(
             tree_pb2.ReviewCanonCandidateRequest(idempotency_key=unique("k"), reason="x" * 2001)

@@ -1,6 +1,6 @@
 """Canonicalization: user-confirmed only, scope ruled by the realms, immutable numbered
-main-line versions, and per scope exactly the candidates the canonical-scope table allows and
-none of the forbidden side effects."""
+main-line versions, and per scope only the candidates the canonical-scope table allows (with
+the content the caller proposed) and none of the forbidden side effects."""
 
 from __future__ import annotations
 
@@ -13,24 +13,38 @@ import pytest
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
-from tests.tree_service.helpers import adopt, answer, ask, canonicalize, confirmation, new_tree
+from tests.tree_service.helpers import (
+    adopt,
+    answer,
+    ask,
+    canonicalize,
+    confirmation,
+    new_tree,
+    proposals,
+)
 
 
-async def effects_and_candidates(dsn: str, tree_id: str) -> tuple[int, list[tuple[str, str, str]]]:
+async def effects_and_candidates(
+    dsn: str, tree_id: str
+) -> tuple[int, list[tuple[str, str, str, str]]]:
     conn = await asyncpg.connect(dsn)
     try:
         effects = await conn.fetchval(
             "SELECT count(*) FROM effects WHERE tree_id = $1", uuid.UUID(tree_id)
         )
         candidates = await conn.fetch(
-            "SELECT c.kind, c.detail, c.status FROM canon_candidates c "
+            "SELECT c.kind, c.detail, c.status, c.text FROM canon_candidates c "
             "JOIN main_line_versions v ON v.id = c.version_id WHERE v.tree_id = $1 "
-            "ORDER BY c.kind, c.detail",
+            "ORDER BY c.position",
             uuid.UUID(tree_id),
         )
     finally:
         await conn.close()
-    return effects, [(r["kind"], r["detail"], r["status"]) for r in candidates]
+    return effects, [(r["kind"], r["detail"], r["status"], r["text"]) for r in candidates]
+
+
+def pending(scope: int) -> list[tuple[str, str, str, str]]:
+    return [(p.kind, p.tier, "pending", p.text) for p in proposals(scope)]
 
 
 async def path_in(stub, realm: int, world: str = ""):
@@ -42,16 +56,15 @@ async def path_in(stub, realm: int, world: str = ""):
 
 async def test_real_realm_canonicalizes_into_the_real_experience_main_line(cluster, tree_stub):
     tree, question, a = await path_in(tree_stub, tree_pb2.REAL)
-    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    version = await canonicalize(
+        tree_stub, tree.id, leaf=a.id, candidates=proposals(tree_pb2.REAL_EXPERIENCE)
+    )
     assert version.scope == tree_pb2.REAL_EXPERIENCE
     assert (version.version, list(version.node_ids)) == (1, [question.id, a.id])
     effects, candidates = await effects_and_candidates(cluster.primary_dsn, tree.id)
-    assert candidates == [
-        ("heart_trace", "", "pending"),
-        ("memory_candidate", "core", "pending"),
-        ("memory_candidate", "long_term", "pending"),
-        ("memory_candidate", "short_term", "pending"),
-        ("real_record", "", "pending"),
+    assert candidates == pending(tree_pb2.REAL_EXPERIENCE)
+    assert [(c.kind, c.detail, c.subject, c.text) for c in version.candidates] == [
+        (p.kind, p.tier, p.subject, p.text) for p in proposals(tree_pb2.REAL_EXPERIENCE)
     ]
     assert effects == 0  # no bond, persona change, authorization or real action
     assert {"bond", "authorization", "real_world_action", "persona_change"} <= set(
@@ -62,27 +75,102 @@ async def test_real_realm_canonicalizes_into_the_real_experience_main_line(clust
 
 async def test_world_realm_canonicalizes_into_that_worlds_canon_only(cluster, tree_stub):
     tree, _, a = await path_in(tree_stub, tree_pb2.WORLD, "Arden")
-    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    version = await canonicalize(
+        tree_stub, tree.id, leaf=a.id, candidates=proposals(tree_pb2.WORLD_CANON)
+    )
     assert (version.scope, version.world) == (tree_pb2.WORLD_CANON, "Arden")
     effects, candidates = await effects_and_candidates(cluster.primary_dsn, tree.id)
-    assert candidates == [
-        ("world_memory", "", "pending"),
-        ("world_record", "", "pending"),
-        ("world_relationship_meaning", "", "pending"),
-    ]
+    assert candidates == pending(tree_pb2.WORLD_CANON)
     assert effects == 0  # no real truth, bond, authorization, cost or external consequence
     assert {"real_truth_update", "cost", "external_consequence"} <= set(version.forbidden_effects)
 
 
 async def test_rehearsal_canonicalizes_into_a_rehearsal_record_only(cluster, tree_stub):
     tree, _, a = await path_in(tree_stub, tree_pb2.REHEARSAL)
-    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    version = await canonicalize(
+        tree_stub, tree.id, leaf=a.id, candidates=proposals(tree_pb2.REHEARSAL_RECORD)
+    )
     assert version.scope == tree_pb2.REHEARSAL_RECORD
     effects, candidates = await effects_and_candidates(cluster.primary_dsn, tree.id)
-    assert candidates == [("rehearsal_record", "", "pending")]
+    assert candidates == pending(tree_pb2.REHEARSAL_RECORD)
     assert effects == 0  # no real record, bond, authorization, persona truth or action
     assert list(version.manual_extractions) == ["insight", "opinion", "hypothesis"]
     assert "real_record" in version.forbidden_effects
+
+
+async def test_the_service_proposes_no_candidate_itself(cluster, tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
+    version = await canonicalize(tree_stub, tree.id, leaf=a.id)
+    assert list(version.candidates) == []
+    assert (await effects_and_candidates(cluster.primary_dsn, tree.id))[1] == []
+
+
+@pytest.mark.parametrize(
+    ("realm", "world", "kind"),
+    [
+        (tree_pb2.REAL, "", "world_memory"),
+        (tree_pb2.WORLD, "Arden", "memory_candidate"),
+        (tree_pb2.REHEARSAL, "", "heart_trace"),
+    ],
+)
+async def test_a_candidate_its_scope_does_not_allow_is_refused_and_nothing_written(
+    cluster, tree_stub, realm, world, kind
+):
+    tree, _, a = await path_in(tree_stub, realm, world)
+    fine = tree_pb2.CandidateProposal(kind="real_record", text="t")
+    if realm != tree_pb2.REAL:
+        fine.kind = "world_record" if realm == tree_pb2.WORLD else "rehearsal_record"
+    wrong = tree_pb2.CandidateProposal(kind=kind, text="t")
+    if kind != "heart_trace":
+        wrong.subject = "s"
+    if kind == "memory_candidate":
+        wrong.tier = "core"
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, leaf=a.id, candidates=[fine, wrong])
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert failure.violations[0].field == "candidates[1].kind"
+    assert "may produce" in failure.violations[0].description
+    listed = await tree_stub.ListMainLineVersions(
+        tree_pb2.ListMainLineVersionsRequest(tree_id=tree.id)
+    )
+    assert list(listed.versions) == []
+    assert (await effects_and_candidates(cluster.primary_dsn, tree.id))[1] == []
+
+
+@pytest.mark.parametrize(
+    ("proposal", "field"),
+    [
+        (tree_pb2.CandidateProposal(kind="memory_candidate", subject="s", text="t"), "tier"),
+        (
+            tree_pb2.CandidateProposal(
+                kind="memory_candidate", tier="forever", subject="s", text="t"
+            ),
+            "tier",
+        ),
+        (tree_pb2.CandidateProposal(kind="heart_trace", tier="core", text="t"), "tier"),
+        (tree_pb2.CandidateProposal(kind="memory_candidate", tier="core", text="t"), "subject"),
+        (tree_pb2.CandidateProposal(kind="heart_trace", subject="s", text="t"), "subject"),
+        (tree_pb2.CandidateProposal(kind="heart_trace"), "text"),
+        (tree_pb2.CandidateProposal(kind="heart_trace", text="x" * 4_001), "text"),
+        (tree_pb2.CandidateProposal(text="t"), "kind"),
+    ],
+)
+async def test_a_malformed_candidate_is_refused_naming_its_field(tree_stub, proposal, field):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, leaf=a.id, candidates=[proposal])
+    failure = describe(caught.value)
+    assert failure.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in failure.violations] == [f"candidates[0].{field}"]
+
+
+async def test_more_than_twenty_candidates_are_refused(tree_stub):
+    tree, _, a = await path_in(tree_stub, tree_pb2.REAL)
+    many = [tree_pb2.CandidateProposal(kind="heart_trace", text=f"t{i}") for i in range(21)]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await canonicalize(tree_stub, tree.id, leaf=a.id, candidates=many)
+    assert describe(caught.value).violations[0].field == "candidates"
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from mirrortree.rpcstatus import describe
 from mirrortree.v1 import options_pb2, tree_pb2, tree_pb2_grpc
 from tests.conftest import unique
 from tests.tree_service.costs_helpers import estimate
-from tests.tree_service.helpers import answer, ask, canonicalize, new_tree
+from tests.tree_service.helpers import answer, ask, canonicalize, new_tree, proposals
 from tests.tree_service.tasking import start
 from tree_service import app as tree_app
 from tree_service import ownership
@@ -47,7 +47,9 @@ async def records_of(stub: Any, owner: str) -> Records:
     question = await ask(stub, tree.id, "Which harbour?")
     chosen = await answer(stub, question.id, "The north one")
     other = await answer(stub, question.id, "The south one")
-    version = await canonicalize(stub, tree.id, leaf=chosen.id)
+    version = await canonicalize(
+        stub, tree.id, leaf=chosen.id, candidates=proposals(tree_pb2.REAL_EXPERIENCE)
+    )
     ruling = await stub.RecordArbiterRuling(
         tree_pb2.RecordArbiterRulingRequest(
             idempotency_key=unique("k"),

@@ -60,10 +60,13 @@ async def test_the_preview_lists_every_impact_and_the_purge_does_exactly_that(tr
         ("said", purge_pb2.GRAPH_RETRACT),
         ("sum", purge_pb2.GRAPH_RETRACT),  # quotes it
     }
-    assert [p.preference_id for p in impact.preferences] == [f"pref-{w.branch_id}"]
+    # The review's preference about its decision, and the memory accepted from the version.
+    memory = f"mainline-memory-{w.version.candidates[1].id}"
+    assert [p.preference_id for p in impact.preferences] == [memory, f"pref-{w.branch_id}"]
     subjects = {c.subject for c in impact.context_copies}
     assert f"citation:{w.citing_id}:0" in subjects
     assert f"node:{w.branch_answer_id}" in subjects
+    assert f"memory:{memory}" in subjects  # the memory, as recorded contexts copied it
     assert await footprint(db, w.secret)  # the content is there before
 
     done = await tree_stub.Purge(purge_request(w, shown.preview_token))
@@ -98,10 +101,16 @@ async def test_the_preview_lists_every_impact_and_the_purge_does_exactly_that(tr
     assert sorted((r["id"], r["position"]) for r in tombstoned) == sorted(
         (c.citing_node_id, c.position) for c in impact.citations
     )
-    preference = await db.fetchrow(
-        "SELECT text, revision FROM preferences WHERE id = $1", f"pref-{w.branch_id}"
+    for retracted in (f"pref-{w.branch_id}", memory):
+        preference = await db.fetchrow(
+            "SELECT text, revision FROM preferences WHERE id = $1", retracted
+        )
+        assert preference["revision"] == 2 and preference["text"].startswith("Retracted:")
+    candidates = await db.fetch(
+        "SELECT subject, text FROM canon_candidates WHERE version_id = $1",
+        uuid.UUID(w.version.id),
     )
-    assert preference["revision"] == 2 and preference["text"].startswith("Retracted:")
+    assert {(c["subject"], c["text"].startswith("Retracted:")) for c in candidates} == {("", True)}
     context = await tree_stub.GetContextVersion(
         tree_pb2.GetContextVersionRequest(
             context_version_id=impact.context_copies[0].context_version_id

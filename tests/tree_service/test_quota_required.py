@@ -122,3 +122,69 @@ async def test_an_owner_without_a_quota_keeps_no_account(tree_stub):
         assert done is not None, method
     tasks = (await tree_stub.ListTasks(tasks_pb2.ListTasksRequest(tree_id=tree.id))).tasks
     assert len(tasks) == 1
+
+
+def naming(stub, question_id: str, first: str, second: str, estimate_id: str) -> Calls:
+    """Each spending request on the question, naming `estimate_id`."""
+    content = tree_pb2.GeneratedContent(conditions=tree_pb2.RunConditions(estimate_id=estimate_id))
+    opening = open_message(question_id)
+    opening.open.content.CopyFrom(content)
+
+    async def streamed_naming() -> Any:
+        stream = Stream(stub)
+        try:
+            return await stream.send(opening)
+        finally:
+            await stream.close()
+
+    return {
+        "AddAnswer": lambda: stub.AddAnswer(
+            tree_pb2.AddAnswerRequest(
+                idempotency_key=unique("k"), question_id=question_id, text="a", content=content
+            )
+        ),
+        "StreamAnswer": streamed_naming,
+        "AddContinuation": lambda: stub.AddContinuation(
+            tree_pb2.AddContinuationRequest(
+                idempotency_key=unique("k"),
+                answer_id=first,
+                kind=tree_pb2.ELABORATION,
+                text="more",
+                content=content,
+            )
+        ),
+        "CompareCandidates": lambda: stub.CompareCandidates(
+            costs_pb2.CompareCandidatesRequest(
+                idempotency_key=unique("k"),
+                question_id=question_id,
+                answer_ids=[first, second],
+                criteria=["cost"],
+                verdict="the first",
+                estimate_id=estimate_id,
+            )
+        ),
+        "StartTask": lambda: stub.StartTask(start_request(question_id, estimate_id=estimate_id)),
+    }
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        lambda v: v[:-1],
+        lambda v: v + "0",
+        lambda v: "g" + v[1:],
+        lambda v: v.replace("-", "_"),
+        lambda v: "estimate-" + v[:8],
+    ],
+)
+async def test_a_malformed_estimate_id_is_invalid_argument_naming_its_field(tree_stub, spelled):
+    tree = await new_tree(tree_stub, owner=unique("owner"))
+    question = await ask(tree_stub, tree.id)
+    first = await answer(tree_stub, question.id, "one")
+    second = await answer(tree_stub, question.id, "two")
+    await set_quota(tree_stub, tree.owner, "100")
+    wrong = spelled(str(uuid.uuid4()))
+    for method, call in naming(tree_stub, question.id, first.id, second.id, wrong).items():
+        failure = await refusal(call())
+        assert failure.code == grpc.StatusCode.INVALID_ARGUMENT, (method, failure)
+        assert [v.field for v in failure.violations] == [FIELDS[method]], method

@@ -28,8 +28,8 @@ from graph_service import errors as graph_errors
 from graph_service import source_convert
 from mirrortree import scopes, validation, vocabulary
 from mirrortree.v1 import common_pb2, graph_pb2, tasks_pb2, tree_pb2
+from tree_service import commitments, domain
 from tree_service import convert as tree_convert
-from tree_service import domain
 from tree_service import errors as tree_errors
 from tree_service.canon import messages as canon_messages
 from tree_service.canon import rules as canon_rules
@@ -39,7 +39,6 @@ from tree_service.ingestion import review_input
 from tree_service.lifecycle import merge_rpc
 from tree_service.lifecycle import rules as lifecycle_rules
 from tree_service.realms import messages as realm_messages
-from tree_service.realms import rules as realm_rules
 from tree_service.tasks import messages as task_messages
 from tree_service.tasks import rules as task_rules
 
@@ -390,16 +389,16 @@ MAPS = (
         tree_pb2.CommitmentKind.DESCRIPTOR,
         realm_messages.KIND_FROM_PROTO,
         False,
-        member_of(realm_rules.CommitmentKind),
-        tuple(realm_rules.CommitmentKind),
+        member_of(commitments.CommitmentKind),
+        tuple(commitments.CommitmentKind),
     ),
     EnumMap(
         "tree_service.realms.messages.STATE_TO_PROTO",
         tree_pb2.CommitmentState.DESCRIPTOR,
         realm_messages.STATE_TO_PROTO,
         True,
-        member_of(realm_rules.CommitmentState),
-        tuple(realm_rules.CommitmentState),
+        member_of(commitments.CommitmentState),
+        tuple(commitments.CommitmentState),
     ),
     EnumMap(
         "tree_service.context_assembly.messages.LAYER_TO_PROTO",

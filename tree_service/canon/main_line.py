@@ -16,10 +16,10 @@ import asyncpg
 from tree_service import canon_projection, rules
 from tree_service.canon import queries
 from tree_service.canon.reviews import accept_invitation
+from tree_service.canon.rules import expect_candidates_allowed
 from tree_service.citations.grants import without_revoked
 from tree_service.conversation.store import ConversationStore
 from tree_service.domain import (
-    CANON_POLICIES,
     CanonCandidate,
     Canonicalization,
     CanonicalScope,
@@ -32,6 +32,7 @@ from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.ingestion.store import IngestionStore
 from tree_service.nodes.rows import node_from_json, node_to_json
 from tree_service.nodes.store import NodeStore
+from tree_service.realms.store import RealmStore
 
 
 async def _adopting(conn: asyncpg.Connection, nodes: list[Node]) -> list[Node]:
@@ -110,6 +111,7 @@ class MainLineStore:
         for node in nodes:
             await NodeStore.expect_not_purged(conn, node.id, "selected node")
         scope, world = rules.canonical_scope(nodes, parts)
+        expect_candidates_allowed(scope, request.candidates)
         key = (tree_uuid, scope.value, world)
         if request.expected_version == 0:
             version = await conn.fetchval(queries.START_MAIN_LINE, *key)
@@ -154,10 +156,26 @@ class MainLineStore:
                 user=request.confirmed_by,
             )
         candidates = []
-        for kind, detail in CANON_POLICIES[scope].candidates:
-            candidate_id = uuid.uuid4()
-            await conn.execute(queries.INSERT_CANDIDATE, candidate_id, version_id, kind, detail)
-            candidates.append(CanonCandidate(str(candidate_id), kind, detail, "pending"))
+        for position, proposal in enumerate(request.candidates):
+            candidate = CanonCandidate(
+                str(uuid.uuid4()),
+                proposal.kind,
+                proposal.tier,
+                "pending",
+                subject=proposal.subject,
+                text=proposal.text,
+            )
+            await conn.execute(
+                queries.INSERT_CANDIDATE,
+                uuid.UUID(candidate.id),
+                version_id,
+                position,
+                candidate.kind,
+                candidate.detail,
+                candidate.subject,
+                candidate.text,
+            )
+            candidates.append(candidate)
         created = MainLineVersion(
             id=str(version_id),
             tree_id=request.tree_id,
@@ -238,7 +256,10 @@ class MainLineStore:
                     f"version {version.version - 1} of this main line has no decision event in "
                     "this scope, so no replaces relation is recorded for it",
                 )
-        review = canon_projection.projection(version, tree.title, project_id, previous_in_scope)
+        stated = await RealmStore.stated_at(conn, version.node_ids)
+        review = canon_projection.projection(
+            version, tree.title, project_id, previous_in_scope, stated
+        )
         review = dataclasses.replace(review, coverage_gaps=gaps)
         request_hash = hashlib.sha256(review.result_id.encode()).digest()
         await self._ingestion.record_review(conn, review, request_hash)

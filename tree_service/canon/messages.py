@@ -10,10 +10,24 @@ from mirrortree.protoscope import scope_to_proto
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
 from tree_service import convert
-from tree_service.canon.rules import CandidateReview, Invitation, InvitationState
+from tree_service.canon.rules import (
+    MAX_CANDIDATES,
+    MEMORY_KINDS,
+    MEMORY_TIERS,
+    CandidateReview,
+    Invitation,
+    InvitationState,
+)
 from tree_service.convert import Checker
-from tree_service.domain import CanonCandidate, Canonicalization, CanonicalScope, MainLineVersion
+from tree_service.domain import (
+    CandidateProposal,
+    CanonCandidate,
+    Canonicalization,
+    CanonicalScope,
+    MainLineVersion,
+)
 from tree_service.errors import InvalidInput
+from tree_service.ingestion.source_input import MAX_PREFERENCE, MAX_SUBJECT
 
 SCOPE_TO_PROTO = {
     CanonicalScope.REAL_EXPERIENCE: tree_pb2.REAL_EXPERIENCE,
@@ -112,7 +126,35 @@ def candidate_to_proto(candidate: CanonCandidate) -> tree_pb2.CanonCandidate:
         review_reason=candidate.review_reason,
         reviewed_at=format_utc(candidate.reviewed_at) if candidate.reviewed_at else "",
         version_id=candidate.version_id,
+        subject=candidate.subject,
+        text=candidate.text,
+        memory_id=candidate.memory_id or "",
     )
+
+
+def proposals(
+    check: Checker, values: list[tree_pb2.CandidateProposal]
+) -> tuple[CandidateProposal, ...]:
+    """The candidates a canonicalization proposes, each with its content; whether its scope
+    allows each kind is known only once the selection is read (rules.expect_candidates_allowed)."""
+    if len(values) > MAX_CANDIDATES:
+        check.fail("candidates", f"holds more than {MAX_CANDIDATES} candidates")
+    found = []
+    for i, value in enumerate(values):
+        field = f"candidates[{i}]"
+        check.identifier(f"{field}.kind", value.kind)
+        if value.kind == "memory_candidate":
+            if value.tier not in MEMORY_TIERS:
+                check.fail(f"{field}.tier", f"must be one of {', '.join(MEMORY_TIERS)}")
+        elif value.tier:
+            check.fail(f"{field}.tier", "is only for a memory_candidate")
+        if value.kind in MEMORY_KINDS:
+            check.text(f"{field}.subject", value.subject, MAX_SUBJECT)
+        elif value.subject:
+            check.fail(f"{field}.subject", f"is only for {' and '.join(MEMORY_KINDS)}")
+        check.text(f"{field}.text", value.text, MAX_PREFERENCE)
+        found.append(CandidateProposal(value.kind, value.tier, value.subject, value.text))
+    return tuple(found)
 
 
 def canonicalization(request: tree_pb2.CanonicalizeRequest) -> Canonicalization:
@@ -149,6 +191,7 @@ def canonicalization(request: tree_pb2.CanonicalizeRequest) -> Canonicalization:
             check.fail("nodes.node_ids", "names a node twice")
         for i, node_id in enumerate(node_ids):
             check.identifier(f"nodes.node_ids[{i}]", node_id)
+    candidates = proposals(check, list(request.candidates))
     check.done()
     return Canonicalization(
         tree_id=request.tree_id,
@@ -157,6 +200,7 @@ def canonicalization(request: tree_pb2.CanonicalizeRequest) -> Canonicalization:
         confirmed_by=request.confirmation.user_id,
         invitation_id=request.confirmation.invitation_id or None,
         expected_version=request.expected_version,
+        candidates=candidates,
     )
 
 

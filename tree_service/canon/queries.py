@@ -30,7 +30,8 @@ RETURNING created_at
 """
 
 INSERT_CANDIDATE = """
-INSERT INTO canon_candidates (id, version_id, kind, detail) VALUES ($1, $2, $3, $4)
+INSERT INTO canon_candidates (id, version_id, position, kind, detail, subject, text)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 """
 
 # Without their snapshots, which can be large: each comes with the size it is stored in
@@ -44,8 +45,10 @@ SELECT v.id::text, v.tree_id::text, v.scope, v.world, v.version, v.node_ids::tex
                                                    'revision', c.revision,
                                                    'reviewed_by', c.reviewed_by,
                                                    'review_reason', c.review_reason,
-                                                   'reviewed_at', c.reviewed_at)
-                                 ORDER BY c.kind, c.detail)
+                                                   'reviewed_at', c.reviewed_at,
+                                                   'subject', c.subject, 'text', c.text,
+                                                   'memory_id', c.memory_id)
+                                 ORDER BY c.position, c.kind, c.detail, c.id)
                  FROM canon_candidates c WHERE c.version_id = v.id), '[]') AS candidates
 FROM main_line_versions v
 WHERE v.tree_id = $1 AND ($2::text IS NULL OR v.scope = $2) AND ($3::text = '' OR v.world = $3)
@@ -130,7 +133,7 @@ LIMIT $3
 
 CANDIDATE_COLUMNS = """
 id::text, version_id::text, kind, detail, status, revision, reviewed_by, review_reason,
-reviewed_at
+reviewed_at, subject, text, memory_id
 """
 
 VERSION_EXISTS = "SELECT 1 FROM main_line_versions WHERE id = $1"
@@ -141,18 +144,30 @@ LIST_CANDIDATES = (
     + """
 FROM canon_candidates
 WHERE version_id = $1 AND ($2 OR status = 'pending')
-ORDER BY kind, detail, id
+ORDER BY position, kind, detail, id
 """
 )
 
 LOCK_CANDIDATE = "SELECT " + CANDIDATE_COLUMNS + " FROM canon_candidates WHERE id = $1 FOR UPDATE"
 
-# Only the candidate's own row: a review writes nothing outside the version's scope.
+SELECT_CANDIDATES = (
+    "SELECT " + CANDIDATE_COLUMNS + " FROM canon_candidates WHERE id = any($1::uuid[])"
+)
+
+# Where a candidate's version was projected: its scope and world, and the tree's project.
+CANDIDATE_VERSION = """
+SELECT v.id::text AS version_id, v.scope, v.world, t.project_id
+FROM main_line_versions v JOIN trees t ON t.id = v.tree_id
+WHERE v.id = $1
+"""
+
+# Only the candidate's own row (and the memory an accepted one became, $5, written before it):
+# a review writes nothing outside the version's scope.
 REVIEW_CANDIDATE = (
     """
 UPDATE canon_candidates
 SET status = $2, reviewed_by = $3, review_reason = $4, reviewed_at = clock_timestamp(),
-    revision = revision + 1
+    revision = revision + 1, memory_id = $5
 WHERE id = $1
 RETURNING """
     + CANDIDATE_COLUMNS

@@ -7,17 +7,20 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from tree_service import canon_projection
 from tree_service import rules as tree_rules
 from tree_service.canon import queries
 from tree_service.canon.rules import (
     CandidateReview,
     Invitation,
     InvitationState,
+    becomes_long_term_memory,
     expect_invited_node_selected,
     expect_pending,
 )
-from tree_service.domain import CanonCandidate
+from tree_service.domain import CanonCandidate, CanonicalScope, NewPreference
 from tree_service.errors import NotFound, PreconditionFailed, RevisionConflict
+from tree_service.ingestion.store import IngestionStore
 from tree_service.nodes.store import NodeStore
 
 
@@ -137,7 +140,8 @@ class CanonReviewStore:
 
     @staticmethod
     async def review(conn: asyncpg.Connection, review: CandidateReview) -> CanonCandidate:
-        """Accept or reject a pending candidate at its revision; nothing else is written."""
+        """Accept or reject a pending candidate at its revision; accepting a long-term memory
+        also writes the memory (_remember)."""
         candidate_uuid = tree_rules.parse_id(review.candidate_id, "candidate_id")
         row = await conn.fetchrow(queries.LOCK_CANDIDATE, candidate_uuid)
         if row is None:
@@ -152,8 +156,42 @@ class CanonReviewStore:
                 f"canon candidate {candidate.id} was {candidate.status} already",
                 {"candidate_id": candidate.id, "status": candidate.status},
             )
+        memory_id = None
+        if review.accept and becomes_long_term_memory(candidate):
+            memory_id = await _remember(conn, candidate, review.reviewed_by)
         status = "accepted" if review.accept else "rejected"
         row = await conn.fetchrow(
-            queries.REVIEW_CANDIDATE, candidate_uuid, status, review.reviewed_by, review.reason
+            queries.REVIEW_CANDIDATE,
+            candidate_uuid,
+            status,
+            review.reviewed_by,
+            review.reason,
+            memory_id,
         )
         return candidate_from_row(row)
+
+    async def candidates(self, ids: list[str]) -> list[CanonCandidate]:
+        rows = await self._pool.fetch(queries.SELECT_CANDIDATES, [uuid.UUID(i) for i in ids])
+        return [candidate_from_row(r) for r in rows]
+
+
+async def _remember(conn: asyncpg.Connection, candidate: CanonCandidate, user: str) -> str:
+    """W5 from T22: an accepted long-term memory becomes a confirmed preference of the scope
+    its version was projected into (the tree's project, Global without one, or the world's
+    canon), about the version's decision event there, so that a purge retracting what rests on
+    the version's nodes retracts the memory too. Its id derives from the candidate's and is
+    reserved: no SetPreference may write or rewrite it."""
+    version = await conn.fetchrow(queries.CANDIDATE_VERSION, uuid.UUID(candidate.version_id))
+    scope = canon_projection.canon_scope(
+        CanonicalScope(version["scope"]), version["world"], version["project_id"]
+    )
+    memory = NewPreference(
+        preference_id=canon_projection.memory_id(candidate.id),
+        scope=scope,
+        subject=candidate.subject,
+        text=candidate.text,
+        about=({"type": "event", "id": canon_projection.event_id(version["version_id"])},),
+        confirmed_by=user,
+        expected_revision=0,
+    )
+    return (await IngestionStore.set_preference(conn, memory)).preference_id

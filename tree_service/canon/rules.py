@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from tree_service.errors import PreconditionFailed
+from tree_service.domain import CANON_POLICIES, CandidateProposal, CanonCandidate, CanonicalScope
+from tree_service.errors import InvalidInput, PreconditionFailed
+
+MAX_CANDIDATES = 20
+# A memory's tiers (seed 001 §6); long-term and core ones become confirmed preferences.
+MEMORY_TIERS = ("short_term", "long_term", "core")
+LONG_TERM_TIERS = ("long_term", "core")
+# Kinds that are memories: they say what they are about, and may become long-term memory.
+MEMORY_KINDS = ("memory_candidate", "world_memory")
 
 
 class InvitationState(StrEnum):
@@ -55,3 +63,26 @@ class CandidateReview:
     expected_revision: int
     reviewed_by: str
     reason: str
+
+
+def expect_candidates_allowed(
+    scope: CanonicalScope, proposals: tuple[CandidateProposal, ...]
+) -> None:
+    """Each proposed candidate is of a kind the version's scope may produce (the
+    canonical-scope table); nothing else is recorded."""
+    allowed = CANON_POLICIES[scope].candidate_kinds
+    for i, proposal in enumerate(proposals):
+        if proposal.kind not in allowed:
+            raise InvalidInput.one(
+                f"candidates[{i}].kind",
+                f"is not a candidate a {scope.value} canonicalization may produce "
+                f"({', '.join(allowed)})",
+            )
+
+
+def becomes_long_term_memory(candidate: CanonCandidate) -> bool:
+    """Whether accepting the candidate writes a confirmed long-term preference: a real
+    memory of tier long_term or core, or a world's memory (its canon has no tiers)."""
+    if candidate.kind == "world_memory":
+        return True
+    return candidate.kind == "memory_candidate" and candidate.detail in LONG_TERM_TIERS

@@ -1,7 +1,8 @@
 """T11 as plain functions: which items a node's context holds and how each fits the budget.
 
-A context holds the node's ancestor path, the approved long-term memory of its project and its
-explicit citations; never a sibling branch. The mandatory part (hard boundaries, the current
+A context holds the node's ancestor path, the approved long-term memory of its project (its
+confirmed preferences, and the facts in effect that hold for the node) and its explicit
+citations; never a sibling branch. The mandatory part (hard boundaries, the current
 node, the direct parent chain, the node's own citations) goes in verbatim or not at all: when
 it alone exceeds the budget, ContextOverBudget names each of its items. The rest is compressed
 in layers, lowest priority first, each layer only as far as needed (seed 001 §4): attachments
@@ -23,12 +24,18 @@ from enum import StrEnum
 from typing import Any
 
 from tree_service.citations.anchors import citation_subject
+from tree_service.commitments import KIND_LABELS, CommitmentKind
 from tree_service.domain import Node
 from tree_service.errors import PreconditionFailed
 
 MAX_BUDGET = 2_000_000
 DEFAULT_PARENT_CHAIN = 2
 MAX_LISTED = 12  # mandatory items named in an over-budget error (the rest are counted)
+# Facts in effect one context holds: the newest, the rest counted in one omitted item. Only the
+# newest MAX_FACT_STATEMENTS statements that could hold are read for one context.
+MAX_FACTS = 100
+MAX_FACT_STATEMENTS = 2_000
+FACTS_LEFT_OUT = "facts:left-out"
 
 
 class Layer(StrEnum):
@@ -104,6 +111,19 @@ class Memory:
     preference_id: str
     subject: str
     text: str
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A fact, relationship, experience or authorization in effect that holds for the node
+    (T18, T24; `commitments.holds_in`), stated at `node_id`; `scope` is where it took effect:
+    `real`, or `world_canon:<world>`."""
+
+    commitment_id: str
+    node_id: str
+    kind: CommitmentKind
+    scope: str
+    statement: str
 
 
 @dataclass(frozen=True)
@@ -196,14 +216,73 @@ def revoked(item: Item, citation: Mapping[str, Any]) -> Item:
     )
 
 
+def memory_subject(preference_id: str) -> str:
+    """The subject of a confirmed preference's item in an assembled context."""
+    return f"memory:{preference_id}"
+
+
+def fact_subject(commitment_id: str) -> str:
+    return f"fact:{commitment_id}"
+
+
+def fact_text(fact: Fact) -> str:
+    """A fact as a context reads it: what kind it is, where it is in effect, and the words."""
+    world = fact.scope.removeprefix("world_canon:")
+    where = "the real realm" if fact.scope == "real" else f"world {world!r}"
+    return f"{KIND_LABELS[fact.kind]} in effect in {where}: {fact.statement}"
+
+
+def fact_items(facts: Sequence[Fact], first_rank: int, unread: bool) -> list[Item]:
+    """The memory items of the facts in effect (oldest first): the newest MAX_FACTS, and one
+    omitted item counting the rest (and saying when older statements were not read)."""
+    kept = facts[max(0, len(facts) - MAX_FACTS) :]
+    items = [
+        Item(
+            fact_subject(f.commitment_id),
+            Layer.LONG_TERM_MEMORY,
+            Inclusion.VERBATIM,
+            fact_text(f),
+            node_id=f.node_id,
+            rank=first_rank + i,
+        )
+        for i, f in enumerate(kept)
+    ]
+    left_out = len(facts) - len(kept)
+    if left_out or unread:
+        reason = (
+            f"{left_out} older fact(s) in effect left out: a context holds the newest {MAX_FACTS}"
+        )
+        if unread:
+            reason += (
+                f"; only the newest {MAX_FACT_STATEMENTS} statements that could hold were read, "
+                "so older facts in effect may be left out too"
+            )
+        items.append(
+            Item(
+                FACTS_LEFT_OUT,
+                Layer.LONG_TERM_MEMORY,
+                Inclusion.OMITTED,
+                "",
+                omitted_reason=reason,
+                rank=first_rank + len(kept),
+            )
+        )
+    return items
+
+
 def candidates(
     path: Sequence[Node],
     boundaries: Sequence[str],
     memory: Sequence[Memory],
     fragments: Sequence[Fragment],
     parent_chain: int,
+    *,
+    facts: Sequence[Fact] = (),
+    facts_unread: bool = False,
 ) -> list[Item]:
-    """Every item the context may hold, verbatim, before any budget applies."""
+    """Every item the context may hold, verbatim, before any budget applies. `facts` are the
+    facts in effect that hold for the node, oldest first; `facts_unread` says that older
+    statements were not read (MAX_FACT_STATEMENTS)."""
     node = path[-1]
     ancestors = path[:-1]
     chain_start = max(0, len(ancestors) - parent_chain)
@@ -213,7 +292,7 @@ def candidates(
     ]
     items += [
         Item(
-            f"memory:{m.preference_id}",
+            memory_subject(m.preference_id),
             Layer.LONG_TERM_MEMORY,
             Inclusion.VERBATIM,
             f"{m.subject}: {m.text}",
@@ -221,6 +300,7 @@ def candidates(
         )
         for i, m in enumerate(memory)
     ]
+    items += fact_items(facts, len(memory), facts_unread)
     by_node: dict[str, list[Fragment]] = {}
     for fragment in fragments:
         by_node.setdefault(fragment.node_id, []).append(fragment)

@@ -1,4 +1,5 @@
-"""SQL of context assembly: summaries, memory, and recorded context versions."""
+"""SQL of context assembly: summaries, memory (preferences and facts in effect), and recorded
+context versions."""
 
 SUMMARY_COLUMNS = "subject, version, text, token_estimate, written_by, created_at"
 
@@ -23,14 +24,56 @@ LATEST_SUMMARIES = (
     + " FROM context_summaries WHERE subject = any($1::text[]) ORDER BY subject, version DESC"
 )
 
-# Approved long-term memory: the user-confirmed preferences of Global and of the project $1.
+# Approved long-term memory: the user-confirmed preferences of Global and of the project $1,
+# and for a node of a world those of that world's canon ($2; NULL otherwise).
 MEMORY = """
 SELECT id, subject, text FROM preferences
-WHERE scope_key = 'global' OR scope_key = $1
-ORDER BY scope_key = 'global' DESC, id COLLATE "C"
+WHERE scope_key = 'global' OR scope_key = $1 OR scope_key = $2
+ORDER BY scope_key = 'global' DESC, scope_key = $1 DESC, id COLLATE "C"
 """
 
 SELECT_TREE_PROJECT = "SELECT project_id FROM trees WHERE id = $1"
+
+# Statements that could hold as facts for a node of realm $2 and world $3 (NULL for the real
+# realm): those of the kinds $4 stated in that realm and world, newest first, at most $5, each
+# with the main-line versions holding its node, oldest first (whether one holds is
+# commitments.holds_in's to say, from these). A purged node's statement is forgotten: never read.
+FACT_COLUMNS = """
+c.id::text, c.tree_id::text, c.node_id::text, c.kind, c.statement, c.realm, c.world,
+c.stated_by, c.created_at, c.confirmed_by, c.withdrawn_by,
+coalesce((SELECT json_agg(json_build_array(v.id::text, v.scope, v.world)
+                          ORDER BY v.created_at, v.id)
+          FROM main_line_versions v
+          WHERE v.tree_id = c.tree_id AND c.node_id = any(v.node_ids)), '[]') AS versions
+"""
+
+# ... in the trees of project $1.
+FACTS_OF_PROJECT = (
+    "SELECT "
+    + FACT_COLUMNS
+    + """
+FROM trees t JOIN commitments c ON c.tree_id = t.id
+WHERE t.project_id = $1 AND c.realm = $2 AND c.world IS NOT DISTINCT FROM $3
+  AND c.kind = any($4::text[])
+  AND NOT EXISTS (SELECT 1 FROM purged_nodes p WHERE p.node_id = c.node_id)
+ORDER BY c.created_at DESC, c.id DESC
+LIMIT $5
+"""
+)
+
+# ... in tree $1 alone (a tree without a project).
+FACTS_OF_TREE = (
+    "SELECT "
+    + FACT_COLUMNS
+    + """
+FROM commitments c
+WHERE c.tree_id = $1 AND c.realm = $2 AND c.world IS NOT DISTINCT FROM $3
+  AND c.kind = any($4::text[])
+  AND NOT EXISTS (SELECT 1 FROM purged_nodes p WHERE p.node_id = c.node_id)
+ORDER BY c.created_at DESC, c.id DESC
+LIMIT $5
+"""
+)
 
 INSERT_CONTEXT_VERSION = """
 INSERT INTO context_versions (id, tree_id, node_id, budget, token_budget, used, used_tokens,

@@ -11,10 +11,19 @@ from datetime import datetime
 import asyncpg
 
 from mirrortree.scopes import ScopeValue
-from tree_service import rules
+from tree_service import canon_projection, rules
 from tree_service.citations.grants import revoked_among
+from tree_service.commitments import HOLDING_KINDS, commitment_from_row, effect_scope, holds_in
 from tree_service.context_assembly import layers, queries
-from tree_service.context_assembly.layers import Assembled, Budget, Fragment, Memory, Summary
+from tree_service.context_assembly.layers import (
+    Assembled,
+    Budget,
+    Fact,
+    Fragment,
+    Memory,
+    Summary,
+)
+from tree_service.domain import CanonicalScope, Node, Realm
 from tree_service.errors import InvalidInput, NotFound, RevisionConflict
 from tree_service.nodes.store import NodeStore
 
@@ -57,6 +66,13 @@ class ContextVersion:
     token_budget: int
     assembled: Assembled
     created_at: datetime
+
+
+def _world_canon(node: Node, project: str | None) -> str | None:
+    """The scope of the canon of the node's world, whose accepted world memory it remembers."""
+    if node.realm is not Realm.WORLD:
+        return None
+    return canon_projection.canon_scope(CanonicalScope.WORLD_CANON, node.world or "", project).key
 
 
 class ContextStore:
@@ -120,10 +136,17 @@ class ContextStore:
         scope_key = ScopeValue.of_projects([project]).key if project else "global"
         memory = [
             Memory(r["id"], r["subject"], r["text"])
-            for r in await conn.fetch(queries.MEMORY, scope_key)
+            for r in await conn.fetch(queries.MEMORY, scope_key, _world_canon(node, project))
         ]
+        facts, unread = await self._facts(conn, node, project)
         items = layers.candidates(
-            path, request.boundaries, memory, request.fragments, request.parent_chain
+            path,
+            request.boundaries,
+            memory,
+            request.fragments,
+            request.parent_chain,
+            facts=facts,
+            facts_unread=unread,
         )
         summaries = {
             r["subject"]: Summary(r["subject"], r["version"], r["text"], r["token_estimate"])
@@ -151,6 +174,33 @@ class ContextStore:
             assembled,
             created_at,
         )
+
+    @staticmethod
+    async def _facts(
+        conn: asyncpg.Connection, node: Node, project: str | None
+    ) -> tuple[list[Fact], bool]:
+        """The facts in effect that hold for `node` (commitments.holds_in), oldest first, and
+        whether older statements were left unread. They are read where canon of the node's
+        realm is shared, as preferences are: the real realm's, or its world's, statements in
+        the trees of its tree's project; in its own tree alone when that has no project (a
+        fact stated in a conversation never becomes Global memory by itself)."""
+        if effect_scope(node.realm, node.world) is None:
+            return [], False  # nothing takes effect in a rehearsal
+        kinds = sorted(kind.value for kind in HOLDING_KINDS)
+        where = (node.realm.value, node.world, kinds, layers.MAX_FACT_STATEMENTS + 1)
+        if project:
+            rows = await conn.fetch(queries.FACTS_OF_PROJECT, project, *where)
+        else:
+            rows = await conn.fetch(queries.FACTS_OF_TREE, uuid.UUID(node.tree_id), *where)
+        facts = []
+        for row in reversed(rows[: layers.MAX_FACT_STATEMENTS]):
+            stated = commitment_from_row(row)
+            effect = holds_in(stated, node.realm, node.world)
+            if effect is not None:
+                facts.append(
+                    Fact(stated.id, stated.node_id, stated.kind, effect.scope, stated.statement)
+                )
+        return facts, len(rows) > layers.MAX_FACT_STATEMENTS
 
     async def summary(self, subject: str, version: int) -> StoredSummary | None:
         """A summary as it is stored now (None once it is gone: a purge deletes it)."""

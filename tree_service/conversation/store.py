@@ -8,7 +8,7 @@ import uuid
 
 import asyncpg
 
-from tree_service import rules
+from tree_service import gate, rules
 from tree_service.citations.grants import link_authorized, snapshot_citations
 from tree_service.context_assembly.versions import node_of_version
 from tree_service.conversation import queries
@@ -31,14 +31,16 @@ from tree_service.nodes.store import NodeStore
 async def _charge(
     node: Node, uses: tuple[tuple[Operation, str], ...], conn: asyncpg.Connection
 ) -> None:
-    """A generated node naming an estimate in its run conditions is charged to it (T20); one
-    naming none is refused when its tree's owner keeps a quota."""
+    """A generated node the write just appended passes the gate (no safety stop; an estimate
+    named when the owner keeps a quota), under the tree's row its append locked, and is
+    charged to the estimate its run conditions name (T20)."""
     field = "content.conditions.estimate_id"
     estimate_id = node.conditions.get("estimate_id")
+    wanted = " or ".join(f"{op.value} of {target}" for op, target in uses)
+    cost = gate.Cost(estimate_id, field, wanted)
+    await gate.admit_work(conn, node.tree_id, gate.Hold.APPENDED, cost, "new generated nodes")
     if estimate_id:
         await charges.record_node(conn, estimate_id, field, node, uses)
-    else:
-        await charges.expect_estimate(conn, node.tree_id, field, uses)
 
 
 class ConversationStore:

@@ -17,7 +17,6 @@ from tree_service.costs.rules import (
     ChargeState,
     Estimate,
     EstimateNotApplicable,
-    EstimateRequired,
     Operation,
     Quota,
     QuotaExceeded,
@@ -152,22 +151,6 @@ async def charge_task(
         )
     if estimate.charge_state is ChargeState.NOT_CHARGED:
         await reserve(conn, estimate, field)
-
-
-async def expect_estimate(
-    conn: asyncpg.Connection, tree_id: str, field: str, uses: tuple[tuple[Operation, str], ...]
-) -> None:
-    """A request that spends and names no estimate: refused when the tree's owner has a quota
-    (it would spend outside it); an owner without a quota keeps no account of spending."""
-    owner, has_quota = await conn.fetchrow(queries.OWNER_QUOTA, uuid.UUID(tree_id))
-    if not has_quota:
-        return
-    wanted = " or ".join(f"{op.value} of {target}" for op, target in uses)
-    raise EstimateRequired(
-        f"{field} is required: the owner {owner!r} of tree {tree_id} has a quota, so this "
-        f"request ({wanted}) must name the estimate it is charged against (EstimateRequest)",
-        {"field": field, "owner": owner},
-    )
 
 
 async def record_node(

@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 
 from mirrortree.v1 import costs_pb2, tree_pb2
-from tree_service import convert
+from tree_service import convert, gate
 from tree_service import rules as tree_rules
 from tree_service.costs import charges, queries
 from tree_service.costs.rules import NewComparison, Operation
@@ -116,8 +116,9 @@ class ComparisonStore:
             queries.SET_COMPARISON, uuid.UUID(node.id), json.dumps(details, ensure_ascii=False)
         )
         uses = ((Operation.COMPARE_CANDIDATES, question.id),)
+        what = f"{Operation.COMPARE_CANDIDATES.value} of {question.id}"
+        cost = gate.Cost(wanted.estimate_id, ESTIMATE_FIELD, what)
+        await gate.admit_work(conn, node.tree_id, gate.Hold.APPENDED, cost, "new comparisons")
         if wanted.estimate_id is not None:
             await charges.record_node(conn, wanted.estimate_id, ESTIMATE_FIELD, node, uses)
-        else:
-            await charges.expect_estimate(conn, node.tree_id, ESTIMATE_FIELD, uses)
         return await NodeStore.load(conn, node.id, "node_id"), revision

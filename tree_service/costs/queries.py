@@ -54,12 +54,6 @@ WHERE id = $1 AND charge_state = 'reserved'
 """
 
 SELECT_QUOTA = "SELECT " + QUOTA_COLUMNS + " FROM quotas WHERE owner = $1"
-# The owner of tree $1, and whether they keep a quota, in one read (a request that spends
-# without an estimate asks it on its way).
-OWNER_QUOTA = """
-SELECT t.owner, EXISTS (SELECT 1 FROM quotas q WHERE q.owner = t.owner) AS has_quota
-FROM trees t WHERE t.id = $1
-"""
 
 # The whole quota check is this one statement: under READ COMMITTED a concurrent charge that
 # updated the row first makes PostgreSQL re-check the WHERE against the new row, so no two

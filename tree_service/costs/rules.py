@@ -38,13 +38,6 @@ class ApprovalRequired(PreconditionFailed):
     reason = "approval_required"
 
 
-class EstimateRequired(PreconditionFailed):
-    """The tree's owner has a quota, so a request that spends must name the estimate it is
-    charged against; nothing was written."""
-
-    reason = "estimate_required"
-
-
 class EstimateNotApplicable(PreconditionFailed):
     """The estimate is for another operation, target or tree, or its charge has moved past
     what the request needs; nothing was written."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from mirrortree.v1 import tree_pb2
 from tree_service.convert import Checker
 from tree_service.domain import MAX_GRAPH_TEXT, MAX_TITLE, NewPreference, NewSourceRevision
-from tree_service.ingestion.review_builder import PREFERENCE, type_name
+from tree_service.ingestion.review_builder import PREFERENCE, RESERVED_PREFIX, type_name
 
 SOURCE_TYPES = ("task_status", "knowledge", "document")
 MAX_SUBJECT = 500
@@ -47,6 +47,12 @@ def preference(request: tree_pb2.SetPreferenceRequest) -> NewPreference:
     check = Checker()
     check.idempotency_key(request.idempotency_key)
     check.identifier("preference_id", request.preference_id)
+    if request.preference_id.startswith(RESERVED_PREFIX):
+        check.fail(
+            "preference_id",
+            f"ids starting with {RESERVED_PREFIX!r} are reserved for memories accepted from "
+            "canon candidates (AcceptCanonCandidate)",
+        )
     scope = check.scope("scope", request.scope, required=True)
     if scope is not None and not scope.is_global and len(scope.projects) != 1:
         check.fail("scope", "a preference applies globally or to exactly one project")

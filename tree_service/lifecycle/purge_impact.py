@@ -17,6 +17,7 @@ import asyncpg
 
 from mirrortree.v1 import common_pb2, purge_pb2
 from tree_service.citations.anchors import citation_subject
+from tree_service.context_assembly.layers import memory_subject
 from tree_service.domain import Node
 from tree_service.errors import PreconditionFailed
 from tree_service.lifecycle import purge_queries as q
@@ -131,6 +132,7 @@ async def impact_of(
     await _graph(conn, scope, impact)
     for r in await conn.fetch(q.MERGE_REFERENCES, ids):
         impact.merge_references.append(purge_pb2.MergeReferenceImpact(**dict(r)))
+    subjects += [memory_subject(p.preference_id) for p in impact.preferences]
     for r in await conn.fetch(q.CONTEXT_COPIES, id_strings, subjects):
         impact.context_copies.append(purge_pb2.ContextCopyImpact(**dict(r)))
     await _transitions(conn, scope, impact)

@@ -181,6 +181,11 @@ SELECT_CITATIONS = "SELECT citations FROM nodes WHERE id = $1 FOR UPDATE"
 REWRITE_CITATIONS = "UPDATE nodes SET citations = $2::jsonb WHERE id = $1"
 
 SELECT_SNAPSHOT = "SELECT snapshot FROM main_line_versions WHERE id = $1 FOR UPDATE"
+
+# The candidates proposed with version $1: their words give way to the tombstone $2.
+TOMBSTONE_CANDIDATES = """
+UPDATE canon_candidates SET subject = '', text = $2 WHERE version_id = $1 AND text <> ''
+"""
 REWRITE_SNAPSHOT = "UPDATE main_line_versions SET snapshot = $2::jsonb WHERE id = $1"
 
 SELECT_CONTEXT_ITEMS = "SELECT items FROM context_versions WHERE id = $1 FOR UPDATE"

@@ -17,6 +17,7 @@ import asyncpg
 from mirrortree.v1 import common_pb2, purge_pb2
 from tree_service import rules as tree_rules
 from tree_service.citations.anchors import citation_subject
+from tree_service.context_assembly.layers import memory_subject
 from tree_service.domain import BranchState, Node
 from tree_service.errors import InvalidInput, NotFound, PreconditionFailed
 from tree_service.lifecycle import purge_queries as q
@@ -178,7 +179,7 @@ async def _apply(
     await _apply_origins(conn, impact, scope, stone, choice.transplant_origins)
     # Responses stored before stripping began hold words; none may survive the purge.
     await strip_stored(conn)
-    await _apply_contexts(conn, impact, choice.citations)
+    await _apply_contexts(conn, impact, choice)
     roots = [(stone.branch_id, stone.tree_id)]
     roots += [(b, stone.tree_id) for b in impact.sub_branch_ids]
     roots += sorted(scope.copy_roots.items())
@@ -236,8 +237,14 @@ async def _apply_canon(
     chosen: bool,
 ) -> None:
     """Main-line entries of purged nodes lose their content if chosen, else read as lying in
-    the purged branch; entries of citing nodes follow their citations."""
+    the purged branch; entries of citing nodes follow their citations. Chosen, the candidates
+    proposed with a version holding purged nodes lose their content too (whether it quotes
+    them or not cannot be told from a paraphrase)."""
     for entry in impact.canon_entries:
+        if chosen and entry.node_ids:
+            await conn.execute(
+                q.TOMBSTONE_CANDIDATES, uuid.UUID(entry.version_id), stone.retraction()
+            )
         snapshot = json.loads(await conn.fetchval(q.SELECT_SNAPSHOT, uuid.UUID(entry.version_id)))
         for i, node in enumerate(snapshot):
             if node["id"] in scope.nodes:
@@ -309,11 +316,13 @@ async def _apply_origins(
 
 
 async def _apply_contexts(
-    conn: asyncpg.Connection, impact: purge_pb2.PurgeImpact, citations_chosen: bool
+    conn: asyncpg.Connection, impact: purge_pb2.PurgeImpact, choice: purge_pb2.PurgeChoice
 ) -> None:
     """Recorded contexts: the purged nodes' items read as omitted, and so do the items of
-    citations pointing in when those are chosen."""
-    kept = set() if citations_chosen else set(_citation_subjects(impact))
+    citations pointing in, and of the preferences retracted, when those are chosen."""
+    kept = set() if choice.citations else set(_citation_subjects(impact))
+    if not choice.graph_facts:
+        kept |= {memory_subject(p.preference_id) for p in impact.preferences}
     items: dict[str, set[str]] = {}
     for copy in impact.context_copies:
         if copy.subject not in kept:

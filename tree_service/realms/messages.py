@@ -7,17 +7,14 @@ import json
 from mirrortree.timefmt import format_utc
 from mirrortree.v1 import tree_pb2
 from tree_service import convert
-from tree_service.convert import Checker
-from tree_service.realms.rules import (
-    ActionRequest,
+from tree_service.commitments import (
     CommitmentKind,
     CommitmentState,
-    Effect,
-    Ruling,
-    RulingRequest,
     StoredCommitment,
     effectiveness,
 )
+from tree_service.convert import Checker
+from tree_service.realms.rules import ActionRequest, Effect, Ruling, RulingRequest
 
 MAX_NAME = 200
 MAX_ACTION = 1_000

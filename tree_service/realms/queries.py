@@ -16,28 +16,12 @@ RETURNING """
     + RULING_COLUMNS
 )
 
-SELECT_RULING = "SELECT " + RULING_COLUMNS + " FROM arbiter_rulings WHERE id = $1"
-
-# The effect ruling $1 authorized, if any (actions of a tree serialize on its row).
-EFFECT_OF_RULING = "SELECT id::text FROM effects WHERE ruling_id = $1 LIMIT 1"
-
-LIVE_SAFETY_STOPS = """
-SELECT count(*) FROM commitments
-WHERE tree_id = $1 AND kind = 'safety_stop' AND withdrawn_at IS NULL
-"""
-
 EFFECT_COLUMNS = """
 id::text, tree_id::text, node_id::text, kind, ruling_id::text, tool, action,
 parameters::text AS parameters, recorded_by, created_at, main_line_version_id::text
 """
 
 # The first real-experience main-line version of tree $1 holding node $2.
-CANONICALIZED_IN = """
-SELECT id::text FROM main_line_versions
-WHERE tree_id = $1 AND scope = 'real_experience' AND $2 = any(node_ids)
-ORDER BY version LIMIT 1
-"""
-
 INSERT_EFFECT = (
     """
 INSERT INTO effects (id, tree_id, node_id, kind, ruling_id, tool, action, parameters,
@@ -70,6 +54,13 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 """
 
 SELECT_COMMITMENT = "SELECT " + COMMITMENT_COLUMNS + " FROM commitments c WHERE c.id = $1"
+
+# The commitments stated at nodes $1, in the order they were stated.
+STATED_AT = (
+    "SELECT "
+    + COMMITMENT_COLUMNS
+    + " FROM commitments c WHERE c.node_id = any($1::uuid[]) ORDER BY c.created_at, c.id"
+)
 
 LOCK_COMMITMENT = "SELECT id FROM commitments WHERE id = $1 FOR UPDATE"
 

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import uuid
+from collections.abc import Sequence
 
 import asyncpg
 
+from tree_service import gate
 from tree_service import rules as tree_rules
 from tree_service.buds.store import BudStore
-from tree_service.domain import Realm
+from tree_service.commitments import CommitmentKind, StoredCommitment, commitment_from_row
 from tree_service.errors import NotFound
 from tree_service.nodes.store import NodeStore
 from tree_service.realms import queries, rules
-from tree_service.realms.rules import (
-    ActionRequest,
-    CommitmentKind,
-    Effect,
-    Ruling,
-    RulingRequest,
-    StoredCommitment,
-)
+from tree_service.realms.rules import ActionRequest, Effect, Ruling, RulingRequest
 from tree_service.tasks.store import TaskStore
 
 
@@ -33,23 +27,6 @@ def effect_from_row(row: asyncpg.Record) -> Effect:
     values.pop("position", None)
     values["parameters_json"] = values.pop("parameters")
     return Effect(**values)
-
-
-def commitment_from_row(row: asyncpg.Record) -> StoredCommitment:
-    return StoredCommitment(
-        id=row["id"],
-        tree_id=row["tree_id"],
-        node_id=row["node_id"],
-        kind=CommitmentKind(row["kind"]),
-        statement=row["statement"],
-        realm=Realm(row["realm"]),
-        world=row["world"],
-        stated_by=row["stated_by"],
-        created_at=row["created_at"],
-        confirmed_by=row["confirmed_by"],
-        withdrawn_by=row["withdrawn_by"],
-        canonicalized_in=tuple((v[0], v[1], v[2]) for v in json.loads(row["versions"])),
-    )
 
 
 class RealmStore:
@@ -79,21 +56,7 @@ class RealmStore:
         node = await NodeStore.load(conn, wanted.node_id, "node_id")
         ruling_uuid = tree_rules.parse_id(wanted.ruling_id, "ruling_id")
         tree_uuid = uuid.UUID(node.tree_id)
-        await conn.execute(queries.LOCK_TREE, tree_uuid)
-        row = await conn.fetchrow(queries.SELECT_RULING, ruling_uuid)
-        ruling = ruling_from_row(row) if row is not None else None
-        stops = await conn.fetchval(queries.LIVE_SAFETY_STOPS, tree_uuid)
-        version = await conn.fetchval(queries.CANONICALIZED_IN, tree_uuid, uuid.UUID(node.id))
-        used_by = await conn.fetchval(queries.EFFECT_OF_RULING, ruling_uuid)
-        rules.expect_action_allowed(
-            node,
-            version,
-            ruling,
-            wanted.action,
-            stops=stops,
-            ruling_id=wanted.ruling_id,
-            used_by=used_by,
-        )
+        version = await gate.admit_real_action(conn, node, wanted.ruling_id, wanted.action)
         created = await conn.fetchrow(
             queries.INSERT_EFFECT,
             uuid.uuid4(),
@@ -172,6 +135,15 @@ class RealmStore:
         await conn.execute(queries.WITHDRAW_COMMITMENT, uuid.UUID(commitment.id), user)
         row = await conn.fetchrow(queries.SELECT_COMMITMENT, uuid.UUID(commitment.id))
         return commitment_from_row(row)
+
+    @staticmethod
+    async def stated_at(
+        conn: asyncpg.Connection, node_ids: Sequence[str]
+    ) -> list[StoredCommitment]:
+        """The commitments stated at `node_ids`, in the order they were stated, each with the
+        main-line versions holding its node as this transaction sees them."""
+        rows = await conn.fetch(queries.STATED_AT, [uuid.UUID(n) for n in node_ids])
+        return [commitment_from_row(r) for r in rows]
 
     async def list_commitments(
         self, tree_id: str, after: int, limit: int

@@ -47,15 +47,6 @@ LIMIT 1
 FOR UPDATE SKIP LOCKED
 """
 
-# The safety stops in effect in tree $1, the tree's row share-locked: a stop (which locks it
-# for update) commits before this reads, or waits until this transaction ends.
-SAFETY_STOPS = """
-SELECT (SELECT count(*) FROM commitments c
-        WHERE c.tree_id = t.id AND c.kind = 'safety_stop' AND c.withdrawn_at IS NULL)
-FROM trees t WHERE t.id = $1
-FOR SHARE
-"""
-
 # The tree row of task $1, locked as an append to it locks it.
 LOCK_TASK_TREE = """
 SELECT 1 FROM trees WHERE id = (SELECT tree_id FROM tasks WHERE id = $1) FOR NO KEY UPDATE

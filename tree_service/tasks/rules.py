@@ -49,13 +49,6 @@ class BranchClosed(PreconditionFailed):
     reason = "branch_closed"
 
 
-class SafetyStopHolds(PreconditionFailed):
-    """A safety stop stated in the tree holds its tasks: none starts or resumes until it is
-    withdrawn."""
-
-    reason = "safety_stop_in_effect"
-
-
 class LeaseLost(PreconditionFailed):
     """The lease the worker presents expired or was reclaimed; the worker must stop."""
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import asyncpg
 
+from tree_service import gate
 from tree_service import rules as tree_rules
 from tree_service.conversation.store import ConversationStore
 from tree_service.costs import charges
@@ -30,7 +31,6 @@ from tree_service.tasks.rules import (
     Instructions,
     NewTask,
     ReportKind,
-    SafetyStopHolds,
     Spend,
     StopReason,
     Task,
@@ -93,17 +93,6 @@ async def _stop(conn: asyncpg.Connection, task: Task, reason: StopReason) -> Tas
     return stopped
 
 
-async def _expect_no_safety_stop(conn: asyncpg.Connection, tree_id: str) -> None:
-    """Refuse to start or resume a task while a safety stop holds its tree."""
-    stops = await conn.fetchval(queries.SAFETY_STOPS, uuid.UUID(tree_id))
-    if stops:
-        raise SafetyStopHolds(
-            f"{stops} safety stop(s) stated in tree {tree_id} hold its tasks; withdraw the stop "
-            "(WithdrawCommitment) before starting or resuming one",
-            {"tree_id": tree_id, "safety_stops": str(stops)},
-        )
-
-
 def _due(task: Task, now: datetime) -> StopReason | None:
     return stop_reason(
         task.budget,
@@ -153,13 +142,10 @@ class TaskStore:
                 f"the branch of node {node.id!r} is {state}; reopen it before delegating to it",
                 {"branch_state": state},
             )
-        await _expect_no_safety_stop(conn, node.tree_id)
-        if new.estimate_id:
-            estimate = await _charge_estimate(conn, new, node)
-        else:
-            estimate = None
-            uses = ((Operation.START_TASK, node.id),)
-            await charges.expect_estimate(conn, node.tree_id, "estimate_id", uses)
+        wanted = f"{Operation.START_TASK.value} of {node.id}"
+        cost = gate.Cost(new.estimate_id, "estimate_id", wanted)
+        await gate.admit_work(conn, node.tree_id, gate.Hold.SHARE, cost, "its tasks")
+        estimate = await _charge_estimate(conn, new, node) if new.estimate_id else None
         row = await conn.fetchrow(
             queries.INSERT_TASK,
             uuid.uuid4(),
@@ -201,6 +187,11 @@ class TaskStore:
             if task is None:
                 passed.append(candidate["id"])
                 continue
+            if await gate.safety_stops(conn, task.tree_id, gate.Hold.TASK):
+                # A stop holds its tasks as it commits; one found here waits as they do.
+                await _stop(conn, task, StopReason.SAFETY_STOP)
+                passed.append(candidate["id"])
+                continue
             token = uuid.uuid4()
             leased = task_from_row(
                 await conn.fetchrow(
@@ -212,6 +203,7 @@ class TaskStore:
                 )
             )
             return leased, str(token)
+        gate.nothing_to_admit()
         return None, ""
 
     @staticmethod
@@ -268,6 +260,7 @@ class TaskStore:
         task, now = await self._locked(conn, task_id)
         expect_running(task)
         expect_lease(task, token, now)
+        await gate.expect_no_safety_stop(conn, task.tree_id, gate.Hold.TASK, "its tasks")
         reason = _due(task, now)
         if reason is not None:
             return await _stop(conn, task, reason)
@@ -283,6 +276,7 @@ class TaskStore:
         task, now = await self._locked(conn, report.task_id)
         expect_running(task)
         expect_lease(task, report.lease_token, now)
+        await gate.expect_no_safety_stop(conn, task.tree_id, gate.Hold.TASK, "its tasks")
         failed = report.kind in (ReportKind.STEP_FAILED, ReportKind.ATTEMPT_FAILED)
         task = task_from_row(
             await conn.fetchrow(
@@ -369,6 +363,7 @@ class TaskStore:
     async def instruct(self, conn: asyncpg.Connection, given: Instructions) -> Task:
         """The user's word on a task: resume it with a new budget or deadline, or cancel it."""
         task, now = await self._locked(conn, given.task_id)
+        stops = await gate.safety_stops(conn, task.tree_id, gate.Hold.TASK)
         if task.revision != given.expected_revision:
             raise RevisionConflict("task", task.id, given.expected_revision, task.revision)
         if given.instruction is Instruction.CANCEL:
@@ -385,7 +380,8 @@ class TaskStore:
                 f"task {task.id!r} is {task.state}; only a task stopped for instructions resumes",
                 {"state": str(task.state)},
             )
-        await _expect_no_safety_stop(conn, task.tree_id)
+        if stops:
+            raise gate.SafetyStopInEffect.of(stops, task.tree_id, "its tasks")
         budget = given.budget or task.budget
         if budget.currency != task.budget.currency:
             raise PreconditionFailed(

@@ -23,10 +23,12 @@ PACKAGE = ROOT / "tree_service"
 CORE = frozenset(
     {
         "canon_projection",
+        "commitments",
         "config",
         "convert",
         "domain",
         "errors",
+        "gate",
         "migrate",
         "ownership",
         "paging",
@@ -44,14 +46,14 @@ COMPOSITION = frozenset({"__main__", "app", "replays", "servicer", "stores"})
 DEPENDS_ON: dict[str, frozenset[str]] = {
     "access": frozenset(),
     "buds": frozenset({"conversation", "ingestion"}),
-    "canon": frozenset({"citations", "conversation", "ingestion"}),
+    "canon": frozenset({"citations", "conversation", "ingestion", "realms"}),
     "citations": frozenset(),
     "context_assembly": frozenset({"citations"}),
     "conversation": frozenset({"citations", "context_assembly", "costs"}),
     "costs": frozenset(),
     "ingestion": frozenset({"leaves"}),
     "leaves": frozenset(),
-    "lifecycle": frozenset({"citations", "conversation"}),
+    "lifecycle": frozenset({"citations", "context_assembly", "conversation"}),
     "realms": frozenset({"buds", "tasks"}),
     "tasks": frozenset({"conversation", "costs"}),
 }

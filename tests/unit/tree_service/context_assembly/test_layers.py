@@ -7,13 +7,19 @@ from datetime import UTC, datetime
 
 import pytest
 
+from tree_service import gate
 from tree_service.citations import anchors
+from tree_service.commitments import (
+    CommitmentKind,
+    CommitmentState,
+    StoredCommitment,
+    effectiveness,
+)
 from tree_service.context_assembly import layers
 from tree_service.context_assembly.layers import Budget, Inclusion, Layer, Summary
 from tree_service.domain import Node, NodeKind, Realm
 from tree_service.errors import InvalidInput
 from tree_service.realms import rules
-from tree_service.realms.rules import CommitmentKind, CommitmentState, StoredCommitment
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 
@@ -77,7 +83,7 @@ def held(scope: str, world: str = "") -> dict[str, object]:
     ],
 )  # fmt: skip
 def test_the_effect_of_a_commitment_follows_its_kind_and_realm(kind, realm, fields, state, scope):
-    effect = rules.effectiveness(commitment(kind, realm, **fields))
+    effect = effectiveness(commitment(kind, realm, **fields))
     assert (effect.state, effect.scope) == (state, scope)
 
 
@@ -86,18 +92,18 @@ def test_an_action_is_refused_for_realm_main_line_ruling_and_stop_in_that_order(
     ruling = rules.Ruling("r", "t", real.id, "a", "send", True, "ok", NOW)
 
     def check(at: Node, version: str | None, given: rules.Ruling | None, action: str, stops: int):
-        rules.expect_action_allowed(at, version, given, action, stops=stops, ruling_id="r")
+        gate.expect_action_allowed(at, version, given, action, stops=stops, ruling_id="r")
 
     check(real, "v", ruling, "send", 0)
-    with pytest.raises(rules.RealmNotReal):
+    with pytest.raises(gate.RealmNotReal):
         check(node("q", realm=Realm.REHEARSAL), None, None, "send", 1)
-    with pytest.raises(rules.NotCanonicalized):
+    with pytest.raises(gate.NotCanonicalized):
         check(real, None, ruling, "send", 1)
-    with pytest.raises(rules.RulingRequired):
+    with pytest.raises(gate.RulingRequired):
         check(real, "v", None, "send", 1)
-    with pytest.raises(rules.RulingRequired):
+    with pytest.raises(gate.RulingRequired):
         check(real, "v", ruling, "delete", 0)
-    with pytest.raises(rules.SafetyStopInEffect):
+    with pytest.raises(gate.SafetyStopInEffect):
         check(real, "v", ruling, "send", 1)
 
 

@@ -12,22 +12,22 @@ from typing import Any
 
 import pytest
 
-from tree_service.domain import Node, NodeKind, Realm
-from tree_service.errors import PreconditionFailed
-from tree_service.realms.rules import (
+from tree_service.commitments import (
     CommitmentKind,
     CommitmentState,
-    NotCanonicalized,
-    RealmNotReal,
-    Ruling,
-    RulingRequired,
-    SafetyStopInEffect,
     StoredCommitment,
     effectiveness,
-    expect_action_allowed,
-    expect_confirmable,
-    expect_withdrawable,
 )
+from tree_service.domain import Node, NodeKind, Realm
+from tree_service.errors import PreconditionFailed
+from tree_service.gate import (
+    NotCanonicalized,
+    RealmNotReal,
+    RulingRequired,
+    SafetyStopInEffect,
+    expect_action_allowed,
+)
+from tree_service.realms.rules import Ruling, expect_confirmable, expect_withdrawable
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 K, S = CommitmentKind, CommitmentState
