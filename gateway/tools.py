@@ -40,7 +40,8 @@ LSN_PATTERN = "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"  # mirrortree.lsn's text for
 # Request fields no tool offers (none at the top level; see OPTIONS for a nested one).
 WITHHELD: tuple[str, ...] = ()
 
-# Preferences are background that get_context reads, never searched as graph objects.
+# Preferences are background, never searched as graph objects: a search lists the ones that
+# match in `background`, and get_context reads them.
 NOT_SEARCHED = ("preference",)
 OBJECT_TYPE_NAMES = enum_names(common_pb2.ObjectType.DESCRIPTOR, NOT_SEARCHED)
 CONTEXT_OBJECT_TYPE_NAMES = enum_names(common_pb2.ObjectType.DESCRIPTOR)
@@ -224,6 +225,20 @@ LINKED_LEAVES_DOC = (
     "first page only, at most page_size."
 )
 
+# graph_service's label of a preference (graph_service/views.py PREFERENCE_LABEL), which the
+# gateway does not import; tests/gateway/test_search_background_tool.py keeps the two equal.
+PREFERENCE_LABEL = "background: confirmed preference"
+BACKGROUND_DOC = (
+    "The user's confirmed long-term preferences (memory) that apply in this scope (Global ones "
+    "everywhere, a project's in scopes that include it) and whose subject or text holds the "
+    f'query, each labelled "{PREFERENCE_LABEL}": background the user confirmed, not a graph '
+    "fact and not evidence of what happened. ref (get_context reads it, with any pending "
+    "differences with graph facts), where it applies (scope), subject, an excerpt marked as an "
+    "excerpt, revision, updated_at (its real update time, not when it was first decided) and "
+    "confirmed_by. Whatever object_types and time_range say; first page only, at most "
+    "page_size, most recently updated first."
+)
+
 # Output schemas are derived from the response messages by the rules result_json follows
 # (gateway/results.py); the tables below only describe the body fields an agent reads first.
 SEARCH_OUTPUT = results.result_schema(
@@ -236,6 +251,7 @@ SEARCH_OUTPUT = results.result_schema(
             "recorded_at, validity, confirmation_state), sources and related refs."
         ),
         "linked_leaves": LINKED_LEAVES_DOC,
+        "background": BACKGROUND_DOC,
     },
     ("hits",),
 )
@@ -285,8 +301,9 @@ TOOLS: tuple[types.Tool, ...] = (
             "something was decided, or why a plan changed. Read-only: it never starts a review "
             "or writes anything. Hits carry stable refs for story_graph_get_context and source "
             "entries for story_graph_read_source; linked_leaves lists shared leaf facts the "
-            "scope reused, each saying where it was first extracted; coverage says what was "
-            "(not) reviewed."
+            "scope reused, each saying where it was first extracted; background lists the "
+            "user's confirmed preferences that match, labelled as background, never graph "
+            "facts; coverage says what was (not) reviewed."
         ),
         input_schema=SEARCH_INPUT,
         output_schema=SEARCH_OUTPUT,

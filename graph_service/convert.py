@@ -14,11 +14,13 @@ from graph_service.queries.scope_state import GAPS_LISTED
 from graph_service.views import (
     COUNT_BUDGET_MS,
     COUNT_CAP,
+    PREFERENCE_LABEL,
     ContextEntry,
     ContextRead,
     CoverageView,
     CoveredResult,
     MatchCounts,
+    PreferenceRow,
     ResolvedScope,
     SearchPage,
     SearchRow,
@@ -55,7 +57,8 @@ OBJECT_TYPES = {
     common_pb2.SOURCE_REFERENCE: "source_reference",
     common_pb2.LEAF_FACT: "leaf_fact",
 }
-# Preferences are read as background (get_context), never searched as graph objects.
+# Preferences are read as background (get_context, a search's `background`), never searched
+# as graph objects.
 OBJECT_TYPE_TO_PROTO = {v: k for k, v in OBJECT_TYPES.items()} | {
     "preference": common_pb2.PREFERENCE
 }
@@ -123,7 +126,8 @@ def object_types(check: Checker, values: list[int]) -> list[str]:
         if value == common_pb2.PREFERENCE:
             check.fail(
                 f"object_types[{i}]",
-                "preferences are not searched: they are background, read with get_context",
+                "preferences are not a graph object type: a search lists those whose text "
+                "matches in `background`, and get_context reads them",
             )
         elif name is None:
             check.fail(f"object_types[{i}]", f"unknown object type {value}")
@@ -153,14 +157,21 @@ def public_fields(object_type: str) -> tuple[str, str]:
 
 
 def excerpt(row: SearchRow, query: str) -> graph_pb2.Excerpt:
-    """A window around the first match: in the longer text when it matches (more context),
-    else in the title; offsets are code points within that field."""
+    """A hit's excerpt (field_excerpt) of its title and body, by the names callers know."""
     title_name, body_name = public_fields(row.object_type)
+    return field_excerpt((title_name, row.title), (body_name, row.body), query)
+
+
+def field_excerpt(title: tuple[str, str], body: tuple[str, str], query: str) -> graph_pb2.Excerpt:
+    """A window around the first match: in the longer text (body) when it matches (more
+    context), else in the title; each given as (field name, text); offsets are code points
+    within that field."""
+    (title_name, title_text), (body_name, body_text) = title, body
     needle = re.compile(re.escape(query), re.IGNORECASE)
-    match = needle.search(row.body) if row.body else None
-    name, text = (body_name, row.body) if match else (title_name, row.title)
+    match = needle.search(body_text) if body_text else None
+    name, text = (body_name, body_text) if match else (title_name, title_text)
     if not match:
-        match = needle.search(row.title)
+        match = needle.search(title_text)
     at = match.start() if match else 0
     start = max(0, at - EXCERPT_BEFORE)
     end = min(len(text), start + EXCERPT_LENGTH)
@@ -335,6 +346,20 @@ def search_hit(row: SearchRow, query: str) -> graph_pb2.SearchHit:
     )
 
 
+def background_hit(pref: PreferenceRow, query: str) -> graph_pb2.BackgroundHit:
+    """A confirmed preference a search matched, labelled as background."""
+    return graph_pb2.BackgroundHit(
+        ref=common_pb2.ObjectRef(type=common_pb2.PREFERENCE, id=pref.preference_id),
+        scope=_scope_message(pref.scope_key),
+        subject=pref.subject,
+        excerpt=field_excerpt(("subject", pref.subject), ("text", pref.text), query),
+        label=PREFERENCE_LABEL,
+        revision=pref.revision,
+        updated_at=format_utc(pref.updated_at),
+        confirmed_by=pref.confirmed_by,
+    )
+
+
 COVERAGE_BASIS_TO_PROTO = {
     "interval": common_pb2.COVERAGE_INTERVAL,
     "counts": common_pb2.COVERAGE_COUNTS,
@@ -414,6 +439,7 @@ def search_response(
         ),
         coverage=coverage(page.coverage, page.counts),
         basis=basis(page.scope, tf, page.read_revision, page.read_at),
+        background=[background_hit(pref, query) for pref in page.background],
     )
 
 

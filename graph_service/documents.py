@@ -8,7 +8,14 @@ from typing import Any
 
 from graph_service.convert import public_fields
 from graph_service.neighbourhood import Ref
-from graph_service.views import ContextEntry, PreferenceRow, RelationTouch, SearchRow, ValidityView
+from graph_service.views import (
+    PREFERENCE_LABEL,
+    ContextEntry,
+    PreferenceRow,
+    RelationTouch,
+    SearchRow,
+    ValidityView,
+)
 from mirrortree.scopes import ScopeValue
 from mirrortree.timefmt import format_utc
 
@@ -134,7 +141,7 @@ def preference_entry(pref: PreferenceRow, touches: dict[Ref, list[RelationTouch]
         ref_id=pref.preference_id,
         result_id="",
         scope_key=pref.scope_key,
-        label="background: confirmed preference",
+        label=PREFERENCE_LABEL,
         kind=pref.subject,
         content=preference_content(pref, differences),
         revision=str(pref.revision),
@@ -145,7 +152,7 @@ def preference_entry(pref: PreferenceRow, touches: dict[Ref, list[RelationTouch]
 def preference_row(row: Sequence[Any]) -> PreferenceRow:
     """A preference from its columns in the order the preference statements select them (a
     record of PREFERENCES or PREFERENCE_BY_ID, or a row of CONTEXT_OPENING's
-    first_preferences)."""
+    first_preferences or of SEARCH_OPENING's background)."""
     preference_id, scope_key, subject, text, about, confirmed_by, revision, updated_at = row
     return PreferenceRow(
         preference_id=preference_id,

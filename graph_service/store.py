@@ -18,6 +18,7 @@ import asyncpg
 from graph_service import leaf_reads
 from graph_service.context import ContextReader, Opening
 from graph_service.context_pages import collections_of
+from graph_service.documents import applicable_preference_scopes, preference_row
 from graph_service.errors import (
     HistoricalVersionUnavailable,
     NotFound,
@@ -134,7 +135,8 @@ class GraphStore:
         carried_counts: MatchCounts | None,
         min_lsn: str,
     ) -> SearchPage:
-        """One page of search hits after `position` (None = first page).
+        """One page of search hits after `position` (None = first page); the first page also
+        holds the background: the preferences that apply whose text matches.
 
         Counts are taken on the first page only, after its hits in the same snapshot (unless
         the read says they would be unknown: search.worth_counting), and carried by the cursor
@@ -142,6 +144,9 @@ class GraphStore:
         """
         scope_key = scope.resolved.key
         excludes_unknown = time_filter.excludes_unknown_times
+        # The first page's background comes with the opening, from the page's own snapshot.
+        preference_scopes = applicable_preference_scopes(scope.resolved)
+        background_limit = page_size if position is None else 0
 
         # The walks, the opening and the lookups by key have one good plan whatever their
         # values, so each is planned once (the transaction's `begin`, below), not on every
@@ -157,6 +162,8 @@ class GraphStore:
                 time_filter.start,
                 time_filter.end,
                 time_filter.basis,
+                preference_scopes,
+                background_limit,
             )
             state = scope_state(opening)
             revision, coverage, read_at = state.revision, state.coverage, state.read_at
@@ -227,6 +234,7 @@ class GraphStore:
                     [last.score, last.type_rank, last.object_id, last.result_id] if last else []
                 ),
                 linked=tuple(linked),
+                background=tuple(preference_row(r) for r in opening["background"]),
             )
 
         return await self._router.run(

@@ -249,6 +249,8 @@ class SearchPage:
     position: list[Any] = field(default_factory=list)
     # The first page's linked leaves (queries.leaves.LINKED_LEAVES rows).
     linked: tuple[Any, ...] = ()
+    # The first page's background: the matching preferences that apply, newest update first.
+    background: tuple[PreferenceRow, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -307,6 +309,11 @@ class SourceRead:
     read_revision: int
     read_at: datetime
     times: SourceTimes | None = None
+
+
+# How a confirmed preference is labelled wherever a read shows it (a context item, a search's
+# background): background the user confirmed, never a graph fact.
+PREFERENCE_LABEL = "background: confirmed preference"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ range; a result's time matches when it lies in the range
 
 from graph_service.queries import load
 
-# The scope's state plus the LIKE pattern ($3) lowered as ILIKE lowers it.
+# The scope's state plus the LIKE pattern ($3) lowered as ILIKE lowers it, and the first page's
+# background: at most $8 of the preferences of the scopes $7 that match it (none when $8 is 0).
 SEARCH_OPENING = load("search_opening")
 
 # A walk along the ordered index from the keyset ($11 copies, type ranks $12..$13 as an index

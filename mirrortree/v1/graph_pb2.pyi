@@ -203,18 +203,40 @@ class SearchRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., object_types: _Optional[_Iterable[_Union[_common_pb2.ObjectType, str]]] = ..., time_range: _Optional[_Union[_common_pb2.TimeRange, _Mapping]] = ..., time_basis: _Optional[_Union[_common_pb2.TimeBasis, str]] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ..., options: _Optional[_Union[ReadOptions, _Mapping]] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("hits", "page", "coverage", "basis", "linked_leaves")
+    __slots__ = ("hits", "page", "coverage", "basis", "linked_leaves", "background")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
     COVERAGE_FIELD_NUMBER: _ClassVar[int]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     LINKED_LEAVES_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[SearchHit]
     page: _common_pb2.PageInfo
     coverage: Coverage
     basis: ResponseBasis
     linked_leaves: _containers.RepeatedCompositeFieldContainer[_leaves_pb2.LinkedLeafHit]
-    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., linked_leaves: _Optional[_Iterable[_Union[_leaves_pb2.LinkedLeafHit, _Mapping]]] = ...) -> None: ...
+    background: _containers.RepeatedCompositeFieldContainer[BackgroundHit]
+    def __init__(self, hits: _Optional[_Iterable[_Union[SearchHit, _Mapping]]] = ..., page: _Optional[_Union[_common_pb2.PageInfo, _Mapping]] = ..., coverage: _Optional[_Union[Coverage, _Mapping]] = ..., basis: _Optional[_Union[ResponseBasis, _Mapping]] = ..., linked_leaves: _Optional[_Iterable[_Union[_leaves_pb2.LinkedLeafHit, _Mapping]]] = ..., background: _Optional[_Iterable[_Union[BackgroundHit, _Mapping]]] = ...) -> None: ...
+
+class BackgroundHit(_message.Message):
+    __slots__ = ("ref", "scope", "subject", "excerpt", "label", "revision", "updated_at", "confirmed_by")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    EXCERPT_FIELD_NUMBER: _ClassVar[int]
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_BY_FIELD_NUMBER: _ClassVar[int]
+    ref: _common_pb2.ObjectRef
+    scope: _common_pb2.Scope
+    subject: str
+    excerpt: Excerpt
+    label: str
+    revision: int
+    updated_at: str
+    confirmed_by: str
+    def __init__(self, ref: _Optional[_Union[_common_pb2.ObjectRef, _Mapping]] = ..., scope: _Optional[_Union[_common_pb2.Scope, _Mapping]] = ..., subject: _Optional[str] = ..., excerpt: _Optional[_Union[Excerpt, _Mapping]] = ..., label: _Optional[str] = ..., revision: _Optional[int] = ..., updated_at: _Optional[str] = ..., confirmed_by: _Optional[str] = ...) -> None: ...
 
 class ContentFragment(_message.Message):
     __slots__ = ("part", "start", "end", "total_length", "text", "next_cursor")

@@ -429,7 +429,7 @@ async def test_the_search_opening_counts_a_closed_range_at_least_as_it_holds(clu
         for name, basis, start, end in (*RANGES, TWO_YEARS):
             low, high = (parse_aware(at) if at else None for at in (start, end))
             row = await conn.fetchrow(
-                queries.SEARCH_OPENING, scope_key, 20, "%x%", low, high, TIME_BASES[basis]
+                queries.SEARCH_OPENING, scope_key, 20, "%x%", low, high, TIME_BASES[basis], [], 0
             )
             if low is None or high is None or name == TWO_YEARS[0]:
                 assert row["range_copies"] is None, name

@@ -181,8 +181,8 @@ async def test_an_opening_reads_the_same_few_results_however_many_the_scope_hold
             "state": (scope_state.SCOPE_STATE, "text, int", "'projects:a', 20"),
             "search": (
                 search.SEARCH_OPENING,
-                "text, int, text, timestamptz, timestamptz, text",
-                "'projects:a', 20, '%x%', NULL, NULL, 'event_time'",
+                "text, int, text, timestamptz, timestamptz, text, text[], int",
+                "'projects:a', 20, '%x%', NULL, NULL, 'event_time', '{global,projects:a}', 10",
             ),
             "context": (
                 context.CONTEXT_OPENING,

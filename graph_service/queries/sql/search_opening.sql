@@ -2,7 +2,9 @@
 -- A search's opening: the scope's state, its LIKE pattern ($3) lowered as ILIKE lowers it,
 -- and, within a closed time range ($4 to $5 on basis $6) of at most 366 days, at least as
 -- many copies as the range holds (range_copies: the scope's copies filed under its days,
--- scope_days, migration 0037; NULL otherwise).
+-- scope_days, migration 0037; NULL otherwise); and the first page's background: at most $8 (0
+-- on a cursor's pages, which then read none) of the confirmed preferences of the scopes $7
+-- whose subject or text holds the pattern, most recently updated first.
 
 SELECT s.*, clock_timestamp() AS read_at, c.*
 -- The scope's figures (t), kept in scope_results as each result is recorded (a trigger:
@@ -25,6 +27,15 @@ FROM (SELECT coalesce(t.results, 0) AS results, coalesce(t.revision, 0) AS revis
              -- the leaves it linked is left out.
              EXISTS(SELECT 1 FROM leaf_uses WHERE scope_key = $1 AND linked) AS links_leaves,
              lower($3::text) AS folded_pattern,
+             -- Matched as the copies' text is (lowered); a retracted preference (its subject
+             -- `retracted`, its text the retraction: docs/tree-service.md) never.
+             ARRAY(SELECT ROW(id, scope_key, subject, text, about, confirmed_by, revision,
+                              updated_at)
+                   FROM preferences
+                   WHERE scope_key = any($7::text[]) AND subject <> 'retracted'
+                     AND (lower(subject) LIKE lower($3::text) OR lower(text) LIKE lower($3::text))
+                   ORDER BY updated_at DESC, id
+                   LIMIT $8) AS background,
              -- (a copy touching several of the days counts for each: no more than the scope's)
              CASE WHEN day_number($5::timestamptz) - day_number($4::timestamptz) < 366 THEN
                  least(coalesce(t.copies, 0),
