@@ -4,10 +4,12 @@
     python -m bench.gateway --mcp-url URL --graph-target HOST:PORT --token TOKEN
 
 Without a target it runs the whole stack as `make run` does (`python -m devtools.launcher`,
-a temporary data folder and free ports, demo data), so every service is its own process and
-only the clients run here. Each of C clients holds its own MCP session (the official SDK
-client, 2026-07-28 protocol) and calls the tool in a loop; the baseline is C concurrent direct
-gRPC Search calls with the same binding, same query, same scope, measured in the same run.
+a temporary data folder, a free port for every service, the web view's included, demo data,
+the per-binding rate limit lifted), so every service is its own process and only the clients
+run here; it stops all of it however the run ends. Each of C clients holds its own MCP
+session (the official SDK client, 2026-07-28 protocol) and calls the tool in a loop; the
+baseline is C concurrent direct gRPC Search calls with the same binding, same query, same
+scope, measured in the same run.
 The ratio of calls/s is the figure to compare (goal: ≥ 0.5).
 """
 
@@ -17,13 +19,17 @@ import argparse
 import asyncio
 import contextlib
 import os
+import queue
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -34,53 +40,122 @@ from mcp.client.streamable_http import streamable_http_client
 from bench.services import free_port
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 
+# Every port the launcher binds, each given a free one: a default port in use (a `make run`
+# left running, say) must not fail the bench.
+PORT_VARIABLES = (
+    "MIRRORTREE_PG_PRIMARY_PORT",
+    "MIRRORTREE_PG_REPLICA_PORT",
+    "MIRRORTREE_TREE_PORT",
+    "MIRRORTREE_GRAPH_PORT",
+    "MIRRORTREE_GATEWAY_PORT",
+    "MIRRORTREE_WEBVIEW_PORT",
+)
+# The bench measures throughput, not the per-binding rate limit (gateway.ratelimit): lifted
+# to the largest values the gateway accepts, so no call is refused as rate_limited.
+RATE_LIMIT_LIFTED = {
+    "MIRRORTREE_GATEWAY_RATE_PER_MINUTE": "1000000",
+    "MIRRORTREE_GATEWAY_RATE_BURST": "100000",
+}
+START_S = 300.0
+STOP_S = 90.0  # the launcher stops its services, then PostgreSQL
 
-@contextlib.asynccontextmanager
-async def launched_stack() -> AsyncIterator[tuple[str, str, str]]:
-    """(MCP URL, graph_service target, binding token) of a stack started like `make run`."""
+
+@dataclass(frozen=True)
+class LaunchedStack:
+    """A stack started like `make run`, in its own data folder."""
+
+    mcp_url: str
+    graph_target: str
+    token: str
+    data_dir: Path
+    env: dict[str, str]
+
+
+@contextlib.contextmanager
+def launched_stack(start_s: float = START_S) -> Iterator[LaunchedStack]:
+    """Start the stack as `make run` does, and stop all of it on every way out: a normal end,
+    an exception, Ctrl-C, a launcher that fails to start or to stop. Synchronous, outside any
+    event loop, so that no cancellation can cut the stop short."""
     data_dir = Path(tempfile.mkdtemp(prefix="mirrortree-bench-gw-"))
-    ports = {
-        name: free_port()
-        for name in (
-            "MIRRORTREE_PG_PRIMARY_PORT",
-            "MIRRORTREE_PG_REPLICA_PORT",
-            "MIRRORTREE_TREE_PORT",
-            "MIRRORTREE_GRAPH_PORT",
-            "MIRRORTREE_GATEWAY_PORT",
-        )
+    env = {
+        **os.environ,
+        "MIRRORTREE_DATA_DIR": str(data_dir),
+        "MIRRORTREE_LOG_LEVEL": "warning",
+        **{name: str(free_port()) for name in PORT_VARIABLES},
+        **RATE_LIMIT_LIFTED,
     }
-    env = {**os.environ, "MIRRORTREE_DATA_DIR": str(data_dir), "MIRRORTREE_LOG_LEVEL": "warning"}
-    env.update({k: str(v) for k, v in ports.items()})
-    launcher = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "devtools.launcher",
+    # Its own session: a Ctrl-C at the terminal reaches the bench alone, which then stops the
+    # launcher in order (the launcher runs each service in a session of its own too).
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "devtools.launcher"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
-    assert launcher.stdout is not None
     try:
+        lines = launcher_lines(launcher)
         url = token = ""
+        deadline = time.monotonic() + start_s
         while not token:
-            line = (await asyncio.wait_for(launcher.stdout.readline(), 300)).decode()
-            if not line:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise RuntimeError(
+                    f"the launcher did not print the MCP token in {start_s:g} s"
+                ) from None
+            if line is None:
                 raise RuntimeError("the launcher exited before printing the MCP token")
             if line.startswith("MCP endpoint: "):
                 url = line.removeprefix("MCP endpoint: ").strip()
             if line.startswith("MCP token: "):
                 token = line.removeprefix("MCP token: ").strip()
-        # Keep draining its output so the pipe never blocks the launcher.
-        drain = asyncio.create_task(launcher.stdout.read())
-        yield url, f"127.0.0.1:{ports['MIRRORTREE_GRAPH_PORT']}", token
-        launcher.send_signal(2)  # SIGINT: the launcher stops everything it started
-        await asyncio.wait_for(launcher.wait(), 60)
-        drain.cancel()
+        graph_target = f"127.0.0.1:{env['MIRRORTREE_GRAPH_PORT']}"
+        yield LaunchedStack(url, graph_target, token, data_dir, env)
     finally:
-        if launcher.returncode is None:
-            launcher.kill()
-            await launcher.wait()
+        stop_launched(launcher, env)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def launcher_lines(launcher: subprocess.Popen[bytes]) -> queue.Queue[str | None]:
+    """The launcher's output lines (None at its end), read by a thread that keeps draining
+    it so the pipe never blocks the launcher."""
+    lines: queue.Queue[str | None] = queue.Queue()
+    output = launcher.stdout
+    assert output is not None
+
+    def read() -> None:
+        for raw in output:
+            lines.put(raw.decode(errors="replace"))
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def stop_launched(launcher: subprocess.Popen[bytes], env: dict[str, str]) -> None:
+    """Stop the launcher and everything it started.
+
+    SIGINT first: the launcher stops its services and PostgreSQL in order. If it does not end
+    in STOP_S it is killed, and whatever it left (its run records: services, PostgreSQL) is
+    stopped by `python -m devtools.launcher stop` on the same data folder, which also runs
+    after a clean stop, where it finds nothing.
+    """
+    if launcher.poll() is None:
+        launcher.send_signal(signal.SIGINT)
+        try:
+            launcher.wait(STOP_S)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            launcher.wait()
+    subprocess.run(
+        [sys.executable, "-m", "devtools.launcher", "stop"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=STOP_S,
+        check=False,
+    )
 
 
 async def run_clients(
@@ -165,13 +240,13 @@ async def measure(
         )
 
 
-async def main_async(args: argparse.Namespace) -> None:
+def main_with(args: argparse.Namespace) -> None:
+    measuring = {"clients": args.clients, "seconds": args.seconds, "query": args.query}
     if args.mcp_url:
-        target = (args.mcp_url, args.graph_target, args.token)
-        await measure(*target, clients=args.clients, seconds=args.seconds, query=args.query)
+        asyncio.run(measure(args.mcp_url, args.graph_target, args.token, **measuring))
         return
-    async with launched_stack() as target:
-        await measure(*target, clients=args.clients, seconds=args.seconds, query=args.query)
+    with launched_stack() as stack:
+        asyncio.run(measure(stack.mcp_url, stack.graph_target, stack.token, **measuring))
 
 
 def main() -> None:
@@ -185,7 +260,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.mcp_url and not args.token:
         parser.error("--token (or MIRRORTREE_BINDING_TOKEN) is required with --mcp-url")
-    asyncio.run(main_async(args))
+    main_with(args)
 
 
 if __name__ == "__main__":

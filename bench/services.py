@@ -19,6 +19,7 @@ import grpc
 
 CURSOR_SECRET = "bench-secret-bench-secret-bench-secret!"
 SERVICE_START_S = 60.0
+SERVICE_STOP_S = 30.0
 
 
 def free_port() -> int:
@@ -73,9 +74,14 @@ class ServiceProcess:
         raise SystemExit(f"{module} {failure}; see {log}")
 
     async def stop(self) -> None:
+        """SIGTERM, and SIGKILL if it has not ended in SERVICE_STOP_S: a stop always ends."""
         if self.process.returncode is None:
             self.process.terminate()
-            await self.process.wait()
+            try:
+                await asyncio.wait_for(self.process.wait(), SERVICE_STOP_S)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
 
 
 def start_graph(replica_dsn: str, log: Path) -> Awaitable[ServiceProcess]:

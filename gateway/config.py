@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from gateway import credentials
+from gateway.bodylimit import DEFAULT_MAX_BODY_BYTES
 from mirrortree.envconfig import env_int
 
 TRANSPORTS = ("http", "stdio")
@@ -24,6 +25,8 @@ class Settings:
     rate_per_minute: int = 600  # tool calls per binding (gateway.ratelimit)
     rate_burst: int = 60
     metrics: str = ""  # host:port of the Prometheus endpoint; "" = off
+    # HTTP request bodies past this are refused with 413 before parsing (gateway.bodylimit).
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -57,4 +60,7 @@ class Settings:
             rate_per_minute=env_int("MIRRORTREE_GATEWAY_RATE_PER_MINUTE", 600, 1, 1_000_000),
             rate_burst=env_int("MIRRORTREE_GATEWAY_RATE_BURST", 60, 1, 100_000),
             metrics=os.environ.get("MIRRORTREE_GATEWAY_METRICS", ""),
+            max_body_bytes=env_int(
+                "MIRRORTREE_GATEWAY_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024
+            ),
         )

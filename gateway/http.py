@@ -1,5 +1,5 @@
 """The Streamable HTTP face of the gateway: bearer-token auth with runtime bindings, DNS
-rebinding protection, and a plain /healthz for load balancers."""
+rebinding protection, a bound on request bodies, and a plain /healthz for load balancers."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from gateway.bodylimit import BodyLimit
 from gateway.config import Settings
 from gateway.server import BindingVerifier, GraphClient, GraphUnreachable, build_server
 
@@ -57,7 +58,12 @@ def build_http_app(settings: Settings, client: GraphClient | None = None) -> Sta
             allowed_origins=[f"http://{h}" for h in allowed_hosts],
         ),
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
+        max_request_body_size=settings.max_body_bytes,
     )
+    # Outermost: an oversized body is refused (413, a short JSON-RPC error) before the
+    # bearer token is checked, the JSON parsed or a session touched. The SDK's own check is
+    # kept at the same size as a second line.
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     # The SDK's authentication middleware answers a verifier's AuthenticationError through
     # starlette's on_error hook (400 plain text by default); ours tells "cannot check now"
     # apart. The middleware stack is built at the first request, so this takes effect.

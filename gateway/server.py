@@ -39,6 +39,7 @@ from gateway.translate import ToolError
 from mirrortree import rpcstatus, tracing
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id, request_id_var
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
+from mirrortree.validation import SHOWN_CHARS
 
 log = logging.getLogger("gateway")
 VERSION = "0.1.0"
@@ -308,7 +309,8 @@ def build_server(
     ) -> types.CallToolResult:
         route = REQUESTS.get(params.name)
         if route is None:
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+            name = translate.bounded(params.name, SHOWN_CHARS)
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
         method, build = route
         request_id = new_request_id()
         token_var = request_id_var.set(request_id)

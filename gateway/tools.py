@@ -36,6 +36,9 @@ MAX_CONTENT_PAGE = 8_000
 MAX_CURSOR_CHARS = 2048
 MAX_OFFSET = 2**53  # the largest integer every JSON reader holds exactly
 LSN_PATTERN = "^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"  # mirrortree.lsn's text form
+# An RFC 3339 time is at most 35 characters (nanoseconds and an offset); the bound keeps every
+# argument's size finite, which the HTTP body limit is derived from (gateway.bodylimit).
+MAX_TIME_CHARS = 64
 
 # Request fields no tool offers (none at the top level; see OPTIONS for a nested one).
 WITHHELD: tuple[str, ...] = ()
@@ -78,7 +81,10 @@ SCOPE_SCHEMA: dict[str, Any] = {
 SCOPE = doc(shape=SCOPE_SCHEMA)
 
 TIME_RANGE = doc(
-    fields={"from": doc(format="date-time"), "to": doc(format="date-time")},
+    fields={
+        "from": doc(format="date-time", maxLength=MAX_TIME_CHARS),
+        "to": doc(format="date-time", maxLength=MAX_TIME_CHARS),
+    },
     description=(
         "Closed interval [from, to]; ISO 8601 with a zone (e.g. 2026-10-01T00:00:00+08:00). "
         "Interval events match when they intersect it; an event dated with a coarse precision "
@@ -191,7 +197,9 @@ READ_SOURCE_FIELDS: dict[str, FieldDoc] = {
         ),
     ),
     "source_version": doc(
-        pattern="^[0-9]{1,18}$", description="A whole number: the version to read."
+        pattern="^[0-9]{1,18}$",
+        maxLength=18,
+        description="A whole number: the version to read.",
     ),
     "offset": doc(minimum=0, maximum=MAX_OFFSET, description="Zero-based code point."),
     "page_size": doc(minimum=1, maximum=MAX_CONTENT_PAGE, default=DEFAULT_CONTENT_PAGE),

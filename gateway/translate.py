@@ -15,14 +15,23 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
 
 from gateway import tools
 from gateway.protoschema import proto_enum_name
 from mirrortree.protoscope import global_scope, project_scope, time_range
 from mirrortree.rpcstatus import RpcFailure
 from mirrortree.v1 import common_pb2, graph_pb2
+from mirrortree.validation import SHOWN_CHARS, shown
 
 _VALIDATORS = {tool.name: Draft202012Validator(tool.input_schema) for tool in tools.TOOLS}
+
+# The most characters of any message or field description the gateway writes. Messages quote
+# a caller's value by its first SHOWN_CHARS characters and its length, never whole: a refusal
+# of a megabyte of text stays a few hundred bytes (the cap is the last line, not the means).
+MAX_MESSAGE_CHARS = 1000
+# Unknown argument names listed at most in one refusal.
+NAMES_SHOWN = 5
 
 # What the model should do next, by machine code. Codes not listed fall back to the sentence
 # graph_service sent, which is always written for a reader.
@@ -105,12 +114,12 @@ class ToolError(Exception):
     next_step: str = ""  # when the situation, not the code alone, decides what to do
 
     def as_json(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        error: dict[str, Any] = {"code": self.code, "message": bounded(self.message)}
         next_step = self.next_step or NEXT_STEP.get(self.code)
         if next_step:
             error["next_step"] = next_step
         if self.fields:
-            error["fields"] = list(self.fields)
+            error["fields"] = [{k: bounded(v) for k, v in f.items()} for f in self.fields]
         return {"error": error}
 
     def as_text(self) -> str:
@@ -129,12 +138,14 @@ def check_arguments(tool_name: str, arguments: dict[str, Any]) -> None:
             + (f' ({field} "as_of" asks for one).' if field != "as_of" else "."),
             ({"field": field, "description": "as_of is not offered by this tool"},),
         )
-    errors = sorted(_VALIDATORS[tool_name].iter_errors(arguments), key=lambda e: list(e.path))
+    errors = sorted(
+        _VALIDATORS[tool_name].iter_errors(arguments), key=lambda e: [str(p) for p in e.path]
+    )
     if errors:
         fields = tuple(
             {
-                "field": ".".join(str(p) for p in e.path) or "arguments",
-                "description": e.message,
+                "field": bounded(".".join(str(p) for p in e.path) or "arguments", SHOWN_CHARS * 2),
+                "description": schema_error(e),
             }
             for e in errors
         )
@@ -153,6 +164,66 @@ def check_arguments(tool_name: str, arguments: dict[str, Any]) -> None:
             arguments[name] = int(value)
 
 
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """text, cut to `limit` characters (saying how long it was) when longer."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters, cut)"
+
+
+def quoted(value: Any) -> str:
+    """A caller's value as a message quotes it: a string by its first characters and its
+    length, anything else as JSON the same way."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= SHOWN_CHARS:
+        return repr(text) if isinstance(value, str) else text
+    return f"{shown(text)} ({len(text)} characters)"
+
+
+def schema_error(error: ValidationError) -> str:
+    """What a JSON Schema error says, rebuilt from its keyword so that it quotes the offending
+    value by a short prefix (jsonschema's own message holds the whole value)."""
+    keyword, value = error.validator, error.instance
+    limit: Any = error.validator_value
+    if keyword == "maxLength" and isinstance(value, str):
+        return f"{shown(value)} is {len(value)} characters long; the limit is {limit}"
+    if keyword == "minLength":
+        return "must not be empty" if limit == 1 else f"must be at least {limit} characters long"
+    if keyword == "maxItems" and isinstance(value, list):
+        return f"has {len(value)} items; the limit is {limit}"
+    if keyword == "minItems":
+        return f"must have at least {limit} item{'s' if limit != 1 else ''}"
+    if keyword == "uniqueItems":
+        return "has repeated items; give each at most once"
+    if keyword == "enum":
+        return f"{quoted(value)} is not one of {', '.join(json.dumps(v) for v in limit)}"
+    if keyword == "const":
+        return f"{quoted(value)} must be {json.dumps(limit)}"
+    if keyword == "type":
+        kinds = limit if isinstance(limit, str) else " or ".join(limit)
+        return f"{quoted(value)} is not of type {kinds}"
+    if keyword == "pattern":
+        return f"{quoted(value)} does not match {limit}"
+    if keyword in ("minimum", "exclusiveMinimum"):
+        return f"{quoted(value)} is below the minimum of {limit}"
+    if keyword in ("maximum", "exclusiveMaximum"):
+        return f"{quoted(value)} is above the maximum of {limit}"
+    if keyword == "required":
+        missing = [name for name in limit if isinstance(value, dict) and name not in value]
+        return f"{', '.join(missing) or 'a required property'} is required"
+    if keyword == "additionalProperties" and isinstance(value, dict):
+        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extra = [name for name in value if name not in known]
+        names = ", ".join(quoted(name) for name in extra[:NAMES_SHOWN])
+        more = f" and {len(extra) - NAMES_SHOWN} more" if len(extra) > NAMES_SHOWN else ""
+        return f"unknown argument{'s' if len(extra) != 1 else ''} {names}{more}; accepted: " + (
+            ", ".join(known) or "none"
+        )
+    if keyword in ("oneOf", "anyOf"):
+        return f"{quoted(value)} matches none of the accepted forms (see the tool's schema)"
+    return f"{quoted(value)} fails the schema's {keyword} rule"
+
+
 def _check_text(value: Any, path: str) -> None:
     """Refuse strings that are not Unicode text (a lone UTF-16 surrogate such as "\\ud800"),
     naming the argument: protobuf would refuse them later without saying which one."""
@@ -161,6 +232,7 @@ def _check_text(value: Any, path: str) -> None:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             field = path or "arguments"
+            field = bounded(field, SHOWN_CHARS * 2)
             raise ToolError(
                 "invalid_argument",
                 f"invalid {field}: contains a lone surrogate ({value[exc.start]!a} at "
@@ -274,8 +346,9 @@ def build_request(build: Callable[[dict[str, Any]], Message], arguments: dict[st
     except (TypeError, ValueError) as exc:
         raise ToolError(
             "invalid_argument",
-            f"an argument has a value the story graph cannot take: {exc}; use whole numbers "
-            "within the documented ranges",
+            "an argument has a value the story graph cannot take: "
+            f"{bounded(str(exc), SHOWN_CHARS * 3)}; use whole numbers within the documented "
+            "ranges",
         ) from None
 
 
@@ -346,5 +419,5 @@ def tool_error_from_rpc(failure: RpcFailure, next_step: str = "") -> ToolError:
     elif failure.code == grpc.StatusCode.UNAVAILABLE and not failure.reason:
         message = "The story graph service is unreachable; retry in a moment."
     else:
-        message = failure.message
+        message = bounded(failure.message)
     return ToolError(code, message, fields, next_step)

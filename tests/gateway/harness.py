@@ -35,10 +35,10 @@ async def in_memory(graph_port: int, token: str, mode: str = "auto") -> AsyncIte
 
 
 @contextlib.asynccontextmanager
-async def http_gateway(graph_port: int) -> AsyncIterator[str]:
+async def http_gateway(graph_port: int, **overrides: Any) -> AsyncIterator[str]:
     """Serve the HTTP app on a free loopback port; yields the /mcp URL."""
     port = free_port()
-    settings = settings_for(graph_port, listen=f"127.0.0.1:{port}")
+    settings = settings_for(graph_port, listen=f"127.0.0.1:{port}", **overrides)
     config = uvicorn.Config(
         build_http_app(settings), host="127.0.0.1", port=port, log_config=None, lifespan="on"
     )
