@@ -47,7 +47,9 @@ PART_DESCRIPTIONS = {
     ),
     "revision": (
         "What this answer was read at: read_revision (the scope's graph revision; cursors are "
-        "bound to it) and read_at (replica clock); read_source adds requested_version, "
+        "bound to it) and read_at (the time of the last commit the replica had replayed: how "
+        "fresh the answer is; unknown when it had replayed none); read_source adds "
+        "requested_version, "
         "returned_version (known or unknown) and differs_from_reference. Each item carries its "
         "own object_revision, known or unknown."
     ),

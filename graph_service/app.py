@@ -48,6 +48,9 @@ async def start(settings: Settings) -> GraphService:
         pool_max=settings.pool_max,
         health_interval_s=settings.health_interval_ms / 1000,
         max_lag_bytes=settings.max_lag_bytes,
+        primary_dsn=settings.primary_dsn or settings.gate_dsn,
+        primary_grace_s=settings.primary_grace_ms / 1000,
+        max_replay_age_s=settings.max_replay_age_ms / 1000,
     )
     await router.start()
     gate: Gate | None = None

@@ -21,9 +21,16 @@ class Settings:
     pool_max: int = 20
     consistency_wait_ms: int = 2000
     health_interval_ms: int = 500
-    # A replica further behind than this (WAL bytes not yet replayed) takes no reads without a
-    # consistency token until it catches up.
+    # A replica further behind the primary than this (WAL bytes not yet replayed) takes no reads
+    # without a consistency token until it catches up.
     max_lag_bytes: int = 16 * 1024 * 1024
+    # The primary whose current WAL position each replica's lag is measured against; empty =
+    # the gate's DSN; neither = against the furthest position any replica has received.
+    primary_dsn: str = ""
+    # Once the primary has not answered for longer than `primary_grace_ms`, a replica whose last
+    # replayed commit is older than `max_replay_age_ms` takes no reads without a token either.
+    primary_grace_ms: int = 30_000
+    max_replay_age_ms: int = 300_000
     shutdown_grace_s: float = 5.0
     # The primary, read-only, for the switches that gate the tools (see graph_service.gate);
     # empty = read them from the replicas (a switch then applies once replicated).
@@ -70,6 +77,11 @@ class Settings:
             consistency_wait_ms=env_int("MIRRORTREE_GRAPH_CONSISTENCY_WAIT_MS", 2000, 0, 60_000),
             health_interval_ms=env_int("MIRRORTREE_GRAPH_HEALTH_INTERVAL_MS", 500, 10, 60_000),
             max_lag_bytes=env_int("MIRRORTREE_GRAPH_MAX_LAG_BYTES", 16 * 1024 * 1024, 0, 1 << 40),
+            primary_dsn=os.environ.get("MIRRORTREE_GRAPH_PRIMARY_DSN", ""),
+            primary_grace_ms=env_int("MIRRORTREE_GRAPH_PRIMARY_GRACE_MS", 30_000, 0, 86_400_000),
+            max_replay_age_ms=env_int(
+                "MIRRORTREE_GRAPH_MAX_REPLAY_AGE_MS", 300_000, 0, 7 * 86_400_000
+            ),
             gate_dsn=os.environ.get("MIRRORTREE_GRAPH_GATE_DSN", ""),
             context_cache_mb=env_int("MIRRORTREE_GRAPH_CONTEXT_CACHE_MB", 64, 0, 1 << 20),
             anonymous_reads=env_bool("MIRRORTREE_GRAPH_ANONYMOUS_READS", False),

@@ -273,6 +273,11 @@ def locator(data: dict[str, object]) -> common_pb2.SourceLocator:
         order=int(data.get("order", 0) or 0),  # type: ignore[call-overload]
         role=str(data.get("role", "")),
         known=bool(data.get("known", False)),
+        document_id=str(data.get("document_id", "")),
+        chunk_id=str(data.get("chunk_id", "")),
+        chunk_start=int(data.get("chunk_start", 0) or 0),  # type: ignore[call-overload]
+        chunk_end=int(data.get("chunk_end", 0) or 0),  # type: ignore[call-overload]
+        external=str(data.get("external", "")),
     )
 
 
@@ -367,19 +372,25 @@ COVERAGE_BASIS_TO_PROTO = {
 }
 COUNTS_ONLY = "the result reported only counts, which imply no time, version or semantic coverage"
 NOTHING_KNOWN = "the result did not say what it processed"
+NO_INTERVAL = "the result gave no covered interval"
 
 
 def covered_interval(r: CoveredResult) -> graph_pb2.CoveredInterval:
-    """One result's claim: its interval, or unknown (counts alone never imply one)."""
+    """One result's claim: its interval, or unknown (counts alone never imply one, and a result
+    that gave no interval at all covered an unknown period, never an unbounded one)."""
+    bounded = r.covered_from is not None or r.covered_to is not None
+    basis = r.basis if r.basis != "interval" or bounded else "unknown"
     message = graph_pb2.CoveredInterval(
         result_id=r.result_id,
         phase=r.phase,
         review_generated_at=format_utc(r.review_generated_at),
-        basis=COVERAGE_BASIS_TO_PROTO[r.basis],
+        basis=COVERAGE_BASIS_TO_PROTO[basis],
         counts=[common_pb2.CoverageCount(what=w, count=n) for w, n in r.counts],
     )
-    if r.basis == "interval":
+    if basis == "interval":
         message.covered.CopyFrom(time_range(format_utc(r.covered_from), format_utc(r.covered_to)))
+    elif r.basis == "interval":
+        message.covered_unknown.reason = NO_INTERVAL
     else:
         message.covered_unknown.reason = COUNTS_ONLY if r.basis == "counts" else NOTHING_KNOWN
     return message
@@ -409,7 +420,7 @@ def coverage(view: CoverageView, counts: MatchCounts | None = None) -> graph_pb2
 
 
 def basis(
-    scope: ResolvedScope, tf: TimeFilter, read_revision: int, read_at: datetime
+    scope: ResolvedScope, tf: TimeFilter, read_revision: int, read_at: datetime | None
 ) -> graph_pb2.ResponseBasis:
     return graph_pb2.ResponseBasis(
         scope=graph_pb2.ResolvedScope(
@@ -513,7 +524,9 @@ def context_item(
         item.time.recorded_at = format_utc(entry.recorded_at)
         item.time.confirmation_state = common_pb2.CONFIRMED
     else:  # the computed projection: its revision is the read revision, not an object's
-        set_revision(item.object_revision, None, "a computed projection; see basis.read_revision")
+        set_revision(
+            item.object_revision, None, "a computed projection: it is as of the read revision"
+        )
         if row is not None:
             set_event_time(item.time.event_time, row)
     set_validity(item.time.validity, entry.validity)

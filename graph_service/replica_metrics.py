@@ -31,12 +31,19 @@ class ReplicaCollector(Collector):
         )
         eligible = GaugeMetricFamily(
             "mirrortree_replica_eligible",
-            "1 when the replica is up and within the lag bound (takes reads without a token)",
+            "1 when the replica is up and within the lag bounds (takes reads without a token)",
             labels=["replica"],
         )
         lag = GaugeMetricFamily(
             "mirrortree_replica_lag_bytes",
-            "WAL bytes the replica has yet to replay, behind the furthest any replica received",
+            "WAL bytes the replica has yet to replay, behind the primary's current position (its "
+            "last known one while unreachable; never less than the furthest any replica received)",
+            labels=["replica"],
+        )
+        replay_age = GaugeMetricFamily(
+            "mirrortree_replica_replay_age_seconds",
+            "Seconds since the commit the replica last replayed was made (absent when it has "
+            "replayed none since it started)",
             labels=["replica"],
         )
         inflight = GaugeMetricFamily(
@@ -50,17 +57,24 @@ class ReplicaCollector(Collector):
             "Times the replica was found gone (a failed check or a read that failed over)",
             labels=["replica"],
         )
-        bound = self._router.max_lag_bytes
         for replica in self._router.replicas:
             name = [replica.name]
             up.add_metric(name, 1.0 if replica.healthy else 0.0)
-            within = replica.healthy and replica.lag_bytes <= bound
-            eligible.add_metric(name, 1.0 if within else 0.0)
+            eligible.add_metric(name, 1.0 if self._router.eligible(replica) else 0.0)
             lag.add_metric(name, float(replica.lag_bytes))
+            age = self._router.replay_age(replica)
+            if replica.healthy and age is not None:
+                replay_age.add_metric(name, age)
             inflight.add_metric(name, float(replica.inflight))
             served.add_metric(name, float(replica.served))
             lost.add_metric(name, float(replica.lost))
-        yield from (up, eligible, lag, inflight, served, lost)
+        yield from (up, eligible, lag, replay_age, inflight, served, lost)
+        yield GaugeMetricFamily(
+            "mirrortree_graph_primary_unreachable_seconds",
+            "How long the primary, which replica lag is measured against, has not answered (0 "
+            "while it answers or when none is configured)",
+            value=self._router.primary_unreachable_s or 0.0,
+        )
 
 
 class CacheCollector(Collector):

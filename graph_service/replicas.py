@@ -1,11 +1,18 @@
 """Health- and lag-aware routing over one or more PostgreSQL streaming replicas.
 
 A monitor task polls every replica (is it up, is it in recovery, how far has it received and
-replayed); any failure of a check marks that replica down, and the next check that gets an
-answer puts it back. Reads are spread over the eligible replicas — up, and no more than
-`max_lag_bytes` of WAL behind the furthest position any replica has received — taking the one
-with the fewest reads in flight, in turn among equals. A replica whose connection is lost under
-a read is marked down at once and the read is retried on another one.
+replayed, how old is the last commit it replayed) and, in the same round, the primary's current
+WAL position; any failure of a check marks that replica down, and the next check that gets an
+answer puts it back. A replica's lag is the WAL it has yet to replay behind the primary's
+position (the last one sampled, and never less than the furthest any replica has received).
+
+Reads are spread over the eligible replicas, taking the one with the fewest reads in flight, in
+turn among equals. Eligible: up, no more than `max_lag_bytes` behind and — once the primary has
+been unreachable for longer than `primary_grace_s`, so that its position is no longer known —
+with a last replayed commit no older than `max_replay_age_s`. A read that finds none eligible
+waits for the monitor to find one, at most its wait bound, then fails (`consistency_timeout`):
+a stale answer that says it is current is worse than none. A replica whose connection is lost
+under a read is marked down at once and the read is retried on another one.
 
 A read may carry a consistency token (a commit LSN from tree_service): it is served only by a
 replica that has replayed at least that far, whatever its lag; if none has yet, the replicas
@@ -37,7 +44,11 @@ T = TypeVar("T")
 CHECK_TIMEOUT_S = 2.0
 # Pause between polls of the replicas while a read waits for its consistency token.
 TOKEN_POLL_S = 0.002
+# Pause between looks at the monitor's figures while a read waits for an eligible replica.
+LAG_POLL_S = 0.02
 DEFAULT_MAX_LAG_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_REPLAY_AGE_S = 300.0
+DEFAULT_PRIMARY_GRACE_S = 30.0
 
 
 @dataclass
@@ -51,6 +62,9 @@ class Replica:
     checked_at: float = 0.0
     is_primary: bool = False
     lag_bytes: int = 0
+    # When (monotonic) the last commit it replayed was made, as of its last answered check (by
+    # its own clock); None when it has replayed none since it started, or is a primary.
+    replayed_at: float | None = None
     inflight: int = 0
     served: int = 0  # reads answered
     lost: int = 0  # reads (and checks) that found the replica gone
@@ -75,12 +89,23 @@ class ReplicaRouter:
         pool_max: int = 20,
         health_interval_s: float = 0.5,
         max_lag_bytes: int = DEFAULT_MAX_LAG_BYTES,
+        primary_dsn: str = "",
+        max_replay_age_s: float = DEFAULT_MAX_REPLAY_AGE_S,
+        primary_grace_s: float = DEFAULT_PRIMARY_GRACE_S,
     ) -> None:
         self._replicas = [Replica(f"replica{i}", dsn) for i, dsn in enumerate(dsns)]
         self._allow_primary = allow_primary
         self._pool_max = pool_max
         self._interval = health_interval_s
         self._max_lag = max_lag_bytes
+        self._primary_dsn = primary_dsn
+        self._max_replay_age = max_replay_age_s
+        self._primary_grace = primary_grace_s
+        self._primary_conn: asyncpg.Connection | None = None
+        # The primary's WAL position at its last answer (0 before any), and since when
+        # (monotonic) it has not answered: None while it answers.
+        self.primary_lsn = 0
+        self._primary_lost_at: float | None = None
         self._monitor: asyncio.Task[None] | None = None
         self._turn = itertools.count()
         # Reads answered whose transaction is still being ended (see `run`).
@@ -94,9 +119,40 @@ class ReplicaRouter:
     def max_lag_bytes(self) -> int:
         return self._max_lag
 
+    @property
+    def primary_unreachable_s(self) -> float | None:
+        """How long the primary has not answered; None while it answers or when no primary is
+        configured (lag is then measured against the replicas alone)."""
+        if self._primary_lost_at is None:
+            return None
+        return time.monotonic() - self._primary_lost_at
+
+    def replay_age(self, replica: Replica) -> float | None:
+        """Seconds since the last commit `replica` replayed, now (None: none replayed)."""
+        if replica.replayed_at is None:
+            return None
+        return time.monotonic() - replica.replayed_at
+
+    def fresh(self, replica: Replica) -> bool:
+        """Within the bounds for reads without a token: no more than `max_lag_bytes` behind,
+        and, while the primary has been unreachable past the grace, a last replayed commit no
+        older than `max_replay_age_s` (its position is then the last one known, and a replica
+        cut off from it would show no lag however stale)."""
+        if replica.lag_bytes > self._max_lag:
+            return False
+        lost = self.primary_unreachable_s
+        if replica.is_primary or lost is None or lost <= self._primary_grace:
+            return True
+        age = self.replay_age(replica)
+        return age is not None and age <= self._max_replay_age
+
+    def eligible(self, replica: Replica) -> bool:
+        """Takes reads without a token: up and fresh."""
+        return replica.healthy and replica.pool is not None and self.fresh(replica)
+
     async def start(self) -> None:
         """Connect to every replica; refuse primaries unless allowed; start monitoring."""
-        await asyncio.gather(*(self._check(r) for r in self._replicas))
+        await asyncio.gather(self._sample_primary(), *(self._check(r) for r in self._replicas))
         for replica in self._replicas:
             if replica.is_primary and not self._allow_primary:
                 await self.close()
@@ -106,6 +162,11 @@ class ReplicaRouter:
                 )
         if not any(r.healthy for r in self._replicas):
             log.warning("no replica is reachable yet; reads fail until one is")
+        if not self._primary_dsn:
+            log.warning(
+                "no primary DSN (MIRRORTREE_GRAPH_PRIMARY_DSN or MIRRORTREE_GRAPH_GATE_DSN): "
+                "replica lag is measured against the replicas only"
+            )
         self._monitor = asyncio.create_task(self._watch(), name="replica-monitor")
 
     async def _connect(self, replica: Replica) -> asyncpg.Pool:
@@ -145,6 +206,9 @@ class ReplicaRouter:
             self._monitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._monitor
+        if self._primary_conn is not None:
+            self._primary_conn.terminate()
+            self._primary_conn = None
         for replica in self._replicas:
             if replica.pool is not None:
                 try:
@@ -172,6 +236,8 @@ class ReplicaRouter:
             replica.is_primary = not row["standby"]
             replica.replay_lsn = parse_lsn(row["lsn"]) if row["lsn"] else 0
             replica.receive_lsn = parse_lsn(row["received"]) if row["received"] else 0
+            age = row["replay_age_s"]
+            replica.replayed_at = None if age is None else time.monotonic() - age
             replica.healthy = bool(row["standby"]) or self._allow_primary
         except asyncio.CancelledError:
             raise
@@ -202,9 +268,48 @@ class ReplicaRouter:
         row: asyncpg.Record = await pool.fetchrow(queries.REPLICA_POSITION, timeout=CHECK_TIMEOUT_S)
         return row
 
+    async def _sample_primary(self) -> None:
+        """Read the primary's current WAL position; any failure counts as unreachable (from the
+        first failure on) and drops the connection, so the next round connects afresh."""
+        if not self._primary_dsn:
+            return
+        try:
+            self.primary_lsn = parse_lsn(
+                await asyncio.wait_for(self._primary_position(), CHECK_TIMEOUT_S * 2)
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if self._primary_conn is not None:
+                self._primary_conn.terminate()
+                self._primary_conn = None
+            if self._primary_lost_at is None:
+                self._primary_lost_at = time.monotonic()
+                log.warning(
+                    "primary unreachable; lag is measured against its last known position: %s: %s",
+                    type(exc).__name__,
+                    exc,
+                )
+            return
+        if self._primary_lost_at is not None:
+            log.warning("primary reachable again")
+            self._primary_lost_at = None
+        self._update_lag()
+
+    async def _primary_position(self) -> str:
+        conn = self._primary_conn
+        if conn is None or conn.is_closed():
+            conn = await asyncpg.connect(self._primary_dsn, timeout=CHECK_TIMEOUT_S)
+            self._primary_conn = conn
+        lsn: str = await conn.fetchval(queries.PRIMARY_POSITION, timeout=CHECK_TIMEOUT_S)
+        return lsn
+
     def _update_lag(self) -> None:
         up = [r for r in self._replicas if r.healthy]
+        # The primary's position when known; a replica that received beyond the last sample
+        # shows WAL that exists even so.
         front = max((max(r.replay_lsn, r.receive_lsn) for r in up), default=0)
+        front = max(front, self.primary_lsn)
         for replica in self._replicas:
             replica.lag_bytes = max(front - replica.replay_lsn, 0) if replica.healthy else 0
 
@@ -212,7 +317,9 @@ class ReplicaRouter:
         while True:
             await asyncio.sleep(self._interval)
             try:
-                await asyncio.gather(*(self._check(r) for r in self._replicas))
+                await asyncio.gather(
+                    self._sample_primary(), *(self._check(r) for r in self._replicas)
+                )
             except asyncio.CancelledError:
                 raise
             except Exception:  # _check already catches everything; never let the loop end
@@ -241,15 +348,6 @@ class ReplicaRouter:
     def _up(self) -> list[Replica]:
         return [r for r in self._replicas if r.healthy and r.pool is not None]
 
-    def _eligible(self) -> list[Replica]:
-        """Up and within the lag bound; if every replica is beyond it, the least behind (a
-        read without a token asks for no freshness, and a stale answer beats none)."""
-        up = self._up()
-        within = [r for r in up if r.lag_bytes <= self._max_lag]
-        if within or not up:
-            return within
-        return [min(up, key=lambda r: r.lag_bytes)]
-
     def _least_busy(self, options: list[Replica]) -> Replica:
         """Fewest reads in flight; among equals, each in turn."""
         start = next(self._turn) % len(options)
@@ -260,12 +358,19 @@ class ReplicaRouter:
         """Where the read runs, and whether that replica was just seen to have replayed the
         token (then the read need not confirm it again on its connection)."""
         if not wanted:
-            options = [r for r in self._eligible() if r.name not in tried]
-            if not options:
-                raise ReplicaUnavailable(
-                    "no healthy replica is available to read from; retry shortly"
-                )
-            return self._least_busy(options), False
+            while True:
+                up = [r for r in self._up() if r.name not in tried]
+                if not up:
+                    raise ReplicaUnavailable(
+                        "no healthy replica is available to read from; retry shortly"
+                    )
+                options = [r for r in up if self.fresh(r)]
+                if options:
+                    return self._least_busy(options), False
+                if time.monotonic() >= deadline:
+                    raise self._too_stale(up)
+                # The monitor's next round may find one caught up.
+                await asyncio.sleep(LAG_POLL_S)
         while True:
             up = [r for r in self._up() if r.name not in tried]
             if not up:
@@ -285,6 +390,27 @@ class ReplicaRouter:
                     {"lsn": format_lsn(wanted), "replicas": ",".join(r.name for r in up)},
                 )
             await asyncio.sleep(TOKEN_POLL_S)
+
+    def _too_stale(self, up: list[Replica]) -> ConsistencyTimeout:
+        lost = self.primary_unreachable_s
+        metadata = {
+            "cause": "replica_lag",
+            "max_lag_bytes": str(self._max_lag),
+            "lag_bytes": ",".join(f"{r.name}={r.lag_bytes}" for r in up),
+        }
+        why = f"more than {self._max_lag} bytes of WAL behind the primary"
+        if lost is not None and lost > self._primary_grace:
+            ages = ((r.name, self.replay_age(r)) for r in up)
+            metadata["primary_unreachable_s"] = f"{lost:.0f}"
+            metadata["max_replay_age_s"] = f"{self._max_replay_age:g}"
+            metadata["replay_age_s"] = ",".join(
+                f"{name}={'none' if age is None else f'{age:.0f}'}" for name, age in ages
+            )
+            why += (
+                f", or, with the primary unreachable for {lost:.0f} s, last replayed a commit "
+                f"more than {self._max_replay_age:g} s ago"
+            )
+        return ConsistencyTimeout(f"every replica is {why}; retry shortly", metadata)
 
     async def _poll(self, replica: Replica, wanted: int) -> bool:
         """Whether `replica` has replayed `wanted` (a waiting read's fresher view than the

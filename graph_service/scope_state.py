@@ -19,7 +19,7 @@ COVERAGE_LIMIT = 20
 class ScopeState(NamedTuple):
     revision: int  # the read revision
     coverage: CoverageView
-    read_at: datetime
+    read_at: datetime | None  # the last commit the replica replayed (None: none yet)
     copies: int  # object copies stored in the scope
 
 

@@ -244,7 +244,7 @@ class SearchPage:
     counts: MatchCounts
     coverage: CoverageView
     read_revision: int
-    read_at: datetime
+    read_at: datetime | None  # the last commit the replica replayed (None: none yet)
     scope: ResolvedScope
     position: list[Any] = field(default_factory=list)
     # The first page's linked leaves (queries.leaves.LINKED_LEAVES rows).
@@ -307,7 +307,7 @@ class SourceRead:
     source_length: int | None
     coverage: CoverageView
     read_revision: int
-    read_at: datetime
+    read_at: datetime | None  # the last commit the replica replayed (None: none yet)
     times: SourceTimes | None = None
 
 
@@ -382,7 +382,7 @@ class ContextRead:
     event_time_filtered: bool
     history_gaps: tuple[str, ...]
     read_revision: int
-    read_at: datetime
+    read_at: datetime | None  # the last commit the replica replayed (None: none yet)
     preferences_version: str
     # The first page's linked leaves about the object (queries.leaves.LINKED_LEAVES_ABOUT).
     linked: tuple[Any, ...] = ()

@@ -210,3 +210,15 @@ async def replay_paused(replica_dsn: str) -> AsyncIterator[asyncpg.Connection]:
     finally:
         await conn.execute("SELECT pg_wal_replay_resume()")
         await conn.close()
+
+
+async def write_wal(primary_dsn: str, size: int) -> None:
+    """Write about `size` bytes of WAL on the primary: a logical message, which changes no table
+    (and commits nothing a replica's replay timestamp would show)."""
+    conn = await asyncpg.connect(primary_dsn)
+    try:
+        await conn.execute(
+            "SELECT pg_logical_emit_message(false, 'mirrortree-test', repeat('x', $1))", size
+        )
+    finally:
+        await conn.close()

@@ -75,6 +75,9 @@ KINDS: dict[int, Kind] = {
     K.ID_KIND_ATTACHMENT: Kind(
         None, owned=False, why="named within its node, whose own id carries the owner"
     ),
+    K.ID_KIND_DOCUMENT: Kind(
+        None, owned=False, why="names the host app's document; its reference's scope binds it"
+    ),
 }
 
 # Tables with an `id` column that no request names, and why: a new one fails the catalog test

@@ -116,7 +116,7 @@ class StoryPage:
                     el(
                         "p",
                         f"Scope: {scope_text} ({basis.scope.resolution}) · graph revision "
-                        f"{basis.read_revision} · read at {basis.read_at}",
+                        f"{basis.read_revision} · replayed to {basis.read_at or 'an unknown time'}",
                         class_="meta",
                     ),
                     el("p", self.timeline.evidence_note, class_="hint")

@@ -1,14 +1,22 @@
 """The replica's position and the transactions every read runs in."""
 
 # Where a server stands: replayed (and received) WAL on a standby, the current WAL position on
-# a primary (allowed only with MIRRORTREE_GRAPH_ALLOW_PRIMARY).
+# a primary (allowed only with MIRRORTREE_GRAPH_ALLOW_PRIMARY); and how long ago, by the
+# standby's own clock, the last commit it replayed was made (NULL on a primary, and on a standby
+# that has replayed no commit since it started).
 REPLICA_POSITION = """
 SELECT pg_is_in_recovery() AS standby,
        (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
              ELSE pg_current_wal_lsn() END)::text AS lsn,
        (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
-             ELSE pg_current_wal_lsn() END)::text AS received
+             ELSE pg_current_wal_lsn() END)::text AS received,
+       extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8
+           AS replay_age_s
 """
+
+# The primary's current WAL position, which each replica's lag is measured against (fails on a
+# server in recovery: a standby is no reference).
+PRIMARY_POSITION = "SELECT pg_current_wal_lsn()::text"
 
 REPLAYED_AT_LEAST = """
 SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()

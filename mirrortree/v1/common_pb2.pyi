@@ -293,20 +293,30 @@ class PageInfo(_message.Message):
     def __init__(self, returned_count: _Optional[int] = ..., has_more: _Optional[bool] = ..., next_cursor: _Optional[str] = ..., complete: _Optional[bool] = ..., limit_reason: _Optional[str] = ..., total: _Optional[_Union[Count, _Mapping]] = ...) -> None: ...
 
 class SourceLocator(_message.Message):
-    __slots__ = ("project_id", "session_id", "message_id", "order", "role", "known")
+    __slots__ = ("project_id", "session_id", "message_id", "order", "role", "known", "document_id", "chunk_id", "chunk_start", "chunk_end", "external")
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     ORDER_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     KNOWN_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_START_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_END_FIELD_NUMBER: _ClassVar[int]
+    EXTERNAL_FIELD_NUMBER: _ClassVar[int]
     project_id: str
     session_id: str
     message_id: str
     order: int
     role: str
     known: bool
-    def __init__(self, project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., order: _Optional[int] = ..., role: _Optional[str] = ..., known: _Optional[bool] = ...) -> None: ...
+    document_id: str
+    chunk_id: str
+    chunk_start: int
+    chunk_end: int
+    external: str
+    def __init__(self, project_id: _Optional[str] = ..., session_id: _Optional[str] = ..., message_id: _Optional[str] = ..., order: _Optional[int] = ..., role: _Optional[str] = ..., known: _Optional[bool] = ..., document_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., chunk_start: _Optional[int] = ..., chunk_end: _Optional[int] = ..., external: _Optional[str] = ...) -> None: ...
 
 class CoverageCount(_message.Message):
     __slots__ = ("what", "count")

@@ -100,7 +100,8 @@ class StoryGraphServicer:
     def ResolveBinding(self, request, context):
         """Resolves a binding token to its (session, runtime, project). Used by the MCP gateway to
         authenticate HTTP requests without holding database credentials.
-        Codes: OK, UNAUTHENTICATED, UNAVAILABLE.
+        Codes: OK, UNAUTHENTICATED, UNAVAILABLE ("replica_unavailable", "consistency_timeout":
+        every replica too far behind the primary).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -30,6 +30,7 @@ class IdKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ID_KIND_USER: _ClassVar[IdKind]
     ID_KIND_WORKER: _ClassVar[IdKind]
     ID_KIND_ATTACHMENT: _ClassVar[IdKind]
+    ID_KIND_DOCUMENT: _ClassVar[IdKind]
 ID_KIND_UNSPECIFIED: IdKind
 ID_KIND_TREE: IdKind
 ID_KIND_NODE: IdKind
@@ -52,6 +53,7 @@ ID_KIND_CAPABILITY: IdKind
 ID_KIND_USER: IdKind
 ID_KIND_WORKER: IdKind
 ID_KIND_ATTACHMENT: IdKind
+ID_KIND_DOCUMENT: IdKind
 NAMES_FIELD_NUMBER: _ClassVar[int]
 names: _descriptor.FieldDescriptor
 NEEDS_CONFIRMATION_FIELD_NUMBER: _ClassVar[int]

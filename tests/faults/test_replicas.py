@@ -1,7 +1,8 @@
 """The read tier under real faults, with a primary and two streaming replicas: reads spread over
 both; a read-your-writes token is served only where it has been replayed (replay paused with
-pg_wal_replay_pause); a replica's postmaster killed under read load costs no INTERNAL answer,
-and the replica rejoins every time."""
+pg_wal_replay_pause); a read without one goes to the replica within the lag bound of the
+primary, and is refused when neither is; a replica's postmaster killed under read load costs no
+INTERNAL answer, and the replica rejoins every time."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import grpc
 import pytest
 from prometheus_client import generate_latest
 
-from devtools.pgcluster import faults
+from devtools.pgcluster import faults, roles
+from graph_service import app as graph_app
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import graph_pb2_grpc, tree_pb2, tree_pb2_grpc
-from tests.conftest import replay_paused, unique
+from tests.conftest import graph_settings, replay_paused, unique, write_wal
 from tests.faults.load import reading, search_request, wait_for
 
 
@@ -92,6 +94,63 @@ async def test_a_token_is_read_where_it_was_replayed_else_replica_lag_after_the_
             assert not waiting.done()
             await replica.execute("SELECT pg_wal_replay_resume()")
             await waiting
+
+
+async def test_a_read_goes_to_the_replica_within_the_lag_bound_and_is_refused_when_none_is(
+    faulty_cluster, faulty_tree
+):
+    bound = 64 * 1024
+    project = unique("p")
+    await write(faulty_tree, project)
+    first, second = faulty_cluster.replica_dsns
+    service = await graph_app.start(
+        graph_settings(
+            faulty_cluster,
+            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
+            health_interval_ms=50,
+            consistency_wait_ms=300,
+            max_lag_bytes=bound,
+        )
+    )
+    router = service.router
+    replica0, replica1 = router.replicas
+    try:
+        async with graph_stub(service) as stub:
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
+            async with replay_paused(first):
+                await write_wal(faulty_cluster.primary_dsn, 4 * bound)
+                await wait_for(
+                    lambda: not router.eligible(replica0) and router.eligible(replica1),
+                    5,
+                    "the paused replica out, the other in",
+                )
+                before = served(service)
+                for _ in range(10):
+                    await stub.Search(search_request(project))
+                after = served(service)
+                assert after["replica1"] - before["replica1"] == 10, (before, after)
+                assert after["replica0"] == before["replica0"]
+
+                async with replay_paused(second):
+                    await write_wal(faulty_cluster.primary_dsn, 4 * bound)
+                    await wait_for(
+                        lambda: replica1.lag_bytes > bound, 5, "the second replica behind too"
+                    )
+                    with pytest.raises(grpc.aio.AioRpcError) as caught:
+                        await stub.Search(search_request(project))
+                    failure = describe(caught.value)
+                    assert (failure.code, failure.reason) == (
+                        grpc.StatusCode.UNAVAILABLE,
+                        "consistency_timeout",
+                    )
+                    assert failure.metadata["cause"] == "replica_lag"
+                    lags = dict(p.split("=") for p in failure.metadata["lag_bytes"].split(","))
+                    assert set(lags) == {"replica0", "replica1"}
+                    assert all(int(lag) > bound for lag in lags.values()), lags
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both back")
+            await stub.Search(search_request(project))
+    finally:
+        await service.stop()
 
 
 @pytest.mark.timeout(240)

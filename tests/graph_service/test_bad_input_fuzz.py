@@ -56,7 +56,8 @@ READ_SOURCE_CODES = {
 }
 RESOLVE_CODES = {
     grpc.StatusCode.UNAUTHENTICATED: {"unauthenticated"},
-    grpc.StatusCode.UNAVAILABLE: {"replica_unavailable"},
+    # consistency_timeout: every replica too far behind the primary (graph_service.replicas).
+    grpc.StatusCode.UNAVAILABLE: {"replica_unavailable", "consistency_timeout"},
 }
 DOCUMENTED = {
     "Search": SEARCH_CODES,

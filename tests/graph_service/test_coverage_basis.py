@@ -170,3 +170,31 @@ async def test_a_result_without_a_basis_keeps_its_interval(tree_stub, graph_stub
     assert only.basis == common_pb2.COVERAGE_INTERVAL
     assert only.covered.to == "2026-10-02T00:00:00Z"
     assert not getattr(only.covered, "from")
+
+
+async def test_a_result_that_gave_no_interval_covered_an_unknown_period(tree_stub, graph_stub):
+    project = unique("cov")
+    decisions = two_decisions()
+    written = await tree_stub.RecordReview(review(project, events=decisions))
+    options = graph_pb2.ReadOptions(min_consistency=written.consistency)
+    search = await graph_stub.Search(
+        graph_pb2.SearchRequest(query="Use", scope=scope_of(project), options=options)
+    )
+    context = await graph_stub.GetContext(
+        graph_pb2.GetContextRequest(
+            object_ref=common_pb2.ObjectRef(type=common_pb2.EVENT, id=decisions[0].id),
+            scope=scope_of(project),
+            options=options,
+        )
+    )
+    for coverage in (search.coverage, context.coverage):
+        (only,) = coverage.processed
+        assert only.basis == common_pb2.COVERAGE_UNKNOWN
+        assert not only.HasField("covered")
+        assert only.covered_unknown.reason == "the result gave no covered interval"
+    (listed,) = results.result_json(search)["coverage"]["processed"]
+    assert listed["basis"] == "unknown" and "covered" not in listed
+    # Nothing a result says points at a field the tools do not have.
+    current = next(c for c in context.collections if c.name == "current")
+    for item in current.items:
+        assert "basis." not in item.object_revision.unknown.reason

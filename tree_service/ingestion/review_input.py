@@ -79,8 +79,7 @@ def _source_references(b: ReviewBuilder, request: tree_pb2.RecordReviewRequest) 
         check.identifier(f"{field}.source_type", ref.source_type)
         check.identifier(f"{field}.source_id", ref.source_id, required=False)
         check.identifier(f"{field}.source_version", ref.source_version, required=False)
-        for name in ("project_id", "session_id", "message_id", "role"):
-            check.identifier(f"{field}.locator.{name}", getattr(ref.locator, name), required=False)
+        _locator(check, f"{field}.locator", ref.locator)
         if ref.fragment_end < ref.fragment_start or ref.fragment_start < 0:
             check.fail(f"{field}.fragment_end", "must be >= fragment_start >= 0")
         elif ref.fragment_end and ref.fragment_end - ref.fragment_start != len(ref.fragment):
@@ -106,18 +105,61 @@ def _source_references(b: ReviewBuilder, request: tree_pb2.RecordReviewRequest) 
                     "source_version": ref.source_version,
                     "fragment_start": ref.fragment_start,
                     "fragment_end": ref.fragment_end,
-                    "locator": {
-                        "project_id": ref.locator.project_id,
-                        "session_id": ref.locator.session_id,
-                        "message_id": ref.locator.message_id,
-                        "order": ref.locator.order,
-                        "role": ref.locator.role,
-                        "known": ref.locator.known,
-                    },
+                    "locator": _locator_json(ref.locator),
                 },
             ),
             body="fragment",
         )
+
+
+MESSAGE_PLACE = ("session_id", "message_id", "order", "role")
+DOCUMENT_PLACE = ("document_id", "chunk_id", "chunk_start", "chunk_end")
+MAX_EXTERNAL_LOCATOR = 2_000
+
+
+def _locator(check: Checker, field: str, locator: common_pb2.SourceLocator) -> None:
+    """A locator names one place — a message, a document's chunk or an external locator — as
+    the reviewer found it; a reference without one says so (`known` false) and names none."""
+    for name in ("project_id", "session_id", "message_id", "role", "document_id", "chunk_id"):
+        check.identifier(f"{field}.{name}", getattr(locator, name), required=False)
+    check.text(f"{field}.external", locator.external, MAX_EXTERNAL_LOCATOR, required=False)
+    if locator.chunk_end < locator.chunk_start or locator.chunk_start < 0:
+        check.fail(f"{field}.chunk_end", "must be >= chunk_start >= 0")
+    places = [
+        name
+        for name, given in (
+            ("message", any(getattr(locator, n) for n in MESSAGE_PLACE)),
+            ("document", any(getattr(locator, n) for n in DOCUMENT_PLACE)),
+            ("external", bool(locator.external)),
+        )
+        if given
+    ]
+    if len(places) > 1:
+        check.fail(field, f"names {' and '.join(places)} places; a locator names one")
+    if places and not locator.known:
+        check.fail(
+            f"{field}.known",
+            f"must be true when a {places[0]} place is given (false: the location is unknown)",
+        )
+    if (locator.chunk_id or locator.chunk_end) and not locator.document_id:
+        check.fail(f"{field}.document_id", "is required with a chunk: the document it is of")
+
+
+def _locator_json(locator: common_pb2.SourceLocator) -> dict[str, object]:
+    """A locator as stored: the message place always (as stored before), other places only
+    when given."""
+    stored: dict[str, object] = {
+        "project_id": locator.project_id,
+        "session_id": locator.session_id,
+        "message_id": locator.message_id,
+        "order": locator.order,
+        "role": locator.role,
+        "known": locator.known,
+    }
+    for name in ("document_id", "chunk_id", "chunk_start", "chunk_end", "external"):
+        if getattr(locator, name):
+            stored[name] = getattr(locator, name)
+    return stored
 
 
 def _story_lines_events_entities(b: ReviewBuilder, request: tree_pb2.RecordReviewRequest) -> None:

@@ -2,7 +2,12 @@
 -- The scope's state in one row: counts, gaps, excluded source types, newest results ($1 scope, $2
 -- results listed).
 
-SELECT s.*, clock_timestamp() AS read_at, c.*
+-- read_at: the commit time of the last transaction the replica had replayed (NULL when it has
+-- replayed none since it started), read with the read's snapshot; now() on a primary.
+SELECT s.*,
+       CASE WHEN pg_is_in_recovery() THEN pg_last_xact_replay_timestamp() ELSE now() END
+           AS read_at,
+       c.*
 -- The scope's figures (t), kept in scope_results as each result is recorded (a trigger:
 -- migration 0036); none before its first result.
 FROM (SELECT coalesce(t.results, 0) AS results, coalesce(t.revision, 0) AS revision,
