@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
 
 log = logging.getLogger("mirrortree.tracing")
@@ -79,8 +79,10 @@ def configure(
     elif exporter == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter  # noqa: PLC0415
 
-        # stderr, like the logs: a stdio gateway's stdout is the MCP wire.
-        provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+        # stderr, like the logs (a stdio gateway's stdout is the MCP wire), and like them one
+        # JSON document per line, so a log collector reading the stream parses every span.
+        console = ConsoleSpanExporter(out=sys.stderr, formatter=_span_line)
+        provider.add_span_processor(BatchSpanProcessor(console))
     else:
         provider.add_span_processor(BatchSpanProcessor(_otlp_exporter()))
     trace.set_tracer_provider(provider)
@@ -103,6 +105,11 @@ def shutdown() -> None:
         instrumentor.uninstrument()
     if provider is not None:
         provider.shutdown()
+
+
+def _span_line(span: ReadableSpan) -> str:
+    """A span as one line of JSON (the exporter's default spreads it over many)."""
+    return span.to_json(indent=None) + "\n"
 
 
 def _otlp_exporter() -> SpanExporter:

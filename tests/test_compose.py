@@ -384,7 +384,8 @@ def test_gateway_serves_mcp_over_http_on_a_published_port(compose):
     assert env["MIRRORTREE_GATEWAY_LISTEN"] == "0.0.0.0:8765"
     allowed = set(env["MIRRORTREE_GATEWAY_ALLOWED_HOSTS"].split(","))
     assert {"gateway:8765", "localhost:8765", "127.0.0.1:8765"} <= allowed
-    assert "8765:8765" in [str(p) for p in gateway["ports"]]
+    # Published on loopback, as every other service: exposing it is a proxy's job (TLS).
+    assert [str(p) for p in gateway["ports"]] == ["127.0.0.1:8765:8765"]
     health_test = command_text(gateway["healthcheck"]["test"])
     assert "urllib" in health_test
     assert "http://127.0.0.1:8765/healthz" in health_test
@@ -737,3 +738,13 @@ def test_tree_service_authenticates_its_callers_by_default(compose):
     assert len(env["MIRRORTREE_CONFIRMATION_SECRET"]) >= 32
     graph = environment(services(compose)["graph_service"])
     assert graph.get("MIRRORTREE_GRAPH_ANONYMOUS_READS", "false") == "false"
+
+
+def test_every_published_port_binds_to_loopback(compose):
+    published = {
+        name: [str(p) for p in service.get("ports", [])]
+        for name, service in services(compose).items()
+    }
+    assert published["gateway"] and published["webview"] and published["tree_service"]
+    for name, ports in published.items():
+        assert all(p.startswith("127.0.0.1:") for p in ports), (name, ports)
