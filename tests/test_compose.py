@@ -8,6 +8,7 @@ The tests need no container engine: the compose file is checked structurally (an
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -102,6 +103,7 @@ USER_SETTINGS = {
     "MIRRORTREE_OTEL_EXPORTER",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "MIRRORTREE_WEBVIEW_TOKEN",
+    "GRAFANA_ADMIN_PASSWORD",
 }
 
 _INTERPOLATION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-?]([^}]*))?\}")
@@ -119,8 +121,15 @@ def compose() -> dict[str, Any]:
 
 
 def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = compose["services"]
-    return result
+    """The services `docker compose up` starts (those of no profile)."""
+    return {n: s for n, s in compose["services"].items() if not s.get("profiles")}
+
+
+def observability(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The services of the `observability` profile: third-party images, off by default."""
+    return {
+        n: s for n, s in compose["services"].items() if "observability" in s.get("profiles", [])
+    }
 
 
 def interpolate(value: str) -> str:
@@ -743,8 +752,84 @@ def test_tree_service_authenticates_its_callers_by_default(compose):
 def test_every_published_port_binds_to_loopback(compose):
     published = {
         name: [str(p) for p in service.get("ports", [])]
-        for name, service in services(compose).items()
+        for name, service in compose["services"].items()
     }
     assert published["gateway"] and published["webview"] and published["tree_service"]
     for name, ports in published.items():
         assert all(p.startswith("127.0.0.1:") for p in ports), (name, ports)
+
+
+# --- the observability profile ---------------------------------------------------------------
+
+
+def test_the_observability_profile_is_off_by_default_and_complete(compose):
+    assert set(observability(compose)) == {"prometheus", "grafana", "otel-collector"}
+    assert set(compose["services"]) == SERVICES | set(observability(compose))
+    for name, svc in observability(compose).items():
+        assert svc["profiles"] == ["observability"], name
+        image = svc["image"]
+        assert ":" in image and not image.endswith(":latest"), f"{name}: pin {image}"
+        for mount in svc.get("volumes", []):
+            source = str(mount).split(":")[0]
+            if source.startswith("./"):
+                assert (ROOT / source).exists(), f"{name} mounts {source}, which is missing"
+
+
+def test_prometheus_scrapes_every_services_metrics_endpoint(compose):
+    config = yaml.safe_load((ROOT / "deploy/prometheus/prometheus.yml").read_text())
+    scraped = {}
+    for job in config["scrape_configs"]:
+        for static in job.get("static_configs", []):
+            for target in static["targets"]:
+                host, _, port = target.rpartition(":")
+                scraped[host] = int(port)
+        for sd in job.get("dns_sd_configs", []):
+            for host in sd["names"]:
+                scraped[host] = int(sd["port"])
+    metrics = {
+        name: listen_port(value)
+        for name, svc in services(compose).items()
+        for key, value in environment(svc).items()
+        if key.endswith("_METRICS") and value
+    }
+    assert metrics and scraped == metrics
+
+
+def test_grafana_provisions_prometheus_and_the_dashboard(compose):
+    grafana = observability(compose)["grafana"]
+    mounts = {str(m).split(":")[1]: str(m).split(":")[0] for m in grafana["volumes"]}
+    provisioning = ROOT / mounts["/etc/grafana/provisioning"]
+    (source,) = yaml.safe_load((provisioning / "datasources/prometheus.yml").read_text())[
+        "datasources"
+    ]
+    assert (source["type"], source["url"], source["isDefault"]) == (
+        "prometheus",
+        "http://prometheus:9090",
+        True,
+    )
+    (provider,) = yaml.safe_load((provisioning / "dashboards/mirrortree.yml").read_text())[
+        "providers"
+    ]
+    folder = provider["options"]["path"]
+    dashboards = {Path(t).name: s for t, s in mounts.items() if t.startswith(folder + "/")}
+    assert dashboards == {"mirrortree.json": "./deploy/grafana/mirrortree.json"}
+    # The dashboard's panels take their data source from a variable a provisioned default fills.
+    dashboard = json.loads((ROOT / "deploy/grafana/mirrortree.json").read_text())
+    (variable,) = [v for v in dashboard["templating"]["list"] if v["type"] == "datasource"]
+    assert variable["query"] == "prometheus"
+
+
+def test_the_collector_receives_the_traces_the_services_send(compose):
+    config = yaml.safe_load((ROOT / "deploy/otel-collector/config.yaml").read_text())
+    grpc_endpoint = config["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"]
+    assert grpc_endpoint.endswith(":4317")
+    assert "otlp" in config["service"]["pipelines"]["traces"]["receivers"]
+    collector = observability(compose)["otel-collector"]
+    assert collector["command"] == ["--config=/etc/otelcol/config.yaml"]
+    endpoints = {
+        interpolate(environment(svc)["OTEL_EXPORTER_OTLP_ENDPOINT"])
+        for svc in services(compose).values()
+        if "OTEL_EXPORTER_OTLP_ENDPOINT" in environment(svc)
+    }
+    assert endpoints == {"http://otel-collector:4317"}
+    assert env_example()["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel-collector:4317"
