@@ -109,7 +109,8 @@ def shutdown() -> None:
 
 def _span_line(span: ReadableSpan) -> str:
     """A span as one line of JSON (the exporter's default spreads it over many)."""
-    return span.to_json(indent=None) + "\n"
+    line: str = span.to_json(indent=None)
+    return line + "\n"
 
 
 def _otlp_exporter() -> SpanExporter:

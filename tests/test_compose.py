@@ -832,4 +832,10 @@ def test_the_collector_receives_the_traces_the_services_send(compose):
         if "OTEL_EXPORTER_OTLP_ENDPOINT" in environment(svc)
     }
     assert endpoints == {"http://otel-collector:4317"}
+    traced = {
+        name
+        for name, svc in services(compose).items()
+        if "MIRRORTREE_OTEL_EXPORTER" in environment(svc)
+    }
+    assert traced == {"tree_service", "graph_service", "gateway", "webview"}
     assert env_example()["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel-collector:4317"

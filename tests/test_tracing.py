@@ -4,16 +4,19 @@ tracing off by default, without importing the SDK."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 import pytest_asyncio
+import uvicorn
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -23,11 +26,13 @@ from devtools.pgcluster import roles
 from graph_service import app as graph_app
 from mirrortree import tracing
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
-from tests.conftest import graph_settings, unique
+from tests.conftest import free_port, graph_settings, unique
 from tests.gateway.harness import in_memory
 from tests.gateway.test_tools import bound_project
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings
+from webview.app import build_app as build_webview
+from webview.config import Settings as WebviewSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 SEARCH = "/mirrortree.v1.StoryGraph/Search"
@@ -234,3 +239,48 @@ def test_otlp_without_its_extra_names_the_extra_to_install():
     if result.stdout.strip() == "installed":
         pytest.skip("the otlp extra is installed here")
     assert "pip install 'mirrortree[otlp]'" in result.stdout
+
+
+async def test_a_web_view_page_is_one_trace_through_its_grpc_calls(
+    spans, traced_tree, traced_graph, tree_stub
+):
+    tree = (
+        await tree_stub.CreateTree(
+            tree_pb2.CreateTreeRequest(idempotency_key=unique("k"), title="Traced page", owner="t")
+        )
+    ).tree
+    bound = await tree_stub.CreateBinding(
+        tree_pb2.CreateBindingRequest(
+            idempotency_key=unique("k"), session_id=tree.id, runtime="OpenCode"
+        )
+    )
+    port = free_port()
+    settings = WebviewSettings(
+        listen=f"127.0.0.1:{port}",
+        tree_target=f"127.0.0.1:{traced_tree.port}",
+        graph_target=f"127.0.0.1:{traced_graph.port}",
+        binding_ttl_s=0.0,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(build_webview(settings), host="127.0.0.1", port=port, log_config=None)
+    )
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    spans.clear()
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/tree/{tree.id}")
+        request.add_header("Authorization", f"Bearer {bound.token}")
+        with await asyncio.to_thread(urllib.request.urlopen, request, timeout=10) as answer:
+            assert answer.status == 200
+    finally:
+        server.should_exit = True
+        await task
+    finished = list(spans.get_finished_spans())
+    page = one([s for s in finished if s.name == "GET /tree/{tree_id}"])
+    assert page.kind == SpanKind.SERVER and page.context is not None
+    in_trace = [s for s in finished if s.context and s.context.trace_id == page.context.trace_id]
+    served = [s for s in in_trace if s.kind == SpanKind.SERVER and "TreeService" in s.name]
+    assert served and all(s.parent is not None and s.parent.is_remote for s in served)

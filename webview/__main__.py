@@ -6,7 +6,7 @@ import sys
 
 import uvicorn
 
-from mirrortree import logs
+from mirrortree import logs, tracing
 from mirrortree.server import start_metrics_http
 from webview import metrics
 from webview.app import build_app
@@ -20,6 +20,11 @@ def main() -> int:
         print(f"webview: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings.log_level)
+    try:
+        tracing.configure_from_env("webview")
+    except ValueError as exc:
+        print(f"webview: {exc}", file=sys.stderr)
+        return 2
     start_metrics_http(settings.metrics, metrics.REGISTRY)
     host, _, port = settings.listen.rpartition(":")
     uvicorn.run(

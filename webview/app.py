@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from mirrortree import rpcstatus
+from mirrortree import rpcstatus, tracing
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from webview.auth import COOKIE, Bindings, CannotCheck, NotSignedIn, token_of
 from webview.config import Settings
@@ -29,6 +29,7 @@ from webview.reads import OBJECT_TYPES, Readers
 from webview.search_page import search_page
 from webview.source_page import source_page
 from webview.story_page import Docs, StoryPage, item_key
+from webview.traced import Traced
 from webview.tree_page import TreePage
 
 log = logging.getLogger("webview")
@@ -346,6 +347,10 @@ def build_app(settings: Settings, readers: Readers | None = None) -> Starlette:
             Route("/favicon.ico", no_icon),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
-        middleware=[Middleware(Measured), Middleware(SecurityHeaders)],
+        middleware=[
+            *([Middleware(Traced)] if tracing.enabled() else []),
+            Middleware(Measured),
+            Middleware(SecurityHeaders),
+        ],
         lifespan=lifespan,
     )

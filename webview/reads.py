@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 
 from gateway import credentials
+from mirrortree import tracing
 from mirrortree.logs import REQUEST_ID_HEADER, new_request_id
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from webview.config import Settings
@@ -75,13 +76,17 @@ class Readers:
     @property
     def tree(self) -> tree_pb2_grpc.TreeServiceStub:
         if self._tree_channel is None:
-            self._tree_channel = grpc.aio.insecure_channel(self._settings.tree_target)
+            self._tree_channel = grpc.aio.insecure_channel(
+                self._settings.tree_target, interceptors=tracing.client_interceptors()
+            )
         return tree_pb2_grpc.TreeServiceStub(self._tree_channel)
 
     @property
     def graph(self) -> graph_pb2_grpc.StoryGraphStub:
         if self._graph_channel is None:
-            self._graph_channel = grpc.aio.insecure_channel(self._settings.graph_target)
+            self._graph_channel = grpc.aio.insecure_channel(
+                self._settings.graph_target, interceptors=tracing.client_interceptors()
+            )
         return graph_pb2_grpc.StoryGraphStub(self._graph_channel)
 
     async def close(self) -> None:
