@@ -27,8 +27,14 @@ GRACE_S = 20.0
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-# How gRPC refuses a call that arrives once the server stopped taking new ones.
-REFUSALS = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED}
+# How a call that arrives once the server stopped taking new ones ends: refused, or held
+# unanswered until the caller's deadline (gRPC may hold it while the server drains).
+REFUSALS = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+}
+PROBE_DEADLINE_S = 0.5
 
 
 async def not_serving_soon(channel: grpc.aio.Channel) -> float:
@@ -38,7 +44,9 @@ async def not_serving_soon(channel: grpc.aio.Channel) -> float:
     began = time.monotonic()
     while time.monotonic() - began < 2:
         try:
-            answer = await health.Check(health_pb2.HealthCheckRequest(service=""))
+            answer = await health.Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=PROBE_DEADLINE_S
+            )
         except grpc.aio.AioRpcError as refusal:
             assert refusal.code() in REFUSALS
             return time.monotonic() - began
@@ -75,7 +83,9 @@ async def test_a_stopping_tree_service_seals_its_streams_and_refuses_new_calls(
 
         stopping = asyncio.create_task(service.stop())
         assert await not_serving_soon(channel) < 1
-        await refused(stub.GetTree(tree_pb2.GetTreeRequest(tree_id=tree.id)))
+        await refused(
+            stub.GetTree(tree_pb2.GetTreeRequest(tree_id=tree.id), timeout=PROBE_DEADLINE_S)
+        )
         await stream.send(chunk(2, " part two"))
         sealed = (await stream.send(tree_pb2.StreamAnswerRequest(complete={}))).sealed
         await stream.finish()
@@ -122,7 +132,10 @@ async def test_a_stopping_graph_service_answers_the_read_in_flight_and_refuses_n
         stopping = asyncio.create_task(service.stop())
         assert await not_serving_soon(channel) < 1
         await refused(
-            stub.Search(graph_pb2.SearchRequest(query="x", scope=project_scope([project])))
+            stub.Search(
+                graph_pb2.SearchRequest(query="x", scope=project_scope([project])),
+                timeout=PROBE_DEADLINE_S,
+            )
         )
         await paused.execute("SELECT pg_wal_replay_resume()")
         answered = await waiting
