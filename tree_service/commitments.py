@@ -84,9 +84,20 @@ class Effectiveness:
     version_id: str = ""
 
 
+# What `commitment_from_row` reads, selected from `commitments c`: the commitment, and the
+# main-line versions holding its node, oldest first (`versions`, a JSON array).
+COLUMNS = """
+c.id::text, c.tree_id::text, c.node_id::text, c.kind, c.statement, c.realm, c.world,
+c.stated_by, c.created_at, c.confirmed_by, c.withdrawn_by,
+coalesce((SELECT json_agg(json_build_array(v.id::text, v.scope, v.world)
+                          ORDER BY v.created_at, v.id)
+          FROM main_line_versions v
+          WHERE v.tree_id = c.tree_id AND c.node_id = any(v.node_ids)), '[]') AS versions
+"""
+
+
 def commitment_from_row(row: Mapping[str, Any]) -> StoredCommitment:
-    """A commitment from a row of the realms' commitment columns (`versions`: the JSON array
-    of the main-line versions holding its node, oldest first)."""
+    """A commitment from a row of COLUMNS."""
     return StoredCommitment(
         id=row["id"],
         tree_id=row["tree_id"],

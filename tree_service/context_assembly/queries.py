@@ -1,6 +1,8 @@
 """SQL of context assembly: summaries, memory (preferences and facts in effect), and recorded
 context versions."""
 
+from tree_service.commitments import COLUMNS as FACT_COLUMNS
+
 SUMMARY_COLUMNS = "subject, version, text, token_estimate, written_by, created_at"
 
 LATEST_SUMMARY_VERSION = (
@@ -38,15 +40,6 @@ SELECT_TREE_PROJECT = "SELECT project_id FROM trees WHERE id = $1"
 # realm): those of the kinds $4 stated in that realm and world, newest first, at most $5, each
 # with the main-line versions holding its node, oldest first (whether one holds is
 # commitments.holds_in's to say, from these). A purged node's statement is forgotten: never read.
-FACT_COLUMNS = """
-c.id::text, c.tree_id::text, c.node_id::text, c.kind, c.statement, c.realm, c.world,
-c.stated_by, c.created_at, c.confirmed_by, c.withdrawn_by,
-coalesce((SELECT json_agg(json_build_array(v.id::text, v.scope, v.world)
-                          ORDER BY v.created_at, v.id)
-          FROM main_line_versions v
-          WHERE v.tree_id = c.tree_id AND c.node_id = any(v.node_ids)), '[]') AS versions
-"""
-
 # ... in the trees of project $1.
 FACTS_OF_PROJECT = (
     "SELECT "

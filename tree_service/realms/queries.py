@@ -1,5 +1,7 @@
 """SQL of realms and effects: arbiter rulings, the effects ledger and commitments."""
 
+from tree_service.commitments import COLUMNS as COMMITMENT_COLUMNS
+
 # Real-world actions and safety stops of one tree serialize on the tree row (NO KEY UPDATE, so
 # node appends' foreign-key checks are not blocked), so a stop and an action never cross.
 LOCK_TREE = "SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE"
@@ -39,14 +41,6 @@ LIST_EFFECTS = (
     + " FROM effects WHERE tree_id = $1) e WHERE e.position > $2 ORDER BY e.position LIMIT $3"
 )
 
-COMMITMENT_COLUMNS = """
-c.id::text, c.tree_id::text, c.node_id::text, c.kind, c.statement, c.realm, c.world,
-c.stated_by, c.created_at, c.confirmed_by, c.withdrawn_by,
-coalesce((SELECT json_agg(json_build_array(v.id::text, v.scope, v.world)
-                          ORDER BY v.created_at, v.id)
-          FROM main_line_versions v
-          WHERE v.tree_id = c.tree_id AND c.node_id = any(v.node_ids)), '[]') AS versions
-"""
 
 INSERT_COMMITMENT = """
 INSERT INTO commitments (id, tree_id, node_id, kind, statement, realm, world, stated_by)
