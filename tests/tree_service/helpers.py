@@ -105,3 +105,26 @@ async def canonicalize(
     else:
         request.nodes.node_ids.extend(nodes)
     return (await stub.Canonicalize(request)).version
+
+
+async def commit(stub, node_id: str, kind: Any, statement: str = "s") -> tree_pb2.Commitment:
+    """A commitment or fact stated at the node by user-1."""
+    response = await stub.RecordCommitment(
+        tree_pb2.RecordCommitmentRequest(
+            idempotency_key=unique("k"),
+            node_id=node_id,
+            kind=kind,
+            statement=statement,
+            stated_by="user-1",
+        )
+    )
+    stated: tree_pb2.Commitment = response.commitment
+    return stated
+
+
+async def withdraw(stub, commitment_id: str) -> None:
+    await stub.WithdrawCommitment(
+        tree_pb2.WithdrawCommitmentRequest(
+            idempotency_key=unique("k"), commitment_id=commitment_id, withdrawn_by="user-1"
+        )
+    )

@@ -13,7 +13,7 @@ from typing import Any
 from mirrortree.scopes import ScopeValue
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 from tests.conftest import create_tree, unique
-from tests.tree_service.helpers import answer, ask, canonicalize, confirmation
+from tests.tree_service.helpers import answer, ask, canonicalize, commit, confirmation, withdraw
 from tests.tree_service.purging import (
     ALL,
     code_word,
@@ -28,28 +28,6 @@ from tests.tree_service.reviews import scope_of
 def words(what: str) -> str:
     """A statement no other test says."""
     return f"{what} ({uuid.uuid4().hex})"
-
-
-async def state(stub, node_id: str, kind: Any, statement: str) -> tree_pb2.Commitment:
-    response = await stub.RecordCommitment(
-        tree_pb2.RecordCommitmentRequest(
-            idempotency_key=unique("k"),
-            node_id=node_id,
-            kind=kind,
-            statement=statement,
-            stated_by="user-1",
-        )
-    )
-    commitment: tree_pb2.Commitment = response.commitment
-    return commitment
-
-
-async def withdraw(stub, commitment_id: str) -> None:
-    await stub.WithdrawCommitment(
-        tree_pb2.WithdrawCommitmentRequest(
-            idempotency_key=unique("k"), commitment_id=commitment_id, withdrawn_by="user-1"
-        )
-    )
 
 
 async def context(stub, node_id: str) -> tree_pb2.AssembleContextResponse:
@@ -84,8 +62,8 @@ async def test_a_real_fact_holds_in_its_projects_real_contexts_from_canonicaliza
     tree = (await create_tree(tree_stub, project)).tree
     question = await ask(tree_stub, tree.id, "Where does Ana live?")
     reply = await answer(tree_stub, question.id, "In Porto, she said.")
-    fact = await state(tree_stub, reply.id, tree_pb2.STATED_FACT, words("Ana lives in Porto"))
-    bond = await state(tree_stub, reply.id, tree_pb2.RELATIONSHIP, words("Ana is my sister"))
+    fact = await commit(tree_stub, reply.id, tree_pb2.STATED_FACT, words("Ana lives in Porto"))
+    bond = await commit(tree_stub, reply.id, tree_pb2.RELATIONSHIP, words("Ana is my sister"))
     elsewhere = (await create_tree(tree_stub, project)).tree
     sibling_tree = await ask(tree_stub, elsewhere.id, "Visit her?")
     other_project = await ask(tree_stub, (await create_tree(tree_stub, unique("other"))).tree.id)
@@ -132,7 +110,7 @@ async def test_a_fact_of_a_tree_without_a_project_holds_in_that_tree_alone(tree_
     tree = (await create_tree(tree_stub)).tree
     question = await ask(tree_stub, tree.id, "What did we learn?")
     reply = await answer(tree_stub, question.id, "That the bridge was closed.")
-    lived = await state(tree_stub, reply.id, tree_pb2.EXPERIENCE, words("The bridge was closed"))
+    lived = await commit(tree_stub, reply.id, tree_pb2.EXPERIENCE, words("The bridge was closed"))
     await canonicalize(tree_stub, tree.id, leaf=reply.id)
     later = await ask(tree_stub, tree.id, "So?", parent_id=reply.id)
 
@@ -152,7 +130,7 @@ async def test_a_world_fact_holds_only_in_that_worlds_contexts_once_its_canon_ho
     tree = (await create_tree(tree_stub, project)).tree
     question = await ask(tree_stub, tree.id, "Who is Rosalind to Celia?", **arden)
     reply = await answer(tree_stub, question.id, "Sworn sisters.")
-    bond = await state(tree_stub, reply.id, tree_pb2.RELATIONSHIP, words("Rosalind and Celia"))
+    bond = await commit(tree_stub, reply.id, tree_pb2.RELATIONSHIP, words("Rosalind and Celia"))
     same_world = await ask(tree_stub, (await create_tree(tree_stub, project)).tree.id, **arden)
     other_world = await ask(
         tree_stub, (await create_tree(tree_stub, project)).tree.id, realm=tree_pb2.WORLD,
@@ -180,13 +158,13 @@ async def test_rehearsal_statements_never_hold_even_after_their_rehearsal_canoni
     real_tree = (await create_tree(tree_stub, project)).tree
     real_question = await ask(tree_stub, real_tree.id, "Is the talk on Monday?")
     real_reply = await answer(tree_stub, real_question.id, "Yes.")
-    real = await state(tree_stub, real_reply.id, tree_pb2.STATED_FACT, words("The talk is Monday"))
+    real = await commit(tree_stub, real_reply.id, tree_pb2.STATED_FACT, words("The talk is Monday"))
     await canonicalize(tree_stub, real_tree.id, leaf=real_reply.id)
     stage = (await create_tree(tree_stub, project)).tree
     rehearsal = await ask(tree_stub, stage.id, "Rehearse the talk", realm=tree_pb2.REHEARSAL)
     played = await answer(tree_stub, rehearsal.id, "In character: I won the prize.")
     said = [
-        (await state(tree_stub, played.id, kind, words(f"in character {kind}"))).statement
+        (await commit(tree_stub, played.id, kind, words(f"in character {kind}"))).statement
         for kind in (tree_pb2.STATED_FACT, tree_pb2.RELATIONSHIP, tree_pb2.EXPERIENCE)
     ]
     await canonicalize(tree_stub, stage.id, leaf=played.id)  # a rehearsal record
@@ -206,7 +184,7 @@ async def test_an_authorization_holds_only_once_the_user_confirmed_it(tree_stub)
     tree = (await create_tree(tree_stub, project)).tree
     question = await ask(tree_stub, tree.id, "May the agent pay the invoice?")
     reply = await answer(tree_stub, question.id, "Up to 10 EUR.")
-    granted = await state(tree_stub, reply.id, tree_pb2.AUTHORIZATION, words("pay up to 10 EUR"))
+    granted = await commit(tree_stub, reply.id, tree_pb2.AUTHORIZATION, words("pay up to 10 EUR"))
     await canonicalize(tree_stub, tree.id, leaf=reply.id)  # no canonicalization confirms it
     later = await ask(tree_stub, tree.id, "Pay it?", parent_id=reply.id)
 
@@ -255,12 +233,12 @@ async def test_a_canonicalization_records_the_facts_it_put_in_effect_and_no_othe
     tree = (await create_tree(tree_stub, project, title="Launch")).tree
     question = await ask(tree_stub, tree.id, "When is the launch?")
     reply = await answer(tree_stub, question.id, "Friday.")
-    fact = await state(tree_stub, reply.id, tree_pb2.STATED_FACT, words("The launch is Friday"))
-    lived = await state(tree_stub, question.id, tree_pb2.EXPERIENCE, words("We missed Tuesday"))
-    taken_back = await state(tree_stub, reply.id, tree_pb2.RELATIONSHIP, words("Bo leads it"))
+    fact = await commit(tree_stub, reply.id, tree_pb2.STATED_FACT, words("The launch is Friday"))
+    lived = await commit(tree_stub, question.id, tree_pb2.EXPERIENCE, words("We missed Tuesday"))
+    taken_back = await commit(tree_stub, reply.id, tree_pb2.RELATIONSHIP, words("Bo leads it"))
     await withdraw(tree_stub, taken_back.id)
-    awaiting = await state(tree_stub, reply.id, tree_pb2.AUTHORIZATION, words("may announce"))
-    confirmed = await state(tree_stub, reply.id, tree_pb2.AUTHORIZATION, words("may spend"))
+    awaiting = await commit(tree_stub, reply.id, tree_pb2.AUTHORIZATION, words("may announce"))
+    confirmed = await commit(tree_stub, reply.id, tree_pb2.AUTHORIZATION, words("may spend"))
     await tree_stub.ConfirmCommitment(
         tree_pb2.ConfirmCommitmentRequest(
             idempotency_key=unique("k"), commitment_id=confirmed.id, confirmation=confirmation()
@@ -303,7 +281,7 @@ async def test_a_canonicalization_records_the_facts_it_put_in_effect_and_no_othe
     # A later version holding the same nodes records only what it put in effect itself.
     follow_up = await ask(tree_stub, tree.id, "Who presents?", parent_id=reply.id)
     presenter = await answer(tree_stub, follow_up.id, "Ana.")
-    later_fact = await state(tree_stub, presenter.id, tree_pb2.STATED_FACT, words("Ana presents"))
+    later_fact = await commit(tree_stub, presenter.id, tree_pb2.STATED_FACT, words("Ana presents"))
     second = await tree_stub.Canonicalize(
         tree_pb2.CanonicalizeRequest(
             idempotency_key=unique("k"),
@@ -327,7 +305,7 @@ async def test_world_facts_are_recorded_in_the_worlds_canon_and_rehearsals_never
         tree_stub, story.id, "Who rules Arden?", realm=tree_pb2.WORLD, world="Arden"
     )
     reply = await answer(tree_stub, question.id, "Duke Frederick.")
-    ruler = await state(tree_stub, reply.id, tree_pb2.STATED_FACT, words("Frederick rules"))
+    ruler = await commit(tree_stub, reply.id, tree_pb2.STATED_FACT, words("Frederick rules"))
     world_canon = await tree_stub.Canonicalize(
         tree_pb2.CanonicalizeRequest(
             idempotency_key=unique("k"),
@@ -345,7 +323,7 @@ async def test_world_facts_are_recorded_in_the_worlds_canon_and_rehearsals_never
     stage = (await create_tree(tree_stub, project)).tree
     rehearsal = await ask(tree_stub, stage.id, "Rehearse", realm=tree_pb2.REHEARSAL)
     played = await answer(tree_stub, rehearsal.id, "In character.")
-    line = await state(tree_stub, played.id, tree_pb2.STATED_FACT, words("I am the duke"))
+    line = await commit(tree_stub, played.id, tree_pb2.STATED_FACT, words("I am the duke"))
     record = await tree_stub.Canonicalize(
         tree_pb2.CanonicalizeRequest(
             idempotency_key=unique("k"),

@@ -15,12 +15,12 @@ from mirrortree.lsn import parse_lsn
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tasks_pb2, tree_pb2
 from tests.conftest import unique
-from tests.tree_service.helpers import answer, ask, canonicalize, new_tree
+from tests.tree_service.helpers import answer, ask, canonicalize, new_tree, withdraw
 from tests.tree_service.tasking import claim, complete, start
 from tests.tree_service.test_buds import Stream, open_message
 from tests.tree_service.test_comparisons import compare
 from tests.tree_service.test_realm_effects import act, ledger, refusal, ruling
-from tests.tree_service.test_task_safety_stop import stop, withdraw
+from tests.tree_service.test_task_safety_stop import stop
 
 
 def add_answer(stub, question_id: str) -> Any:
@@ -92,35 +92,40 @@ async def test_no_work_is_written_while_a_safety_stop_holds_the_tree(tree_stub, 
     assert (await open_bud(tree_stub, question.id)).opened.answer_state == tree_pb2.STREAMING
 
 
-async def test_no_answer_racing_a_stop_lands_after_its_commit(tree_stub, db):
-    tree = await new_tree(tree_stub)
-    question = await ask(tree_stub, tree.id)
-    first = await answer(tree_stub, question.id, "first")
+async def raced_by_a_stop(stub, node_id: str, racers: list[Any]) -> tuple[list[Any], Any]:
+    """What landed of `racers`, run against a safety stop stated at the node a moment after
+    they set off, and the stop's response; every racer that did not land was refused by it."""
 
     async def stop_after_a_moment() -> Any:
         await asyncio.sleep(0.01)
-        response = await tree_stub.RecordCommitment(
+        return await stub.RecordCommitment(
             tree_pb2.RecordCommitmentRequest(
                 idempotency_key=unique("k"),
-                node_id=first.id,
+                node_id=node_id,
                 kind=tree_pb2.SAFETY_STOP,
                 statement="stop",
                 stated_by="user-1",
             )
         )
-        return response
 
-    racers = [add_answer(tree_stub, question.id) for _ in range(24)]
     *outcomes, stopped = await asyncio.gather(
         *racers, stop_after_a_moment(), return_exceptions=True
     )
     assert not isinstance(stopped, BaseException)
-    stop_commit = parse_lsn(stopped.consistency.lsn)
-    landed = [o for o in outcomes if not isinstance(o, BaseException)]
     for failed in outcomes:
         if isinstance(failed, BaseException):
             assert isinstance(failed, grpc.aio.AioRpcError)
             assert describe(failed).reason == "safety_stop_in_effect"
+    return [o for o in outcomes if not isinstance(o, BaseException)], stopped
+
+
+async def test_no_answer_racing_a_stop_lands_after_its_commit(tree_stub, db):
+    tree = await new_tree(tree_stub)
+    question = await ask(tree_stub, tree.id)
+    first = await answer(tree_stub, question.id, "first")
+    racers = [add_answer(tree_stub, question.id) for _ in range(24)]
+    landed, stopped = await raced_by_a_stop(tree_stub, first.id, racers)
+    stop_commit = parse_lsn(stopped.consistency.lsn)
     assert all(parse_lsn(o.consistency.lsn) < stop_commit for o in landed)
     assert await nodes_of(db, tree.id) == 2 + len(landed)
 
@@ -129,21 +134,7 @@ async def test_no_task_started_racing_a_stop_escapes_it(tree_stub, db):
     tree = await new_tree(tree_stub)
     question = await ask(tree_stub, tree.id)
     first = await answer(tree_stub, question.id, "first")
-
-    async def stop_after_a_moment() -> Any:
-        await asyncio.sleep(0.01)
-        return await stop(tree_stub, first.id)
-
-    outcomes = await asyncio.gather(
-        *(start(tree_stub, question.id) for _ in range(16)),
-        stop_after_a_moment(),
-        return_exceptions=True,
-    )
-    assert not isinstance(outcomes[-1], BaseException)
-    for failed in outcomes[:-1]:
-        if isinstance(failed, BaseException):
-            assert isinstance(failed, grpc.aio.AioRpcError)
-            assert describe(failed).reason == "safety_stop_in_effect"
+    await raced_by_a_stop(tree_stub, first.id, [start(tree_stub, question.id) for _ in range(16)])
     # Every task the race started is held by the stop: none is left to be claimed.
     states = await db.fetch("SELECT state FROM tasks WHERE tree_id = $1::uuid", tree.id)
     assert {r["state"] for r in states} <= {"needs_instructions"}

@@ -6,7 +6,6 @@ and kind allow."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import grpc
 import pytest
@@ -14,7 +13,14 @@ import pytest
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tree_pb2
 from tests.conftest import unique
-from tests.tree_service.helpers import answer, ask, canonicalize, confirmation, new_tree
+from tests.tree_service.helpers import (
+    answer,
+    ask,
+    canonicalize,
+    commit,
+    confirmation,
+    new_tree,
+)
 
 
 async def ruling(stub, node_id: str, action: str = "send the email", allowed: bool = True):
@@ -149,19 +155,6 @@ async def test_bad_action_input_names_the_field_and_writes_nothing(tree_stub, db
     )
     assert (code, named) == (grpc.StatusCode.INVALID_ARGUMENT, ["reason"])
     assert await ledger(db, tree.id) == 0
-
-
-async def commit(stub, node_id: str, kind: Any, statement: str = "s") -> Any:
-    response = await stub.RecordCommitment(
-        tree_pb2.RecordCommitmentRequest(
-            idempotency_key=unique("k"),
-            node_id=node_id,
-            kind=kind,
-            statement=statement,
-            stated_by="user-1",
-        )
-    )
-    return response.commitment
 
 
 async def test_a_safety_stop_in_a_rehearsal_branch_holds_every_real_action_at_once(tree_stub, db):
@@ -314,6 +307,7 @@ async def test_no_action_lands_after_a_concurrent_safety_stop(tree_stub, db):
         *(try_act(r) for r in rulings[10:]),
     )
     stop = outcomes[10]
+    assert isinstance(stop, tree_pb2.Commitment)
     assert set(outcomes[:10] + outcomes[11:]) <= {"recorded", "safety_stop_in_effect"}
     stopped_at = await db.fetchval("SELECT created_at FROM commitments WHERE id = $1", stop.id)
     latest = await db.fetchval("SELECT max(created_at) FROM effects WHERE tree_id = $1", tree.id)

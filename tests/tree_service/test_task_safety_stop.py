@@ -15,7 +15,7 @@ import pytest
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import tasks_pb2, tree_pb2
 from tests.conftest import unique
-from tests.tree_service.helpers import answer, ask, new_tree
+from tests.tree_service.helpers import answer, ask, commit, new_tree, withdraw
 from tests.tree_service.tasking import claim, complete, get, heartbeat, progress, refused, start
 from tests.tree_service.test_buds import Stream, chunk, open_message
 
@@ -29,25 +29,18 @@ async def tree_with_answer(stub) -> tuple[Any, Any, Any]:
     return tree, question, reply
 
 
+def resuming(task_id: str, revision: int) -> tasks_pb2.InstructTaskRequest:
+    return tasks_pb2.InstructTaskRequest(
+        idempotency_key=unique("k"),
+        task_id=task_id,
+        expected_revision=revision,
+        instruction=tasks_pb2.TASK_RESUME,
+        instructed_by="user-1",
+    )
+
+
 async def stop(stub, node_id: str) -> Any:
-    response = await stub.RecordCommitment(
-        tree_pb2.RecordCommitmentRequest(
-            idempotency_key=unique("k"),
-            node_id=node_id,
-            kind=tree_pb2.SAFETY_STOP,
-            statement="stop everything now",
-            stated_by="user-1",
-        )
-    )
-    return response.commitment
-
-
-async def withdraw(stub, commitment_id: str) -> None:
-    await stub.WithdrawCommitment(
-        tree_pb2.WithdrawCommitmentRequest(
-            idempotency_key=unique("k"), commitment_id=commitment_id, withdrawn_by="user-1"
-        )
-    )
+    return await commit(stub, node_id, tree_pb2.SAFETY_STOP, "stop everything now")
 
 
 async def test_a_safety_stop_stops_the_trees_tasks_and_nothing_starts_until_withdrawn(tree_stub):
@@ -78,15 +71,7 @@ async def test_a_safety_stop_stops_the_trees_tasks_and_nothing_starts_until_with
     assert not (await claim(tree_stub, tree.id)).HasField("task")
     await refused(start(tree_stub, question.id), FP, "safety_stop_in_effect")
     stopped = (await get(tree_stub, queued.id)).task
-    resume = tree_stub.InstructTask(
-        tasks_pb2.InstructTaskRequest(
-            idempotency_key=unique("k"),
-            task_id=queued.id,
-            expected_revision=stopped.revision,
-            instruction=tasks_pb2.TASK_RESUME,
-            instructed_by="user-1",
-        )
-    )
+    resume = tree_stub.InstructTask(resuming(queued.id, stopped.revision))
     await refused(resume, FP, "safety_stop_in_effect")
     # Another tree's tasks go on.
     assert (await get(tree_stub, elsewhere.id)).task.state == tasks_pb2.TASK_QUEUED
@@ -94,15 +79,7 @@ async def test_a_safety_stop_stops_the_trees_tasks_and_nothing_starts_until_with
 
     await withdraw(tree_stub, held.id)
     assert (await get(tree_stub, queued.id)).task.state == tasks_pb2.TASK_NEEDS_INSTRUCTIONS
-    resumed = await tree_stub.InstructTask(
-        tasks_pb2.InstructTaskRequest(
-            idempotency_key=unique("k"),
-            task_id=queued.id,
-            expected_revision=stopped.revision,
-            instruction=tasks_pb2.TASK_RESUME,
-            instructed_by="user-1",
-        )
-    )
+    resumed = await tree_stub.InstructTask(resuming(queued.id, stopped.revision))
     assert resumed.task.state == tasks_pb2.TASK_QUEUED
     assert (await start(tree_stub, question.id)).state == tasks_pb2.TASK_QUEUED
 
