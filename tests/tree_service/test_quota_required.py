@@ -35,10 +35,15 @@ async def refusal(call) -> RpcFailure:
     return describe(caught.value)
 
 
-async def streamed(stub, question_id: str) -> tree_pb2.StreamAnswerResponse:
+async def streamed(
+    stub, question_id: str, content: tree_pb2.GeneratedContent | None = None
+) -> tree_pb2.StreamAnswerResponse:
+    opening = open_message(question_id)
+    if content is not None:
+        opening.open.content.CopyFrom(content)
     stream = Stream(stub)
     try:
-        return await stream.send(open_message(question_id))
+        return await stream.send(opening)
     finally:
         await stream.close()
 
@@ -46,21 +51,27 @@ async def streamed(stub, question_id: str) -> tree_pb2.StreamAnswerResponse:
 Calls = dict[str, Callable[[], Awaitable[Any]]]
 
 
-def spending(stub, question_id: str, first: str, second: str) -> Calls:
-    """Each spending request on the question, naming no estimate."""
+def spending(stub, question_id: str, first: str, second: str, estimate_id: str = "") -> Calls:
+    """Each spending request on the question, naming `estimate_id` (none by default)."""
+    content = (
+        tree_pb2.GeneratedContent(conditions=tree_pb2.RunConditions(estimate_id=estimate_id))
+        if estimate_id
+        else None
+    )
     return {
         "AddAnswer": lambda: stub.AddAnswer(
             tree_pb2.AddAnswerRequest(
-                idempotency_key=unique("k"), question_id=question_id, text="a"
+                idempotency_key=unique("k"), question_id=question_id, text="a", content=content
             )
         ),
-        "StreamAnswer": lambda: streamed(stub, question_id),
+        "StreamAnswer": lambda: streamed(stub, question_id, content),
         "AddContinuation": lambda: stub.AddContinuation(
             tree_pb2.AddContinuationRequest(
                 idempotency_key=unique("k"),
                 answer_id=first,
                 kind=tree_pb2.ELABORATION,
                 text="more",
+                content=content,
             )
         ),
         "CompareCandidates": lambda: stub.CompareCandidates(
@@ -70,9 +81,10 @@ def spending(stub, question_id: str, first: str, second: str) -> Calls:
                 answer_ids=[first, second],
                 criteria=["cost"],
                 verdict="the first",
+                estimate_id=estimate_id,
             )
         ),
-        "StartTask": lambda: stub.StartTask(start_request(question_id)),
+        "StartTask": lambda: stub.StartTask(start_request(question_id, estimate_id=estimate_id)),
     }
 
 
@@ -124,49 +136,6 @@ async def test_an_owner_without_a_quota_keeps_no_account(tree_stub):
     assert len(tasks) == 1
 
 
-def naming(stub, question_id: str, first: str, second: str, estimate_id: str) -> Calls:
-    """Each spending request on the question, naming `estimate_id`."""
-    content = tree_pb2.GeneratedContent(conditions=tree_pb2.RunConditions(estimate_id=estimate_id))
-    opening = open_message(question_id)
-    opening.open.content.CopyFrom(content)
-
-    async def streamed_naming() -> Any:
-        stream = Stream(stub)
-        try:
-            return await stream.send(opening)
-        finally:
-            await stream.close()
-
-    return {
-        "AddAnswer": lambda: stub.AddAnswer(
-            tree_pb2.AddAnswerRequest(
-                idempotency_key=unique("k"), question_id=question_id, text="a", content=content
-            )
-        ),
-        "StreamAnswer": streamed_naming,
-        "AddContinuation": lambda: stub.AddContinuation(
-            tree_pb2.AddContinuationRequest(
-                idempotency_key=unique("k"),
-                answer_id=first,
-                kind=tree_pb2.ELABORATION,
-                text="more",
-                content=content,
-            )
-        ),
-        "CompareCandidates": lambda: stub.CompareCandidates(
-            costs_pb2.CompareCandidatesRequest(
-                idempotency_key=unique("k"),
-                question_id=question_id,
-                answer_ids=[first, second],
-                criteria=["cost"],
-                verdict="the first",
-                estimate_id=estimate_id,
-            )
-        ),
-        "StartTask": lambda: stub.StartTask(start_request(question_id, estimate_id=estimate_id)),
-    }
-
-
 @pytest.mark.parametrize(
     "spelled",
     [
@@ -184,7 +153,7 @@ async def test_a_malformed_estimate_id_is_invalid_argument_naming_its_field(tree
     second = await answer(tree_stub, question.id, "two")
     await set_quota(tree_stub, tree.owner, "100")
     wrong = spelled(str(uuid.uuid4()))
-    for method, call in naming(tree_stub, question.id, first.id, second.id, wrong).items():
+    for method, call in spending(tree_stub, question.id, first.id, second.id, wrong).items():
         failure = await refusal(call())
         assert failure.code == grpc.StatusCode.INVALID_ARGUMENT, (method, failure)
         assert [v.field for v in failure.violations] == [FIELDS[method]], method
