@@ -4,6 +4,7 @@ project ids and trees, never by mocking."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 import socket
@@ -17,6 +18,7 @@ import asyncpg
 import grpc
 import pytest
 import pytest_asyncio
+import uvicorn
 
 from devtools import pgcluster
 from devtools.pgcluster import roles
@@ -170,6 +172,25 @@ async def global_preferences_taken_back(cluster: pgcluster.ClusterInfo) -> Async
         await conn.execute(f"DELETE FROM preferences WHERE {made}", before)
     finally:
         await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def uvicorn_serving(app: Any, port: int, **config: Any) -> AsyncIterator[uvicorn.Server]:
+    """Serve an ASGI app on the loopback port, as `python -m gateway` or `webview` does; yields
+    the server once it serves, and stops it (gracefully) on the way out."""
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, **config)
+    )
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+        yield server
+    finally:
+        server.should_exit = True
+        await task
 
 
 async def switch_app(tree_port: int, enabled: bool) -> tree_pb2.Settings:

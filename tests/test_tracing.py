@@ -16,7 +16,6 @@ from pathlib import Path
 import grpc
 import pytest
 import pytest_asyncio
-import uvicorn
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -26,7 +25,7 @@ from devtools.pgcluster import roles
 from graph_service import app as graph_app
 from mirrortree import tracing
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
-from tests.conftest import free_port, graph_settings, unique
+from tests.conftest import free_port, graph_settings, unique, uvicorn_serving
 from tests.gateway.harness import in_memory
 from tests.gateway.test_tools import bound_project
 from tree_service import app as tree_app
@@ -261,23 +260,12 @@ async def test_a_web_view_page_is_one_trace_through_its_grpc_calls(
         graph_target=f"127.0.0.1:{traced_graph.port}",
         binding_ttl_s=0.0,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(build_webview(settings), host="127.0.0.1", port=port, log_config=None)
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    spans.clear()
-    try:
+    async with uvicorn_serving(build_webview(settings), port):
+        spans.clear()
         request = urllib.request.Request(f"http://127.0.0.1:{port}/tree/{tree.id}")
         request.add_header("Authorization", f"Bearer {bound.token}")
         with await asyncio.to_thread(urllib.request.urlopen, request, timeout=10) as answer:
             assert answer.status == 200
-    finally:
-        server.should_exit = True
-        await task
     finished = list(spans.get_finished_spans())
     page = one([s for s in finished if s.name == "GET /tree/{tree_id}"])
     assert page.kind == SpanKind.SERVER and page.context is not None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -11,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
-import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
@@ -19,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from gateway.config import Settings
 from gateway.http import build_http_app
 from gateway.server import build_server
-from tests.conftest import free_port
+from tests.conftest import free_port, uvicorn_serving
 
 
 def settings_for(graph_port: int, token: str = "", **overrides: Any) -> Settings:
@@ -39,20 +37,8 @@ async def http_gateway(graph_port: int, **overrides: Any) -> AsyncIterator[str]:
     """Serve the HTTP app on a free loopback port; yields the /mcp URL."""
     port = free_port()
     settings = settings_for(graph_port, listen=f"127.0.0.1:{port}", **overrides)
-    config = uvicorn.Config(
-        build_http_app(settings), host="127.0.0.1", port=port, log_config=None, lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
+    async with uvicorn_serving(build_http_app(settings), port, lifespan="on"):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @contextlib.asynccontextmanager

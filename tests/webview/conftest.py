@@ -4,7 +4,6 @@ Playwright. Without Chromium or Playwright the browser tests skip, saying which 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -12,10 +11,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-import uvicorn
 
 from devtools import demo
-from tests.conftest import free_port
+from tests.conftest import free_port, uvicorn_serving
 from webview.app import build_app
 from webview.config import Settings
 
@@ -49,19 +47,8 @@ async def webview_url(tree_service, graph_service) -> AsyncIterator[str]:
         graph_target=f"127.0.0.1:{graph_service.port}",
         binding_ttl_s=0.0,  # every request asks graph_service: revocations show at once
     )
-    server = uvicorn.Server(
-        uvicorn.Config(build_app(settings), host="127.0.0.1", port=port, log_config=None)
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
+    async with uvicorn_serving(build_app(settings), port):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @pytest_asyncio.fixture(scope="session")

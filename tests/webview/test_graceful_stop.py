@@ -9,8 +9,6 @@ import socket
 import urllib.error
 import urllib.request
 
-import uvicorn
-
 from graph_service import app as graph_app
 from mirrortree.v1 import tree_pb2
 from tests.conftest import (
@@ -19,6 +17,7 @@ from tests.conftest import (
     graph_settings,
     replay_paused,
     unique,
+    uvicorn_serving,
     write_wal,
 )
 from tests.graph_service.test_replica_lag import BOUND
@@ -65,21 +64,10 @@ async def test_a_stopping_web_view_answers_the_page_in_flight_and_takes_no_new_o
             graph_target=f"127.0.0.1:{graph.port}",
             binding_ttl_s=0.0,
         )
-        server = uvicorn.Server(
-            uvicorn.Config(
-                build_app(settings),
-                host="127.0.0.1",
-                port=port,
-                log_config=None,
-                timeout_graceful_shutdown=30,
-            )
-        )
-        serving_task = asyncio.create_task(server.serve())
-        while not server.started:
-            if serving_task.done():
-                serving_task.result()
-            await asyncio.sleep(0.01)
-        async with replay_paused(replica) as paused:
+        async with (
+            uvicorn_serving(build_app(settings), port, timeout_graceful_shutdown=30) as server,
+            replay_paused(replica) as paused,
+        ):
             await write_wal(cluster.primary_dsn, 4 * BOUND)
             await asyncio.sleep(0.5)  # the monitor sees the replica fall behind
             page = asyncio.create_task(
@@ -96,6 +84,5 @@ async def test_a_stopping_web_view_answers_the_page_in_flight_and_takes_no_new_o
             assert not connects(port)  # no new connection while it drains
             await paused.execute("SELECT pg_wal_replay_resume()")
             assert await page == 200
-        await serving_task
     finally:
         await graph.stop()
