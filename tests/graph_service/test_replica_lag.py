@@ -7,7 +7,7 @@ unreachable, a replica whose last replayed commit grows older than the bound is 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import datetime
 
 import asyncpg
@@ -50,6 +50,16 @@ async def stub_of(service: graph_app.GraphService) -> AsyncIterator[graph_pb2_gr
         yield graph_pb2_grpc.StoryGraphStub(channel)
 
 
+async def refused_as_stale(stub: graph_pb2_grpc.StoryGraphStub, project: str) -> Mapping[str, str]:
+    """A search refused because no replica is fresh enough to take it: what the refusal says."""
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await stub.Search(search_request(project))
+    failure = describe(caught.value)
+    assert (failure.code, failure.reason) == (grpc.StatusCode.UNAVAILABLE, "consistency_timeout")
+    assert failure.metadata["cause"] == "replica_lag"
+    return failure.metadata
+
+
 async def replayed_commit(replica_dsn: str) -> datetime:
     conn = await asyncpg.connect(replica_dsn)
     try:
@@ -72,15 +82,8 @@ async def test_a_replica_paused_behind_the_primary_past_the_bound_refuses_reads_
             await write_wal(cluster.primary_dsn, 4 * BOUND)
             await wait_for(lambda: replica.lag_bytes > BOUND, 5, "the lag measured")
             assert replica.healthy and not service.router.eligible(replica)
-            with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await stub.Search(search_request(project))
-            failure = describe(caught.value)
-            assert (failure.code, failure.reason) == (
-                grpc.StatusCode.UNAVAILABLE,
-                "consistency_timeout",
-            )
-            assert failure.metadata["cause"] == "replica_lag"
-            assert failure.metadata["max_lag_bytes"] == str(BOUND)
+            stale = await refused_as_stale(stub, project)
+            assert stale["max_lag_bytes"] == str(BOUND)
         await wait_for(lambda: service.router.eligible(replica), 5, "the replica caught up")
         await stub.Search(search_request(project))
 
@@ -146,15 +149,8 @@ async def test_with_the_primary_unreachable_a_replica_whose_last_commit_is_too_o
         async with replay_paused(cluster.replica_dsn):
             await wait_for(lambda: not router.eligible(replica), 10, "the last commit too old")
             assert replica.healthy and replica.lag_bytes == 0  # nothing shows it behind but age
-            with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await stub.Search(search_request(project))
-            failure = describe(caught.value)
-            assert (failure.code, failure.reason) == (
-                grpc.StatusCode.UNAVAILABLE,
-                "consistency_timeout",
-            )
-            assert failure.metadata["cause"] == "replica_lag"
-            assert failure.metadata["max_replay_age_s"] == "2"
+            stale = await refused_as_stale(stub, project)
+            assert stale["max_replay_age_s"] == "2"
         await create_tree(tree_stub, project)
         await wait_for(lambda: router.eligible(replica), 10, "a new commit replayed")
         await stub.Search(search_request(project))
