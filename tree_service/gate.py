@@ -358,7 +358,10 @@ class _Ruling:
     reason: str
 
 
-_LOCK_TREE = "SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE"
+# Real-world actions and safety stops of one tree serialize on the tree row (NO KEY UPDATE, so
+# node appends' foreign-key checks are not blocked), so a stop and an action never cross; a
+# stop takes this lock too (tree_service.realms).
+LOCK_TREE = "SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE"
 _RULING = (
     "SELECT id::text, node_id::text, arbiter, action, allowed, reason "
     "FROM arbiter_rulings WHERE id = $1"
@@ -380,7 +383,7 @@ async def admit_real_action(
     actions of a tree and its safety stops serialize."""
     _ask(Check.SAFETY_STOP, Check.REALM, Check.RULING)
     tree = uuid.UUID(node.tree_id)
-    await conn.execute(_LOCK_TREE, tree)
+    await conn.execute(LOCK_TREE, tree)
     ruling = parse_id(ruling_id, "ruling_id")
     row = await conn.fetchrow(_RULING, ruling)
     version = await conn.fetchval(_CANONICALIZED_IN, tree, uuid.UUID(node.id))

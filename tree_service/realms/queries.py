@@ -2,10 +2,6 @@
 
 from tree_service.commitments import COLUMNS as COMMITMENT_COLUMNS
 
-# Real-world actions and safety stops of one tree serialize on the tree row (NO KEY UPDATE, so
-# node appends' foreign-key checks are not blocked), so a stop and an action never cross.
-LOCK_TREE = "SELECT id FROM trees WHERE id = $1 FOR NO KEY UPDATE"
-
 RULING_COLUMNS = (
     "id::text, tree_id::text, node_id::text, arbiter, action, allowed, reason, created_at"
 )

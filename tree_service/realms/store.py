@@ -86,7 +86,7 @@ class RealmStore:
         if kind is CommitmentKind.SAFETY_STOP:
             # Serializes with real-world actions: one that began before the stop commits
             # first; every later one sees it.
-            await conn.execute(queries.LOCK_TREE, tree_uuid)
+            await conn.execute(gate.LOCK_TREE, tree_uuid)
         commitment_id = uuid.uuid4()
         await conn.execute(
             queries.INSERT_COMMITMENT,
@@ -112,7 +112,7 @@ class RealmStore:
         if row is None:
             raise NotFound("commitment", commitment_id)
         if row["kind"] == CommitmentKind.SAFETY_STOP.value:
-            await conn.execute(queries.LOCK_TREE, uuid.UUID(row["tree_id"]))
+            await conn.execute(gate.LOCK_TREE, uuid.UUID(row["tree_id"]))
         await conn.execute(queries.LOCK_COMMITMENT, commitment_uuid)
         row = await conn.fetchrow(queries.SELECT_COMMITMENT, commitment_uuid)
         return commitment_from_row(row)
