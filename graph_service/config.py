@@ -28,7 +28,8 @@ class Settings:
     # the gate's DSN; neither = against the furthest position any replica has received.
     primary_dsn: str = ""
     # Once the primary has not answered for longer than `primary_grace_ms`, a replica whose last
-    # replayed commit is older than `max_replay_age_ms` takes no reads without a token either.
+    # replayed commit is older than `max_replay_age_ms` takes no reads without a token either;
+    # while it answers, neither does a replica without a WAL receiver connected to it that long.
     primary_grace_ms: int = 30_000
     max_replay_age_ms: int = 300_000
     shutdown_grace_s: float = 5.0

@@ -1,18 +1,22 @@
 """Health- and lag-aware routing over one or more PostgreSQL streaming replicas.
 
 A monitor task polls every replica (is it up, is it in recovery, how far has it received and
-replayed, how old is the last commit it replayed) and, in the same round, the primary's current
-WAL position; any failure of a check marks that replica down, and the next check that gets an
-answer puts it back. A replica's lag is the WAL it has yet to replay behind the primary's
-position (the last one sampled, and never less than the furthest any replica has received).
+replayed, how old is the last commit it replayed, is its WAL receiver connected to the primary)
+and, in the same round, the primary's current WAL position; any failure of a check marks that
+replica down, and the next check that gets an answer puts it back. A replica's lag is the WAL
+it has yet to replay behind the primary's position (the last one sampled, and never less than
+the furthest any replica has received).
 
 Reads are spread over the eligible replicas, taking the one with the fewest reads in flight, in
-turn among equals. Eligible: up, no more than `max_lag_bytes` behind and — once the primary has
-been unreachable for longer than `primary_grace_s`, so that its position is no longer known —
-with a last replayed commit no older than `max_replay_age_s`. A read that finds none eligible
-waits for the monitor to find one, at most its wait bound, then fails (`consistency_timeout`):
-a stale answer that says it is current is worse than none. A replica whose connection is lost
-under a read is marked down at once and the read is retried on another one.
+turn among equals. Eligible: up, no more than `max_lag_bytes` behind; while the primary answers,
+not cut from it (no WAL receiver connected) for longer than `primary_grace_s` — cut off, a
+replica falls further behind with every write, and while the primary writes nothing no lag
+shows it; and, once the primary has been unreachable for longer than `primary_grace_s`, so that
+its position is no longer known, with a last replayed commit no older than `max_replay_age_s`.
+A read that finds none eligible waits for the monitor to find one, at most its wait bound, then
+fails (`consistency_timeout`): a stale answer that says it is current is worse than none. A
+replica whose connection is lost under a read is marked down at once and the read is retried on
+another one.
 
 A read may carry a consistency token (a commit LSN from tree_service): it is served only by a
 replica that has replayed at least that far, whatever its lag; if none has yet, the replicas
@@ -65,6 +69,9 @@ class Replica:
     # When (monotonic) the last commit it replayed was made, as of its last answered check (by
     # its own clock); None when it has replayed none since it started, or is a primary.
     replayed_at: float | None = None
+    # When (monotonic) a check first found it without a WAL receiver connected to the primary;
+    # None while it has one, and on a primary.
+    cut_at: float | None = None
     inflight: int = 0
     served: int = 0  # reads answered
     lost: int = 0  # reads (and checks) that found the replica gone
@@ -133,15 +140,32 @@ class ReplicaRouter:
             return None
         return time.monotonic() - replica.replayed_at
 
+    def cut_from_primary_s(self, replica: Replica) -> float | None:
+        """Seconds `replica` has been without a WAL receiver connected to the primary, as its
+        checks found (None: it has one)."""
+        if replica.cut_at is None:
+            return None
+        return time.monotonic() - replica.cut_at
+
     def fresh(self, replica: Replica) -> bool:
-        """Within the bounds for reads without a token: no more than `max_lag_bytes` behind,
-        and, while the primary has been unreachable past the grace, a last replayed commit no
-        older than `max_replay_age_s` (its position is then the last one known, and a replica
-        cut off from it would show no lag however stale)."""
+        """Within the bounds for reads without a token: no more than `max_lag_bytes` behind;
+        while the primary answers, not cut from it past the grace; and, while the primary has
+        been unreachable past the grace — or, with no primary to ask, while the replica has been
+        cut past it — a last replayed commit no older than `max_replay_age_s` (its position is
+        then the last one known, and a replica cut off from it would show no lag however stale;
+        being cut off is then no sign either, as every replica is when the primary is down)."""
         if replica.lag_bytes > self._max_lag:
             return False
+        if replica.is_primary:
+            return True
         lost = self.primary_unreachable_s
-        if replica.is_primary or lost is None or lost <= self._primary_grace:
+        if lost is None:
+            cut = self.cut_from_primary_s(replica)
+            if cut is None or cut <= self._primary_grace:
+                return True
+            if self._primary_dsn:
+                return False
+        elif lost <= self._primary_grace:
             return True
         age = self.replay_age(replica)
         return age is not None and age <= self._max_replay_age
@@ -238,6 +262,7 @@ class ReplicaRouter:
             replica.receive_lsn = parse_lsn(row["received"]) if row["received"] else 0
             age = row["replay_age_s"]
             replica.replayed_at = None if age is None else time.monotonic() - age
+            self._note_receiver(replica, receiving=not row["standby"] or row["receiving"])
             replica.healthy = bool(row["standby"]) or self._allow_primary
         except asyncio.CancelledError:
             raise
@@ -257,6 +282,17 @@ class ReplicaRouter:
             log.warning(
                 "replica health changed",
                 extra={"replica": replica.name, "healthy": replica.healthy},
+            )
+
+    def _note_receiver(self, replica: Replica, *, receiving: bool) -> None:
+        if receiving and replica.cut_at is not None:
+            replica.cut_at = None
+            log.warning("replica connected to the primary again", extra={"replica": replica.name})
+        elif not receiving and replica.cut_at is None:
+            replica.cut_at = time.monotonic()
+            log.warning(
+                "replica has no WAL receiver connected to the primary",
+                extra={"replica": replica.name},
             )
 
     async def _position(self, replica: Replica) -> asyncpg.Record:
@@ -399,17 +435,32 @@ class ReplicaRouter:
             "lag_bytes": ",".join(f"{r.name}={r.lag_bytes}" for r in up),
         }
         why = f"more than {self._max_lag} bytes of WAL behind the primary"
-        if lost is not None and lost > self._primary_grace:
+        cuts = ((r.name, self.cut_from_primary_s(r)) for r in up)
+        cut = [(name, s) for name, s in cuts if s is not None and s > self._primary_grace]
+        if lost is None and cut:
+            metadata["primary_grace_s"] = f"{self._primary_grace:g}"
+            metadata["cut_from_primary_s"] = ",".join(f"{name}={s:.0f}" for name, s in cut)
+            why += (
+                f", or has had no WAL receiver connected to the primary for more than "
+                f"{self._primary_grace:g} s"
+            )
+        unknown_position = lost is not None and lost > self._primary_grace
+        if lost is None and cut and not self._primary_dsn:
+            unknown_position = True  # no primary to ask: cut off, its replay age decides
+        if unknown_position:
             ages = ((r.name, self.replay_age(r)) for r in up)
-            metadata["primary_unreachable_s"] = f"{lost:.0f}"
+            if lost is not None:
+                metadata["primary_unreachable_s"] = f"{lost:.0f}"
             metadata["max_replay_age_s"] = f"{self._max_replay_age:g}"
             metadata["replay_age_s"] = ",".join(
                 f"{name}={'none' if age is None else f'{age:.0f}'}" for name, age in ages
             )
-            why += (
-                f", or, with the primary unreachable for {lost:.0f} s, last replayed a commit "
-                f"more than {self._max_replay_age:g} s ago"
+            where = (
+                f"with the primary unreachable for {lost:.0f} s"
+                if lost is not None
+                else "cut from the primary"
             )
+            why += f", or, {where}, last replayed a commit more than {self._max_replay_age:g} s ago"
         return ConsistencyTimeout(f"every replica is {why}; retry shortly", metadata)
 
     async def _poll(self, replica: Replica, wanted: int) -> bool:

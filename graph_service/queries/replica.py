@@ -1,9 +1,11 @@
 """The replica's position and the transactions every read runs in."""
 
 # Where a server stands: replayed (and received) WAL on a standby, the current WAL position on
-# a primary (allowed only with MIRRORTREE_GRAPH_ALLOW_PRIMARY); and how long ago, by the
-# standby's own clock, the last commit it replayed was made (NULL on a primary, and on a standby
-# that has replayed no commit since it started).
+# a primary (allowed only with MIRRORTREE_GRAPH_ALLOW_PRIMARY); how long ago, by the standby's
+# own clock, the last commit it replayed was made (NULL on a primary, and on a standby that has
+# replayed no commit since it started); and whether a WAL receiver is connected to the primary
+# (pg_stat_wal_receiver shows a row, to every role, only once it has connected; its details are
+# hidden from roles without pg_read_all_stats, so the row alone is asked for).
 REPLICA_POSITION = """
 SELECT pg_is_in_recovery() AS standby,
        (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()
@@ -11,7 +13,8 @@ SELECT pg_is_in_recovery() AS standby,
        (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn()
              ELSE pg_current_wal_lsn() END)::text AS received,
        extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8
-           AS replay_age_s
+           AS replay_age_s,
+       EXISTS (SELECT FROM pg_stat_wal_receiver) AS receiving
 """
 
 # The primary's current WAL position, which each replica's lag is measured against (fails on a

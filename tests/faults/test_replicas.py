@@ -1,8 +1,10 @@
 """The read tier under real faults, with a primary and two streaming replicas: reads spread over
 both; a read-your-writes token is served only where it has been replayed (replay paused with
 pg_wal_replay_pause); a read without one goes to the replica within the lag bound of the
-primary, and is refused when neither is; a replica's postmaster killed under read load costs no
-INTERNAL answer, and the replica rejoins every time."""
+primary, and is refused when neither is; a replica cut from the primary (its WAL receiver
+stopped) leaves the reads to the other once past the lag bound, or, with nothing written, once
+past the grace, and takes them back when it reconnects; a replica's postmaster killed under
+read load costs no INTERNAL answer, and the replica rejoins every time."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+import asyncpg
 import grpc
 import pytest
 from prometheus_client import generate_latest
@@ -170,3 +173,181 @@ async def test_a_replica_killed_under_read_load_rejoins_every_time_without_inter
     # In-flight reads on the dead replica failed over or answered UNAVAILABLE; none INTERNAL.
     assert tally.bad() == {}, tally.outcomes
     assert tally.ok > 400
+
+
+@contextlib.asynccontextmanager
+async def cut_from_primary(replica_dsn: str) -> AsyncIterator[None]:
+    """Stop the replica's WAL receiver, the server itself staying up, until the block ends:
+    an empty primary_conninfo (reloading a changed one restarts the receiver), then the
+    cluster's own setting back."""
+    conn = await asyncpg.connect(replica_dsn)
+    try:
+        await conn.execute("ALTER SYSTEM SET primary_conninfo = ''")
+        await conn.execute("SELECT pg_reload_conf()")
+        await wait_for_receiver(conn, streaming=False)
+        yield
+    finally:
+        await conn.execute("ALTER SYSTEM RESET primary_conninfo")
+        await conn.execute("SELECT pg_reload_conf()")
+        await wait_for_receiver(conn, streaming=True)
+        await conn.close()
+
+
+async def wait_for_receiver(conn: asyncpg.Connection, *, streaming: bool) -> None:
+    for _ in range(500):
+        status = await conn.fetchval("SELECT status FROM pg_stat_wal_receiver")
+        if (status == "streaming") == streaming:
+            return
+        await conn.execute("SELECT pg_sleep(0.02)")
+    raise AssertionError(f"the WAL receiver {'streaming' if streaming else 'gone'} after 10 s")
+
+
+async def test_a_replica_cut_from_the_primary_leaves_reads_to_the_other_once_past_the_lag_bound(
+    faulty_cluster, faulty_tree
+):
+    bound = 64 * 1024
+    project = unique("p")
+    await write(faulty_tree, project)
+    first, second = faulty_cluster.replica_dsns
+    service = await graph_app.start(
+        graph_settings(
+            faulty_cluster,
+            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
+            health_interval_ms=50,
+            consistency_wait_ms=300,
+            max_lag_bytes=bound,
+            primary_grace_ms=60_000,  # so that here only the lag takes it out
+        )
+    )
+    router = service.router
+    replica0, replica1 = router.replicas
+    try:
+        async with graph_stub(service) as stub:
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
+            async with cut_from_primary(first):
+                await write_wal(faulty_cluster.primary_dsn, 4 * bound)
+                await wait_for(
+                    lambda: not router.eligible(replica0) and router.eligible(replica1),
+                    5,
+                    "the cut replica out, the other in",
+                )
+                assert replica0.healthy and replica0.lag_bytes > bound
+                before = served(service)
+                for _ in range(10):
+                    await stub.Search(search_request(project))
+                after = served(service)
+                assert after["replica1"] - before["replica1"] == 10, (before, after)
+                assert after["replica0"] == before["replica0"]
+
+                # With the other one behind too, a read is refused for the lag of both.
+                async with replay_paused(second):
+                    await write_wal(faulty_cluster.primary_dsn, 4 * bound)
+                    await wait_for(
+                        lambda: replica1.lag_bytes > bound, 5, "the second replica behind too"
+                    )
+                    stale = await refused_as_stale(stub, project)
+                    lags = dict(p.split("=") for p in stale["lag_bytes"].split(","))
+                    assert all(int(lag) > bound for lag in lags.values()), lags
+                    assert int(lags["replica0"]) > int(lags["replica1"]), lags
+
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
+            before = served(service)
+            for _ in range(20):
+                await stub.Search(search_request(project))
+            after = served(service)
+            shares = {name: after[name] - before[name] for name in after}
+            assert all(count >= 5 for count in shares.values()), shares
+    finally:
+        await service.stop()
+
+
+async def test_a_replica_cut_from_an_idle_primary_takes_no_reads_once_past_the_grace(
+    faulty_cluster, faulty_tree
+):
+    project = unique("p")
+    await write(faulty_tree, project)
+    first, second = faulty_cluster.replica_dsns
+    service = await graph_app.start(
+        graph_settings(
+            faulty_cluster,
+            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
+            health_interval_ms=50,
+            consistency_wait_ms=300,
+            primary_grace_ms=500,
+        )
+    )
+    router = service.router
+    replica0, replica1 = router.replicas
+    try:
+        async with graph_stub(service) as stub:
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
+            async with cut_from_primary(first):
+                await wait_for(
+                    lambda: not router.eligible(replica0) and router.eligible(replica1),
+                    5,
+                    "the cut replica out, the other in",
+                )
+                # Nothing written shows it behind: only the lost connection takes it out.
+                assert replica0.healthy and replica0.lag_bytes <= router.max_lag_bytes
+                assert router.primary_unreachable_s is None
+                before = served(service)
+                for _ in range(10):
+                    await stub.Search(search_request(project))
+                after = served(service)
+                assert after["replica1"] - before["replica1"] == 10, (before, after)
+
+                async with cut_from_primary(second):
+                    await wait_for(lambda: not router.eligible(replica1), 5, "both out")
+                    stale = await refused_as_stale(stub, project)
+                    cut = dict(p.split("=") for p in stale["cut_from_primary_s"].split(","))
+                    assert set(cut) == {"replica0", "replica1"}, stale
+                    assert stale["primary_grace_s"] == "0.5"
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
+            await stub.Search(search_request(project))
+    finally:
+        await service.stop()
+
+
+async def test_with_no_primary_to_ask_a_cut_replica_serves_until_its_last_commit_is_too_old(
+    faulty_cluster, faulty_tree
+):
+    """No primary DSN: a cut replica cannot be told from a primary that is down, so its last
+    replayed commit decides, as when the primary does not answer — never a silent forever."""
+    project = unique("p")
+    first, _ = faulty_cluster.replica_dsns
+    service = await graph_app.start(
+        graph_settings(
+            faulty_cluster,
+            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
+            primary_dsn="",
+            gate_dsn="",  # the switches from the replicas: no primary is known at all
+            health_interval_ms=50,
+            consistency_wait_ms=300,
+            primary_grace_ms=300,
+            max_replay_age_ms=3000,
+        )
+    )
+    router = service.router
+    replica0, replica1 = router.replicas
+    try:
+        async with graph_stub(service) as stub:
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
+            await write(faulty_tree, project)  # a fresh commit for the cut replica to hold
+            await wait_for(lambda: router.replay_age(replica0) is not None, 5, "a commit seen")
+            async with cut_from_primary(first):
+                await wait_for(
+                    lambda: (router.cut_from_primary_s(replica0) or 0) > 0.3, 5, "cut past grace"
+                )
+                assert router.eligible(replica0), "a recent last commit keeps it in"
+                await stub.Search(search_request(project))
+                await wait_for(lambda: not router.eligible(replica0), 10, "its last commit too old")
+                assert router.eligible(replica1)
+                before = served(service)
+                for _ in range(5):
+                    await stub.Search(search_request(project))
+                after = served(service)
+                assert after["replica0"] == before["replica0"], (before, after)
+                assert after["replica1"] > before["replica1"], (before, after)
+            await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
+    finally:
+        await service.stop()
