@@ -340,7 +340,12 @@ def build_server(
                 raise translate.tool_error_from_rpc(failure, next_step) from None
             data = results.result_json(response)
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+                content=[
+                    types.TextContent(
+                        type="text",
+                        text=json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+                    )
+                ],
                 structured_content=data,
             )
         except ToolError as error:
@@ -371,5 +376,6 @@ def build_server(
         lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        get_tool_input_schema=tools.input_schema,
         on_subscriptions_listen=ListenHandler(bus),
     )

@@ -349,3 +349,11 @@ TOOLS: tuple[types.Tool, ...] = (
 )
 
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+
+
+def input_schema(name: str) -> dict[str, Any] | None:
+    """The input schema of a tool by name (None for an unknown one), for the SDK's check of
+    `Mcp-Param-*` headers: without it the SDK runs the whole `tools/list` handler — a binding
+    check on graph_service and the full catalogue serialized — on every `tools/call`."""
+    tool = TOOLS_BY_NAME.get(name)
+    return tool.input_schema if tool is not None else None
