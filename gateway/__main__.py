@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import socket
 import sys
 
 import grpc
 import uvicorn
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
+from sse_starlette.sse import AppStatus
+from uvicorn.config import STARTUP_FAILURE
 
 from gateway import metrics
 from gateway.config import Settings
+from gateway.drain import Drain
 from gateway.http import build_http_app
 from gateway.server import GraphClient, build_server
 from mirrortree import logs, tracing
@@ -59,6 +64,43 @@ async def serve_stdio(settings: Settings) -> None:
         )
 
 
+class DrainingServer(uvicorn.Server):
+    """uvicorn that begins the app's drain as its shutdown begins: the app learns of the stop
+    no other way in time (the ASGI lifespan's shutdown comes only after the drain)."""
+
+    def __init__(self, config: uvicorn.Config, drain: Drain) -> None:
+        super().__init__(config)
+        self.drain = drain
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.drain.stop()
+        await super().shutdown(sockets)
+
+
+def serve_http(settings: Settings) -> int:
+    """Serve until SIGTERM or SIGINT, then stop gracefully: no new connection, the requests in
+    flight get `settings.shutdown_grace_s`, and what still runs after it is cancelled."""
+    drain = Drain()
+    host, _, port = settings.listen.rpartition(":")
+    config = uvicorn.Config(
+        build_http_app(settings, drain=drain),
+        host=host or "127.0.0.1",
+        port=int(port),
+        log_config=None,
+        access_log=False,
+        # Annotated int, but uvicorn waits with asyncio.timeout, which takes any seconds.
+        timeout_graceful_shutdown=settings.shutdown_grace_s,  # type: ignore[arg-type]
+    )
+    # sse_starlette (the SDK's SSE responses to legacy clients) would otherwise end every SSE
+    # response within 0.5 s of the signal, a tool call's before its result; the drain ends
+    # only the endless streams, once no call is in flight.
+    AppStatus.enable_automatic_graceful_drain = False
+    server = DrainingServer(config, drain)
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises the SIGINT it stopped for
+        server.run()
+    return 0 if server.started else STARTUP_FAILURE
+
+
 def main() -> int:
     try:
         settings = Settings.from_env()
@@ -79,16 +121,7 @@ def main() -> int:
             print(f"gateway: {exc}", file=sys.stderr)
             return 2
         return 0
-    host, _, port = settings.listen.rpartition(":")
-    uvicorn.run(
-        build_http_app(settings),
-        host=host or "127.0.0.1",
-        port=int(port),
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=5,
-    )
-    return 0
+    return serve_http(settings)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ class Settings:
     metrics: str = ""  # host:port of the Prometheus endpoint; "" = off
     # HTTP request bodies past this are refused with 413 before parsing (gateway.bodylimit).
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    # HTTP: how long a stop waits for the requests in flight before cancelling them.
+    shutdown_grace_s: float = 5.0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -63,4 +65,6 @@ class Settings:
             max_body_bytes=env_int(
                 "MIRRORTREE_GATEWAY_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1024, 64 * 1024 * 1024
             ),
+            shutdown_grace_s=env_int("MIRRORTREE_GATEWAY_SHUTDOWN_GRACE_MS", 5_000, 0, 300_000)
+            / 1000,
         )
