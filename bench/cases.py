@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import itertools
-import uuid
 
 from bench.measure import Call, Case
-from bench.story import DAY, MONTH, PROJECT, TERMS, WEEK, StoryPlan
+from bench.story import DAY, MONTH, TERMS, WEEK, StoryPlan
 from mirrortree.protoscope import project_scope
-from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
+from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
 
 class Reads:
     """The story-graph calls of the benchmark, against one graph_service."""
 
-    def __init__(self, stub: graph_pb2_grpc.StoryGraphStub, plan: StoryPlan) -> None:
+    def __init__(
+        self,
+        stub: graph_pb2_grpc.StoryGraphStub,
+        plan: StoryPlan,
+        metadata: list[tuple[str, str]] | None = None,  # a given deployment's binding
+    ) -> None:
         self.stub = stub
         self.plan = plan
-        self.scope = project_scope([PROJECT])
+        self.scope = project_scope([plan.project])
+        self.metadata = metadata
 
     def search(
         self,
@@ -52,7 +57,9 @@ class Reads:
     async def hub_events_cursor(self) -> str:
         """The cursor of the hub's second page of events (current mode)."""
         first = await self.stub.GetContext(
-            self.context(common_pb2.ENTITY, self.plan.hub_entity, graph_pb2.CURRENT), timeout=120
+            self.context(common_pb2.ENTITY, self.plan.hub_entity, graph_pb2.CURRENT),
+            metadata=self.metadata,
+            timeout=120,
         )
         for collection in first.collections:
             if collection.name == "events":
@@ -62,13 +69,13 @@ class Reads:
         raise RuntimeError("GetContext returned no events collection")
 
     async def cases(self) -> list[Case]:
-        stub, plan = self.stub, self.plan
+        stub, plan, md = self.stub, self.plan, self.metadata
 
         def searching(request: graph_pb2.SearchRequest) -> Call:
-            return lambda: stub.Search(request)
+            return lambda: stub.Search(request, metadata=md)
 
         def reading(request: graph_pb2.GetContextRequest) -> Call:
-            return lambda: stub.GetContext(request)
+            return lambda: stub.GetContext(request, metadata=md)
 
         def reading_each(kind: common_pb2.ObjectType, ids: list[str]) -> Call:
             """Each call reads the next object: its neighbourhood is not cached yet. (Requests
@@ -76,7 +83,7 @@ class Reads:
             garbage collector, whose pauses the calls measured would include.)"""
             turn = itertools.count()
             return lambda: stub.GetContext(
-                self.context(kind, ids[next(turn) % len(ids)], graph_pb2.CURRENT)
+                self.context(kind, ids[next(turn) % len(ids)], graph_pb2.CURRENT), metadata=md
             )
 
         source = graph_pb2.ReadSourceRequest(
@@ -149,19 +156,8 @@ class Reads:
                 True,
             ),
             Case(
-                "ReadSource snapshot of a source reference", lambda: stub.ReadSource(source), True
+                "ReadSource snapshot of a source reference",
+                lambda: stub.ReadSource(source, metadata=md),
+                True,
             ),
         ]
-
-
-async def switch_app_on(stub: tree_pb2_grpc.TreeServiceStub) -> None:
-    """The supervisor app gates the story-graph reads, and new installations start it off."""
-    current = await stub.GetSettings(tree_pb2.GetSettingsRequest())
-    if not current.heartbeat_enabled:
-        await stub.SetAppEnabled(
-            tree_pb2.SetAppEnabledRequest(
-                idempotency_key=uuid.uuid4().hex,
-                enabled=True,
-                expected_revision=current.app_revision,
-            )
-        )

@@ -52,6 +52,15 @@ async def warm_up(call: Call) -> None:
             return
 
 
+async def measure(case: Case, seconds: float, concurrency: int) -> Measured:
+    """Warm up, then `seconds` of calls one at a time (latency) and `seconds` with
+    `concurrency` in flight (calls/s)."""
+    await warm_up(case.call)
+    samples = await sequential(case.call, seconds)
+    rate = await throughput(case.call, seconds, concurrency)
+    return Measured(case, samples, rate)
+
+
 async def sequential(call: Call, seconds: float) -> list[float]:
     samples: list[float] = []
     deadline = time.perf_counter() + seconds

@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from bench.story import StoryPlan
+from mirrortree.scopes import ScopeValue
 from mirrortree.v1 import tree_pb2, tree_pb2_grpc
 
 # What autovacuum would soon do after a bulk insert, done at once so that it does not run in the
@@ -23,7 +24,12 @@ SETTLE_GRAPH = (
 )
 
 
-async def load(stub: tree_pb2_grpc.TreeServiceStub, plan: StoryPlan, in_flight: int) -> float:
+async def load(
+    stub: tree_pb2_grpc.TreeServiceStub,
+    plan: StoryPlan,
+    in_flight: int,
+    metadata: list[tuple[str, str]] | None = None,
+) -> float:
     """Record every result of the plan, `in_flight` at a time; returns the seconds taken."""
     requests = plan.requests()
     loaded = 0
@@ -32,7 +38,7 @@ async def load(stub: tree_pb2_grpc.TreeServiceStub, plan: StoryPlan, in_flight: 
 
     async def record(count: int, request: tree_pb2.RecordReviewRequest) -> None:
         nonlocal loaded, next_report
-        await stub.RecordReview(request, timeout=600)
+        await stub.RecordReview(request, metadata=metadata, timeout=600)
         loaded += count
         if loaded >= next_report * plan.objects:
             spent = time.perf_counter() - started
@@ -54,13 +60,18 @@ async def load(stub: tree_pb2_grpc.TreeServiceStub, plan: StoryPlan, in_flight: 
 
 
 async def graph_stats(conn: asyncpg.Connection, plan: StoryPlan) -> str:
+    """The plan's graph as stored (its project's scope: a deployment holds other data too)."""
+    scope = ScopeValue.of_projects([plan.project]).key
     by_type = await conn.fetch(
-        "SELECT object_type, count(*) AS n FROM graph_objects GROUP BY 1 ORDER BY 2 DESC"
-    )
-    links = await conn.fetchval("SELECT count(*) FROM graph_links")
-    hub = await conn.fetch(
-        "SELECT from_type, count(*) AS n FROM graph_links WHERE to_type = 'entity' AND to_id = $1 "
+        "SELECT object_type, count(*) AS n FROM graph_objects WHERE scope_key = $1 "
         "GROUP BY 1 ORDER BY 2 DESC",
+        scope,
+    )
+    links = await conn.fetchval("SELECT count(*) FROM graph_links WHERE scope_key = $1", scope)
+    hub = await conn.fetch(
+        "SELECT from_type, count(*) AS n FROM graph_links "
+        "WHERE scope_key = $1 AND to_type = 'entity' AND to_id = $2 GROUP BY 1 ORDER BY 2 DESC",
+        scope,
         plan.hub_entity,
     )
     size = await conn.fetchval(
@@ -73,6 +84,16 @@ async def graph_stats(conn: asyncpg.Connection, plan: StoryPlan) -> str:
         f"hub entity {plan.hub_entity} is linked from: "
         f"{', '.join(f'{r[1]:,} {r[0]}' for r in hub)}"
     )
+
+
+async def loaded(conn: asyncpg.Connection, plan: StoryPlan) -> tuple[int, int]:
+    """How many of the plan's results are recorded, and how many objects they hold."""
+    row = await conn.fetchrow(
+        "SELECT count(*) AS results, coalesce(sum(object_count), 0) AS objects "
+        "FROM review_results WHERE result_id = any($1::text[])",
+        plan.result_ids,
+    )
+    return int(row["results"]), int(row["objects"])
 
 
 def read_marker(path: Path) -> dict[str, Any] | None:

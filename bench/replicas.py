@@ -46,9 +46,8 @@ from pathlib import Path
 
 import asyncpg
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bench.cases import switch_app_on
+from bench.baselines import empty_call, point_query
 from bench.measure import pct, throughput, warm_up
 from bench.prepare import load
 from bench.services import CURSOR_SECRET, ServiceProcess, free_port
@@ -56,6 +55,7 @@ from bench.story import PROJECT, TERMS, StoryPlan
 from devtools import pgcluster
 from devtools.pgcluster import faults
 from devtools.pgcluster.processes import layout_of, postgres_processes
+from load.targets import switch_app_on
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 
@@ -314,25 +314,12 @@ async def baselines(
     graph_port: int, replica_dsn: str, plan: StoryPlan, seconds: float, concurrency: int
 ) -> tuple[float, float]:
     async with grpc.aio.insecure_channel(f"127.0.0.1:{graph_port}") as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-
-        async def empty() -> object:
-            return await health.Check(health_pb2.HealthCheckRequest())
-
+        empty = empty_call(channel).call
         await warm_up(empty)
         grpc_rate = await throughput(empty, seconds, concurrency)
     pool = await asyncpg.create_pool(replica_dsn, min_size=concurrency, max_size=concurrency)
     try:
-        result_id, event = plan.point_key
-
-        async def point() -> object:
-            return await pool.fetchval(
-                "SELECT title FROM graph_objects WHERE result_id = $1 "
-                "AND object_type = 'event' AND object_id = $2",
-                result_id,
-                event,
-            )
-
+        point = point_query(pool, plan.point_key, "replica").call
         await warm_up(point)
         sql_rate = await throughput(point, seconds, concurrency)
     finally:

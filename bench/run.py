@@ -5,6 +5,8 @@
                         [--shared-buffers SIZE] [--hold-cpus-awake] [--cold]
                         [--ingest-rate R] [--ingest-per-result N] [--split-cpus [reads]]
                         [--ingest-texts like|foreign]
+    python -m bench.run --tree HOST:PORT --graph HOST:PORT --replica-dsn DSN
+                        [--primary-dsn DSN] [--project P [--reuse]] [--allow-remote] [...]
 
 Starts its own PostgreSQL primary + replica (temporary folder, free ports), then tree_service
 and graph_service as deployed — each its own process (`python -m ...`, configured through its
@@ -13,8 +15,9 @@ objects through TreeService.RecordReview (L results in flight; see bench.story f
 then measures each case for S seconds sequentially (p50/p99 latency) and for S seconds with C
 calls in flight (calls/s), after a warm-up:
 
-- baselines: an empty gRPC call (grpc.health.v1 Check) and a raw asyncpg point query on the
-  replica (primary-key lookup in graph_objects);
+- baselines (bench.baselines, which `make load` reports too): an empty gRPC call
+  (grpc.health.v1 Check) and a raw asyncpg point query on the replica (primary-key lookup in
+  graph_objects);
 - StoryGraph.Search for a rare, a medium and a common term; each within one month, one week
   and one day of event time; the medium and common term restricted to events;
 - StoryGraph.GetContext, current mode, of an event with relations and of a hub entity that
@@ -25,7 +28,19 @@ calls in flight (calls/s), after a warm-up:
 - TreeService.AskQuestion appends.
 
 The modules: services (the processes measured), prepare (loading and warming the graph), cases
-(the calls), measure (timing them), explain (the --explain pass); this one runs them in order.
+(the calls), baselines and measure (timing them), explain (the --explain pass); this one runs
+them in order.
+
+With --tree and --graph (spelt as `python -m load` spells them, load.targets: the same
+MIRRORTREE_LOAD_* variables, loopback only without --allow-remote) it measures a deployment
+already running and starts nothing. The graph goes through that tree_service into a project of
+its own (--project P, by default a new bench-…), so that the deployment's other data is not
+touched; with --reuse it measures the graph an earlier run loaded into P, of the same --objects
+and --per-result. The reads carry a binding minted for a session in that project
+(MIRRORTREE_BINDING_TOKEN instead, if set), the writes MIRRORTREE_CALLER_TOKEN. The point query
+runs on --replica-dsn; VACUUM ANALYZE only with --primary-dsn; nothing is read into memory
+beforehand. What needs the clusters' own files or processes (--data-dir, --explain,
+--ingest-rate, --cold, --shared-buffers) is refused.
 
 Figures are printed as a Markdown table with ratios against the baselines, because absolute
 numbers on shared machines are noise; story-graph reads over the p99 target are called out.
@@ -74,22 +89,24 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench import cpus
-from bench.cases import Reads, switch_app_on
+from bench.baselines import combined, empty_call, point_query
+from bench.cases import Reads
 from bench.explain import explain
-from bench.measure import TARGET_P99_MS, Case, Measured, sequential, throughput, warm_up
+from bench.measure import TARGET_P99_MS, Case, Measured, measure
 from bench.mixed import IngestionStream, measure_pairs, report
 from bench.prepare import (
     PREWARM_REPLICA,
     SETTLE_GRAPH,
     graph_stats,
     load,
+    loaded,
     read_marker,
     read_whole_folder,
 )
@@ -97,11 +114,54 @@ from bench.services import ServiceProcess, cpu_idle_policy, free_port, start_gra
 from bench.story import PROJECT, StoryPlan
 from devtools import pgcluster
 from devtools.pgcluster.processes import layout_of, postgres_processes
+from load.targets import (
+    Metadata,
+    Session,
+    Targets,
+    add_arguments,
+    binding_metadata,
+    caller_metadata,
+    check_arguments,
+    open_session,
+    switch_app_on,
+)
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 
 
+@dataclass(frozen=True)
+class Clusters:
+    """The clusters bench.run started itself, for what only a run on its own clusters does."""
+
+    info: pgcluster.ClusterInfo
+    replica_log: Path
+    loaded_marker: Path
+    replica_files: Path
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The graph, loaded and settled, and what the reads need to read it."""
+
+    load_s: float | None  # None: loaded by an earlier run into a given deployment
+    vacuum_s: float | None  # None: a given deployment without --primary-dsn, left to autovacuum
+    lsn: str  # the reads wait for it
+    prewarm: bool = False
+    session: Session | None = None  # a given deployment's: its binding carries the reads
+    tree_metadata: Metadata | None = None
+
+
 async def main_async(args: argparse.Namespace) -> None:
+    if args.tree:
+        await run(
+            tree=args.tree,
+            graph=args.graph,
+            replica_dsn=args.replica_dsn,
+            primary_dsn=args.primary_dsn,
+            args=args,
+            groups=lambda: {"this client": [os.getpid()]},
+        )
+        return
     keep = bool(args.data_dir)
     data_dir = Path(args.data_dir) if keep else Path(tempfile.mkdtemp(prefix="mirrortree-bench-"))
     cfg = pgcluster.ClusterConfig(
@@ -150,15 +210,19 @@ async def main_async(args: argparse.Namespace) -> None:
 
         try:
             await run(
-                info=info,
+                tree=f"127.0.0.1:{tree.port}",
+                graph=f"127.0.0.1:{graph.port}",
+                replica_dsn=info.replica_dsn,
+                primary_dsn=info.primary_dsn,
+                args=args,
                 groups=groups,
                 split_cpus=split,
-                replica_log=logs / "replica.log",
-                tree_port=tree.port,
-                graph_port=graph.port,
-                args=args,
-                loaded_marker=data_dir / "bench-loaded.json",
-                replica_files=pgcluster.replica_data_folder(cfg),
+                clusters=Clusters(
+                    info,
+                    logs / "replica.log",
+                    data_dir / "bench-loaded.json",
+                    pgcluster.replica_data_folder(cfg),
+                ),
             )
         finally:
             await graph.stop()
@@ -169,46 +233,49 @@ async def main_async(args: argparse.Namespace) -> None:
             shutil.rmtree(data_dir, ignore_errors=True)
 
 
-async def run(
-    *,
-    info: pgcluster.ClusterInfo,
-    replica_log: Path,
-    tree_port: int,
-    graph_port: int,
+async def load_graph(
+    stub: tree_pb2_grpc.TreeServiceStub,
+    plan: StoryPlan,
     args: argparse.Namespace,
-    loaded_marker: Path,
-    replica_files: Path,
-    groups: cpus.Groups,
-    split_cpus: Callable[[], str] | None = None,
-) -> None:
-    seconds: float = args.seconds
-    concurrency: int = args.concurrency
-    plan = StoryPlan(args.objects, args.per_result)
-    tree_channel = grpc.aio.insecure_channel(f"127.0.0.1:{tree_port}")
-    graph_channel = grpc.aio.insecure_channel(f"127.0.0.1:{graph_port}")
-    tree_stub = tree_pb2_grpc.TreeServiceStub(tree_channel)
-    graph_stub = graph_pb2_grpc.StoryGraphStub(graph_channel)
-    health = health_pb2_grpc.HealthStub(graph_channel)
-    pool = await asyncpg.create_pool(info.replica_dsn, min_size=concurrency, max_size=concurrency)
+    into: str = "",
+    metadata: Metadata | None = None,
+) -> float:
+    print(
+        f"loading {plan.objects:,} objects in {plan.results} results{into} "
+        f"({args.load_concurrency} in flight) ...",
+        flush=True,
+    )
+    return await load(stub, plan, args.load_concurrency, metadata)
+
+
+async def settle(primary: asyncpg.Connection) -> float:
+    started = time.perf_counter()
+    await primary.execute(SETTLE_GRAPH)
+    return time.perf_counter() - started
+
+
+async def prepare_clusters(
+    clusters: Clusters,
+    tree_stub: tree_pb2_grpc.TreeServiceStub,
+    plan: StoryPlan,
+    args: argparse.Namespace,
+) -> Prepared:
+    """Load the graph (unless --data-dir holds it already), settle it, and get the replica's
+    data ready to be read into memory."""
     await switch_app_on(tree_stub)
     shape = {"objects": plan.objects, "per_result": args.per_result}
-    previous = await asyncio.to_thread(read_marker, loaded_marker)
+    previous = await asyncio.to_thread(read_marker, clusters.loaded_marker)
     if previous is not None and previous["shape"] == shape:
         load_s = previous["load_s"]
         print(f"measuring the {plan.objects:,} objects loaded by an earlier run", flush=True)
     else:
         if previous is not None:
-            raise SystemExit(f"{loaded_marker.parent} holds another graph: {previous['shape']}")
-        print(
-            f"loading {plan.objects:,} objects in {plan.results} results "
-            f"({args.load_concurrency} in flight) ...",
-            flush=True,
-        )
-        load_s = await load(tree_stub, plan, args.load_concurrency)
-    primary = await asyncpg.connect(info.primary_dsn)
-    started = time.perf_counter()
-    await primary.execute(SETTLE_GRAPH)
-    vacuum_s = time.perf_counter() - started
+            raise SystemExit(
+                f"{clusters.loaded_marker.parent} holds another graph: {previous['shape']}"
+            )
+        load_s = await load_graph(tree_stub, plan, args)
+    primary = await asyncpg.connect(clusters.info.primary_dsn)
+    vacuum_s = await settle(primary)
     prewarm = not args.cold and await primary.fetchval(
         "SELECT count(*) > 0 FROM pg_available_extensions WHERE name = 'pg_prewarm'"
     )
@@ -216,21 +283,64 @@ async def run(
         await primary.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
     if args.data_dir:
         await asyncio.to_thread(
-            loaded_marker.write_text, json.dumps({"shape": shape, "load_s": load_s})
+            clusters.loaded_marker.write_text, json.dumps({"shape": shape, "load_s": load_s})
         )
     lsn = await primary.fetchval("SELECT pg_current_wal_lsn()::text")  # the reads wait for it
     await primary.close()
-    await graph_stub.Search(
-        graph_pb2.SearchRequest(
-            query="status",
-            scope=project_scope([PROJECT]),
-            options=graph_pb2.ReadOptions(min_consistency=common_pb2.ConsistencyToken(lsn=lsn)),
-        ),
-        timeout=120,
-    )
-    async with pool.acquire() as conn:
-        stats = await graph_stats(conn, plan)
-    print(stats, flush=True)
+    return Prepared(load_s, vacuum_s, lsn, prewarm)
+
+
+async def prepare_deployment(
+    targets: Targets,
+    tree_stub: tree_pb2_grpc.TreeServiceStub,
+    replica: asyncpg.Pool,
+    plan: StoryPlan,
+    *,
+    primary_dsn: str,
+    args: argparse.Namespace,
+) -> Prepared:
+    """Load the graph into its own project of a given deployment (or, with --reuse, find the one
+    an earlier run loaded there), settle it where the primary is known, and open the session
+    whose binding the reads carry."""
+    tree_md = caller_metadata(targets.caller_token)
+    async with replica.acquire() as conn:
+        results, objects = await loaded(conn, plan)
+    load_s = None
+    if args.reuse:
+        if (results, objects) != (plan.results, plan.objects):
+            raise SystemExit(
+                f"project {plan.project} holds {results} of the {plan.results} results "
+                f"({objects:,} of the {plan.objects:,} objects) that --objects and --per-result "
+                f"make: there is no such graph to reuse"
+            )
+        print(
+            f"measuring the {plan.objects:,} objects an earlier run loaded into project "
+            f"{plan.project}",
+            flush=True,
+        )
+    elif results:
+        raise SystemExit(
+            f"project {plan.project} already holds a story graph: --reuse measures it, or leave "
+            f"--project out for a new one"
+        )
+    else:
+        load_s = await load_graph(tree_stub, plan, args, f" into project {plan.project}", tree_md)
+    vacuum_s = None
+    if primary_dsn:
+        primary = await asyncpg.connect(primary_dsn)
+        try:
+            vacuum_s = await settle(primary)
+        finally:
+            await primary.close()
+    # Opened once the graph is in: the reads wait for its write, which follows every result's.
+    session = await open_session(tree_stub, targets, title="Benchmark session", owner="bench")
+    return Prepared(load_s, vacuum_s, session.lsn, session=session, tree_metadata=tree_md)
+
+
+async def read_beforehand(
+    clusters: Clusters, pool: asyncpg.Pool, prewarm: bool, args: argparse.Namespace
+) -> None:
+    """The replica's data into memory, as on a replica that has been serving (unless --cold)."""
     started = time.perf_counter()
     if args.cold:
         print("the replica's data was not read before measuring (--cold)", flush=True)
@@ -244,7 +354,7 @@ async def run(
             flush=True,
         )
     else:
-        read = await asyncio.to_thread(read_whole_folder, replica_files / "base")
+        read = await asyncio.to_thread(read_whole_folder, clusters.replica_files / "base")
         print(
             f"the replica's files were read once before measuring (pg_prewarm is not installed: "
             f"into the operating system's cache only): {read / 2**30:.2f} GiB in "
@@ -252,64 +362,115 @@ async def run(
             flush=True,
         )
 
-    async def empty_grpc() -> object:
-        return await health.Check(health_pb2.HealthCheckRequest())
 
-    result_id, event = plan.point_key
-
-    async def point_query() -> object:
-        return await pool.fetchval(
-            "SELECT title FROM graph_objects WHERE result_id = $1 AND object_type = 'event' "
-            "AND object_id = $2",
-            result_id,
-            event,
+async def run(
+    *,
+    tree: str,
+    graph: str,
+    replica_dsn: str,
+    primary_dsn: str,
+    args: argparse.Namespace,
+    groups: cpus.Groups,
+    split_cpus: Callable[[], str] | None = None,
+    clusters: Clusters | None = None,  # None: a deployment given by --tree and --graph
+) -> None:
+    seconds: float = args.seconds
+    concurrency: int = args.concurrency
+    plan = StoryPlan(args.objects, args.per_result, args.project)
+    tree_channel = grpc.aio.insecure_channel(tree)
+    graph_channel = grpc.aio.insecure_channel(graph)
+    tree_stub = tree_pb2_grpc.TreeServiceStub(tree_channel)
+    graph_stub = graph_pb2_grpc.StoryGraphStub(graph_channel)
+    pool = await asyncpg.create_pool(replica_dsn, min_size=concurrency, max_size=concurrency)
+    if clusters is not None:
+        prepared = await prepare_clusters(clusters, tree_stub, plan, args)
+    else:
+        targets = Targets.from_env(tree, graph, "", plan.project)
+        prepared = await prepare_deployment(
+            targets, tree_stub, pool, plan, primary_dsn=primary_dsn, args=args
+        )
+    session, tree_md = prepared.session, prepared.tree_metadata
+    graph_md = binding_metadata(session.binding_token) if session is not None else None
+    await graph_stub.Search(
+        graph_pb2.SearchRequest(
+            query="status",
+            scope=project_scope([plan.project]),
+            options=graph_pb2.ReadOptions(
+                min_consistency=common_pb2.ConsistencyToken(lsn=prepared.lsn)
+            ),
+        ),
+        metadata=graph_md,
+        timeout=120,
+    )
+    async with pool.acquire() as conn:
+        stats = await graph_stats(conn, plan)
+    print(stats, flush=True)
+    if clusters is not None:
+        await read_beforehand(clusters, pool, prepared.prewarm, args)
+    else:
+        print(
+            "the deployment's replica was not read before measuring: its caches hold what its "
+            "traffic and this run's loading left there",
+            flush=True,
         )
 
-    tree = (
-        await tree_stub.CreateTree(
-            tree_pb2.CreateTreeRequest(idempotency_key=uuid.uuid4().hex, title="b", owner="b")
-        )
-    ).tree
+    if session is None:
+        tree_id = (
+            await tree_stub.CreateTree(
+                tree_pb2.CreateTreeRequest(idempotency_key=uuid.uuid4().hex, title="b", owner="b")
+            )
+        ).tree.id
+    else:
+        tree_id = session.session_id
 
     async def append() -> object:
         return await tree_stub.AskQuestion(
             tree_pb2.AskQuestionRequest(
-                idempotency_key=uuid.uuid4().hex, tree_id=tree.id, text="benchmark question"
-            )
+                idempotency_key=uuid.uuid4().hex, tree_id=tree_id, text="benchmark question"
+            ),
+            metadata=tree_md,
         )
 
-    reads = Reads(graph_stub, plan)
+    reads = Reads(graph_stub, plan, graph_md)
     cases = [
-        Case("empty gRPC call (health Check)", empty_grpc),
-        Case("raw asyncpg point query (replica)", point_query),
+        empty_call(graph_channel),
+        point_query(pool, plan.point_key, "replica"),
         *await reads.cases(),
         Case("AskQuestion (append + idempotency key)", append),
     ]
     rows: list[Measured] = []
     for case in cases:
-        await warm_up(case.call)
-        samples = await sequential(case.call, seconds)
-        rate = await throughput(case.call, seconds, concurrency)
-        rows.append(Measured(case, samples, rate))
+        rows.append(await measure(case, seconds, concurrency))
         print(
             f"  measured {case.name}: p50 {rows[-1].p50_ms:.2f} ms, p99 {rows[-1].p99_ms:.2f} ms, "
-            f"{rate:,.0f} calls/s",
+            f"{rows[-1].rate:,.0f} calls/s",
             flush=True,
         )
 
-    base_p50 = rows[0].p50_ms + rows[1].p50_ms
-    base_rate = 1 / (1 / rows[0].rate + 1 / rows[1].rate)
-    print()
-    print(
-        f"{plan.objects:,} searchable objects in {plan.results} results, loaded in {load_s:.1f} s "
-        f"({plan.objects / load_s:,.0f} objects/s through RecordReview, "
-        f"{args.load_concurrency} in flight); VACUUM ANALYZE {vacuum_s:.1f} s"
+    base_p50, base_rate = combined(rows[0], rows[1])
+    loaded_how = (
+        "loaded by an earlier run"
+        if prepared.load_s is None
+        else f"loaded in {prepared.load_s:.1f} s ({plan.objects / prepared.load_s:,.0f} "
+        f"objects/s through RecordReview, {args.load_concurrency} in flight)"
     )
+    settled = (
+        f"VACUUM ANALYZE {prepared.vacuum_s:.1f} s"
+        if prepared.vacuum_s is not None
+        else "no VACUUM ANALYZE (no --primary-dsn)"
+    )
+    measured_on = (
+        f"shared_buffers {args.shared_buffers}"
+        if clusters is not None
+        else f"the deployment at {tree} and {graph}, project {plan.project}"
+    )
+    print()
+    print(f"{plan.objects:,} searchable objects in {plan.results} results, {loaded_how}; {settled}")
     print(stats)
     print(
         f"baseline = empty gRPC call + raw asyncpg point query (p50 {base_p50:.2f} ms, "
         f"{base_rate:,.0f} calls/s combined); {concurrency} in flight; {seconds:g} s per phase; "
-        f"shared_buffers {args.shared_buffers}; {args.cpu_idle}"
+        f"{measured_on}; {args.cpu_idle}"
     )
     print()
     print(
@@ -331,8 +492,10 @@ async def run(
             print(f"  - {row.case.name}: p99 {row.p99_ms:.2f} ms")
     else:
         print(f"every story-graph read is within the p99 target of {TARGET_P99_MS:g} ms")
-    if args.explain and slow:
-        await explain(info.replica_dsn, replica_log, plan, [row.case.name for row in slow], args)
+    if args.explain and slow and clusters is not None:
+        await explain(
+            replica_dsn, clusters.replica_log, plan, [row.case.name for row in slow], args
+        )
     if args.ingest_rate > 0:
         mixed = [*cases[:2], *(case for case in cases if case.graph_read)]
         print()
@@ -356,8 +519,22 @@ async def run(
     await graph_channel.close()
 
 
+DEFAULT_SHARED_BUFFERS = "4GB"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    parser.add_argument(
+        "--project",
+        default="",
+        help=f"with --tree: the project the story graph goes into (default: a new {PROJECT}-…)",
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --tree and --project: measure the graph an earlier run loaded there",
+    )
     parser.add_argument("--objects", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=16)
@@ -412,15 +589,45 @@ def main() -> None:
     )
     parser.add_argument(
         "--shared-buffers",
-        default="4GB",
+        default=DEFAULT_SHARED_BUFFERS,
         help="PostgreSQL shared_buffers of both clusters (a deployment's size, which holds the "
         "million-object graph; not the 128MB development default)",
     )
     args = parser.parse_args()
     if args.split_cpus and not args.ingest_rate:
         parser.error("--split-cpus applies to the reads measured with --ingest-rate; give both")
+    if args.tree or args.graph:
+        given_deployment(parser, args)
+    elif args.project or args.reuse:
+        parser.error(
+            "--project and --reuse go with --tree (the own clusters keep theirs by --data-dir)"
+        )
+    else:
+        args.project = PROJECT
+    check_arguments(parser, args)
     with cpu_idle_policy(args.hold_cpus_awake) as args.cpu_idle:
         asyncio.run(main_async(args))
+
+
+def given_deployment(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The checks of a run against a deployment given by --tree and --graph; its project."""
+    if not (args.tree and args.graph):
+        parser.error("--tree and --graph go together")
+    if not args.replica_dsn:
+        parser.error("--replica-dsn is needed with --tree: the raw point query runs there")
+    own_clusters_only = {
+        "--data-dir": args.data_dir,
+        "--explain": args.explain,
+        "--ingest-rate": args.ingest_rate,
+        "--cold": args.cold,
+        "--shared-buffers": args.shared_buffers != DEFAULT_SHARED_BUFFERS,
+    }
+    for option, given in own_clusters_only.items():
+        if given:
+            parser.error(f"{option} applies to the clusters bench.run starts, not to --tree")
+    if args.reuse and not args.project:
+        parser.error("--reuse needs the --project an earlier run loaded its graph into")
+    args.project = args.project or f"{PROJECT}-{uuid.uuid4().hex[:8]}"
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from bench.baselines import ObjectKey
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, tree_pb2
 
@@ -95,6 +96,7 @@ class StoryPlan:
 
     objects_wanted: int
     per_result: int
+    project: str = PROJECT  # the results' ids and idempotency keys start with it too
 
     @property
     def units(self) -> int:
@@ -126,7 +128,11 @@ class StoryPlan:
         return 1 + math.ceil(self.units / self.units_per_result)
 
     def result_id(self, r: int) -> str:
-        return f"bench-{r:05d}"
+        return f"{self.project}-{r:05d}"
+
+    @property
+    def result_ids(self) -> list[str]:
+        return [self.result_id(r) for r in range(self.results)]
 
     def entity_of(self, g: int) -> int:
         """The entity event g involves: spread by a hash, so each has about 1,000 events."""
@@ -165,9 +171,9 @@ class StoryPlan:
         return source_id((self.units // 2) * (EVENTS_PER_UNIT // EVENTS_PER_SOURCE))
 
     @property
-    def point_key(self) -> tuple[str, str]:
-        """(result id, event id) of one stored event, for the raw point query."""
-        return self.result_id(1), event_id(1)
+    def point_key(self) -> ObjectKey:
+        """One stored event, for the raw point query."""
+        return ObjectKey(self.result_id(1), "event", event_id(1))
 
     # ---- results ------------------------------------------------------------------------
 
@@ -207,9 +213,9 @@ class StoryPlan:
         self, r: int, *, entities: list[tree_pb2.EntityInput], first: int, last: int
     ) -> tree_pb2.RecordReviewRequest:
         request = tree_pb2.RecordReviewRequest(
-            idempotency_key=f"bench-load-{r}",
+            idempotency_key=f"{self.project}-load-{r}",
             result_id=self.result_id(r),
-            scope=project_scope([PROJECT]),
+            scope=project_scope([self.project]),
             phase="daily",
             entities=entities,
         )
@@ -257,7 +263,7 @@ class StoryPlan:
                     fragment_start=120,
                     fragment_end=120 + len(fragment),
                     locator=common_pb2.SourceLocator(
-                        project_id=PROJECT,
+                        project_id=self.project,
                         session_id=str(uuid.uuid5(_NAMESPACE, f"session-{u}")),
                         message_id=str(uuid.uuid5(_NAMESPACE, f"message-{s0 + i}")),
                         order=i,

@@ -1,15 +1,19 @@
 """`make load` / `python -m load`: run the mix against a deployment, report, verify.
 
     python -m load [--tree HOST:PORT --graph HOST:PORT --gateway URL] [--seconds S] [--soak]
+                   [--primary-dsn DSN] [--replica-dsn DSN] [--baseline-seconds S]
                    [--rate STEPS_PER_S] [--users N] [--mix tree=3,ingest=2,...]
                    [--report-dir DIR]
 
 Without addresses it starts the local stack as `make run` does (in a temporary data folder on
-free ports) and stops it afterwards. Tokens come from the environment: MIRRORTREE_CALLER_TOKEN
-(TreeService host_app caller), MIRRORTREE_BINDING_TOKEN (reads; minted for the run when unset)
-and MIRRORTREE_CONFIRMATION_SECRET (Canonicalize's grants). Exit status: 0 when nothing was
-lost and the errors stayed within --max-errors, 1 when a write was lost, 3 on too many errors,
-4 when the run could not start (a service unreachable, a token refused).
+free ports) and stops it afterwards. When the mix is over, the raw baselines of bench.baselines
+are measured against the same deployment (the point queries where a DSN is known) and the
+report states each operation's p50 as a multiple of them. Tokens come from the environment
+(load.targets): MIRRORTREE_CALLER_TOKEN (TreeService host_app caller), MIRRORTREE_BINDING_TOKEN
+(reads; minted for the run when unset) and MIRRORTREE_CONFIRMATION_SECRET (Canonicalize's
+grants). Exit status: 0 when nothing was lost and the errors stayed within --max-errors, 1 when
+a write was lost, 3 on too many errors, 4 when the run could not start (a service unreachable,
+a token refused).
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import json
 import os
 import shutil
@@ -35,15 +38,17 @@ import gevent
 import grpc
 from locust.env import Environment
 
+from bench.baselines import ObjectKey, measure_deployment
 from devtools import launcher, pgcluster
 from devtools.pgcluster.processes import cluster_info
-from load import report
+from load import report, targets
 from load.bridge import Bridge
 from load.soak import Soak
 from load.soak import markdown as soak_markdown
+from load.targets import CALL_TIMEOUT_S, Targets
 from load.users import KINDS, Shared, configure
 from load.verify import verify
-from load.workload import Targets, Workload, error_reason
+from load.workload import Workload, error_reason
 
 DEFAULT_MIX = "tree=3,ingest=2,grpc_read=3,mcp_read=2"
 DEFAULT_SECONDS = 60.0
@@ -55,6 +60,7 @@ MAX_STEPS = 7_200_000
 MAX_USERS = 200
 MAX_RATE = 2000.0
 PROGRESS_S = 5.0
+BASELINE_SECONDS = 2.0
 STOP_TIMEOUT_S = 120.0
 
 
@@ -110,8 +116,7 @@ def named(option: str, kind: type[int] | type[str]) -> Callable[[str], tuple[str
 def arguments(argv: list[str] | None) -> argparse.Namespace:
     env = os.environ.get
     p = argparse.ArgumentParser(prog="python -m load", description="Mixed load, then verify.")
-    p.add_argument("--tree", default=env("MIRRORTREE_LOAD_TREE", ""), help="TreeService host:port")
-    p.add_argument("--graph", default=env("MIRRORTREE_LOAD_GRAPH", ""), help="StoryGraph host:port")
+    targets.add_arguments(p)
     p.add_argument("--gateway", default=env("MIRRORTREE_LOAD_GATEWAY", ""), help="MCP endpoint URL")
     p.add_argument("--project", default="load", help="the project the run writes and reads")
     p.add_argument(
@@ -130,7 +135,12 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--bud-chunks", type=bounded(int, 1, 100, "--bud-chunks"), default=5)
     p.add_argument("--max-errors", type=bounded(int, 0, 10**9, "--max-errors"), default=0)
     p.add_argument("--report-dir", type=Path, help="write load-report.md and .json here")
-    p.add_argument("--allow-remote", action="store_true", help="allow addresses beyond loopback")
+    p.add_argument(
+        "--baseline-seconds",
+        type=bounded(float, 0.2, 60, "--baseline-seconds"),
+        default=BASELINE_SECONDS,
+        help="each baseline's seconds one call at a time, and again with --users in flight",
+    )
     p.add_argument(
         "--soak",
         action="store_true",
@@ -166,24 +176,8 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
         p.error("--tree and --graph go together (and --gateway, unless --mix has mcp_read=0)")
     if args.tree and args.mix.get("mcp_read", 0) and not args.gateway:
         p.error("the mix has mcp_read users: give --gateway URL, or set mcp_read=0")
-    if not args.allow_remote:
-        for address in (
-            args.tree,
-            args.graph,
-            urlsplit(args.gateway).netloc if args.gateway else "",
-        ):
-            if address and not loopback(address):
-                p.error(f"{address} is not a loopback address; --allow-remote allows it")
+    targets.check_arguments(p, args, urlsplit(args.gateway).netloc if args.gateway else "")
     return args
-
-
-def loopback(address: str) -> bool:
-    host = address.rsplit(":", 1)[0].strip("[]") if ":" in address else address
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return all(ipaddress.ip_address(info[4][0]).is_loopback for info in infos)
 
 
 def free_port() -> int:
@@ -199,6 +193,8 @@ class Deployment:
     gateway: str
     pids: dict[str, int] = field(default_factory=dict)  # what the soak samples
     dsns: dict[str, str] = field(default_factory=dict)
+    primary_dsn: str = ""  # for the point-query baselines; "" = not known
+    replica_dsn: str = ""
 
 
 @contextlib.contextmanager
@@ -223,6 +219,8 @@ def local_stack() -> Iterator[Deployment]:
             f"http://127.0.0.1:{ports.gateway}/mcp",
             {name: process.pid for name, process in stack.processes},
             dsns,
+            info.primary_dsn,
+            info.replica_dsn,
         )
     finally:
         print("stopping the local stack ...", flush=True)
@@ -231,19 +229,9 @@ def local_stack() -> Iterator[Deployment]:
 
 
 def run(args: argparse.Namespace, where: Deployment) -> int:
-    env = os.environ.get
     tree, graph, gateway = where.tree, where.graph, where.gateway
-    targets = Targets(
-        tree=tree,
-        graph=graph,
-        gateway=gateway,
-        project=args.project,
-        caller_token=env("MIRRORTREE_CALLER_TOKEN", ""),
-        binding_token=env("MIRRORTREE_BINDING_TOKEN", ""),
-        confirmation_secret=env("MIRRORTREE_CONFIRMATION_SECRET", ""),
-    )
     bridge = Bridge()
-    workload = Workload(targets)
+    workload = Workload(Targets.from_env(tree, graph, gateway, args.project))
     try:
         try:
             asyncio.run_coroutine_threadsafe(workload.open(), bridge.loop).result(timeout=120)
@@ -310,6 +298,16 @@ def run(args: argparse.Namespace, where: Deployment) -> int:
         if sampling is not None:
             bridge.loop.call_soon_threadsafe(stop_sampling.set)
             sampling.result(timeout=120)
+        print("measuring the baselines ...", flush=True)
+        measuring = measure_deployment(
+            {"tree_service": tree, "graph_service": graph},
+            {"replica": where.replica_dsn, "primary": where.primary_dsn},
+            stored_object(workload),
+            seconds=args.baseline_seconds,
+            concurrency=args.users,
+            call_timeout=CALL_TIMEOUT_S,
+        )
+        baselines = asyncio.run_coroutine_threadsafe(measuring, bridge.loop).result()
         print("verifying every acknowledged write ...", flush=True)
         verification = asyncio.run_coroutine_threadsafe(verify(workload), bridge.loop).result(
             timeout=600
@@ -320,6 +318,7 @@ def run(args: argparse.Namespace, where: Deployment) -> int:
             "mix": ",".join(f"{k}={v}" for k, v in args.mix.items()),
             "bud_chunks": args.bud_chunks,
             "soak": args.soak,
+            "baseline_seconds": args.baseline_seconds,
         }
         built = report.build(
             environment.stats,
@@ -328,6 +327,7 @@ def run(args: argparse.Namespace, where: Deployment) -> int:
             conflicts=shared.conflicts,
             verification=verification,
             setup=setup,
+            baselines=baselines,
         )
         if soak is not None:
             built["soak"] = soak.summary()
@@ -356,10 +356,27 @@ def run(args: argparse.Namespace, where: Deployment) -> int:
     return 0
 
 
+def stored_object(workload: Workload) -> ObjectKey:
+    """An entity the run recorded, for the point queries; where it recorded none, a key that
+    matches nothing, whose lookup still descends the index."""
+    reviews = workload.ledger.reviews
+    if not reviews:
+        return ObjectKey("", "entity", "")
+    return ObjectKey(reviews[0].result_id, "entity", reviews[0].entity_id)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     if args.tree:
-        given = Deployment(args.tree, args.graph, args.gateway, dict(args.watch), dict(args.pg_dsn))
+        given = Deployment(
+            args.tree,
+            args.graph,
+            args.gateway,
+            dict(args.watch),
+            dict(args.pg_dsn),
+            args.primary_dsn,
+            args.replica_dsn,
+        )
         return run(args, given)
     with local_stack() as local:
         return run(args, local)

@@ -13,7 +13,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from load.workload import CALL_TIMEOUT_S, WORDS, Sample, ToolFailed, Workload
+from load.targets import CALL_TIMEOUT_S
+from load.workload import WORDS, Sample, ToolFailed, Workload
 
 
 class McpReader:

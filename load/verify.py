@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from devtools.storyfile import latest
-from load.workload import CALL_TIMEOUT_S, Workload, error_reason
+from load.targets import CALL_TIMEOUT_S
+from load.workload import Workload, error_reason
 from mirrortree.v1 import common_pb2, graph_pb2, tree_pb2
 
 CONCURRENCY = 8

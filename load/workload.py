@@ -18,6 +18,14 @@ from typing import Any, TypeVar
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from load.targets import (
+    CALL_TIMEOUT_S,
+    Metadata,
+    Targets,
+    binding_metadata,
+    caller_metadata,
+    open_session,
+)
 from mirrortree.callers import CONFIRMATION_HEADER, issue_grant
 from mirrortree.protoscope import project_scope
 from mirrortree.rpcstatus import describe
@@ -25,9 +33,8 @@ from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_
 
 T = TypeVar("T")
 Req = tree_pb2.StreamAnswerRequest
-CALL_TIMEOUT_S = 30.0
 CONFLICT_REASON = "revision_conflict"
-BASELINE = "baseline: gRPC health Check"
+EMPTY_CALL = "health Check (an empty call)"
 OWNER = "load-user"
 # Words the entities' labels draw on, so searches hit a few of them, not one or all.
 WORDS = ("harbor", "meadow", "copper", "lantern", "orchid", "glacier", "ember", "falcon")
@@ -44,23 +51,13 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class Targets:
-    tree: str
-    graph: str
-    gateway: str  # the MCP endpoint URL; "" = no MCP users
-    project: str
-    caller_token: str = ""  # TreeService caller token (host_app), when callers are configured
-    binding_token: str = ""  # "" = mint one for the run's session
-    confirmation_secret: str = ""  # signs Canonicalize's user-confirmation grant when set
-
-
-@dataclass(frozen=True)
 class Review:
     entity_id: str
     source_ref_id: str
     term: str
     fragment: str
     consistency: common_pb2.ConsistencyToken
+    result_id: str = ""
 
 
 @dataclass
@@ -110,18 +107,16 @@ class Workload:
 
     # ---- set-up ------------------------------------------------------------------------
 
-    def tree_metadata(self, grant: tuple[str, str] | None = None) -> list[tuple[str, str]]:
-        metadata = []
-        if self.targets.caller_token:
-            metadata.append(("authorization", f"Bearer {self.targets.caller_token}"))
+    def tree_metadata(self, grant: tuple[str, str] | None = None) -> Metadata:
+        metadata = caller_metadata(self.targets.caller_token)
         if grant is not None and self.targets.confirmation_secret:
             action, tree_id = grant
             token = issue_grant(self.targets.confirmation_secret.encode(), action, tree_id, OWNER)
             metadata.append((CONFIRMATION_HEADER, token))
         return metadata
 
-    def graph_metadata(self) -> list[tuple[str, str]]:
-        return [("authorization", f"Bearer {self.binding_token}")]
+    def graph_metadata(self) -> Metadata:
+        return binding_metadata(self.binding_token)
 
     async def open(self) -> None:
         """Connect; switch the app on if it is off; create the run's session and binding."""
@@ -130,40 +125,9 @@ class Workload:
         self.tree = tree_pb2_grpc.TreeServiceStub(self._tree_channel)
         self.graph = graph_pb2_grpc.StoryGraphStub(self._graph_channel)
         self.health = health_pb2_grpc.HealthStub(self._graph_channel)
-        md = self.tree_metadata()
-        settings = await self.tree.GetSettings(
-            tree_pb2.GetSettingsRequest(), metadata=md, timeout=CALL_TIMEOUT_S
-        )
-        if not settings.heartbeat_enabled:
-            await self.tree.SetAppEnabled(
-                tree_pb2.SetAppEnabledRequest(
-                    idempotency_key=f"load-app-on-{settings.app_revision}",
-                    enabled=True,
-                    expected_revision=settings.app_revision,
-                ),
-                metadata=md,
-                timeout=CALL_TIMEOUT_S,
-            )
-        session = await self.tree.CreateTree(
-            tree_pb2.CreateTreeRequest(
-                idempotency_key=uuid.uuid4().hex,
-                title="Load session",
-                owner=OWNER,
-                project_id=self.targets.project,
-            ),
-            metadata=md,
-            timeout=CALL_TIMEOUT_S,
-        )
-        self.session_id = session.tree.id
-        if not self.binding_token:
-            binding = await self.tree.CreateBinding(
-                tree_pb2.CreateBindingRequest(
-                    idempotency_key=uuid.uuid4().hex, session_id=self.session_id, runtime="Model"
-                ),
-                metadata=md,
-                timeout=CALL_TIMEOUT_S,
-            )
-            self.binding_token = binding.token
+        session = await open_session(self.tree, self.targets, title="Load session", owner=OWNER)
+        self.session_id = session.session_id
+        self.binding_token = session.binding_token
 
     async def close(self) -> None:
         for channel in (self._tree_channel, self._graph_channel):
@@ -424,7 +388,7 @@ class Workload:
         )
         if recorded is not None:
             self.ledger.reviews.append(
-                Review(entity_id, ref_id, term, fragment, recorded.consistency)
+                Review(entity_id, ref_id, term, fragment, recorded.consistency, request.result_id)
             )
         return samples
 
@@ -440,10 +404,10 @@ class Workload:
         md, t = self.graph_metadata(), CALL_TIMEOUT_S
         options = graph_pb2.ReadOptions(min_consistency=review.consistency if review else None)
         term = review.term if review else random.choice(WORDS)
-        # The raw baseline of the report's ratios: an empty gRPC call to the same server.
+        # The bare round trip under the mix, beside the report's baselines measured quiet.
         await self.timed(
             samples,
-            BASELINE,
+            EMPTY_CALL,
             lambda: self.health.Check(health_pb2.HealthCheckRequest(), timeout=t),
         )
         await self.timed(

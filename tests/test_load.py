@@ -1,6 +1,6 @@
 """`make load`'s code path, briefly and at a tiny rate, against the harness's real services:
-its report, its deliberate conflicts counted apart, and its zero-lost verification, which must
-also catch a write that is not there."""
+its report with the raw baselines, its deliberate conflicts counted apart, and its zero-lost
+verification, which must also catch a write that is not there."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 
 from load.soak import Soak, markdown
+from load.targets import Targets
 from load.verify import verify
-from load.workload import Conversation, Review, Targets, Workload
+from load.workload import Conversation, Review, Workload
 from tests.conftest import free_port, unique
 from tests.gateway.harness import http_gateway
 
 ROOT = Path(__file__).resolve().parent.parent
+TARGETS = ["--tree", "127.0.0.1:1", "--graph", "127.0.0.1:2"]
 
 
 async def start_load(*args: str) -> asyncio.subprocess.Process:
@@ -43,7 +45,7 @@ async def run_load(*args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.timeout(240)
-async def test_a_brief_mixed_soak_reports_every_operation_and_loses_nothing(
+async def test_a_brief_mixed_soak_reports_every_operation_against_the_baselines_and_loses_nothing(
     cluster, tree_service, graph_service, tmp_path
 ):
     async with http_gateway(graph_service.port) as url:
@@ -74,6 +76,11 @@ async def test_a_brief_mixed_soak_reports_every_operation_and_loses_nothing(
             f"services={os.getpid()}",
             "--pg-dsn",
             f"primary={cluster.primary_dsn}",
+            # The replica's point query is measured, the primary's is not: no DSN for it.
+            "--replica-dsn",
+            cluster.replica_dsn,
+            "--baseline-seconds",
+            "0.5",
         )
     assert code == 0, out + err
     report = json.loads((tmp_path / "load-report.json").read_text())
@@ -92,6 +99,33 @@ async def test_a_brief_mixed_soak_reports_every_operation_and_loses_nothing(
     for op in report["operations"]:
         assert op["calls"] > 0 and op["p50_ms"] <= op["p95_ms"] <= op["p99_ms"]
     assert report["failures"] == 0 and report["errors"] == []
+    # The baselines were measured against the same services and replica, and each operation's
+    # p50 is stated against their sum.
+    baselines = {row["baseline"]: row for row in report["baselines"]}
+    assert list(baselines) == [
+        "empty gRPC call (health Check) to tree_service",
+        "empty gRPC call (health Check) to graph_service",
+        "raw asyncpg point query (replica)",
+        "raw asyncpg point query (primary)",
+    ]
+    for name in list(baselines)[:3]:
+        row = baselines[name]
+        assert 0 < row["p50_ms"] <= row["p99_ms"] and row["per_s"] > 0, row
+    assert baselines["raw asyncpg point query (primary)"]["not_measured"] == "no DSN given"
+    assert report["baseline"]["is"] == (
+        "empty gRPC call (health Check) to graph_service + raw asyncpg point query (replica)"
+    )
+    base = report["baseline"]["p50_ms"]
+    assert base == pytest.approx(
+        baselines["empty gRPC call (health Check) to graph_service"]["p50_ms"]
+        + baselines["raw asyncpg point query (replica)"]["p50_ms"],
+        abs=0.002,
+    )
+    for op in report["operations"]:
+        assert op["p50_x_baseline"] == round(op["p50_ms"] / base, 1), op
+    assert "| raw asyncpg point query (primary) | not measured: no DSN given | | |" in out
+    assert "| empty gRPC call (health Check) to tree_service | " in out
+    assert "| p50 ÷ baseline |" in out
     # The stale adoptions were refused as meant and kept out of the errors.
     assert report["deliberate_conflicts"]["AdoptAnswer stale"] > 0
     stale = next(op for op in report["operations"] if op["operation"] == "AdoptAnswer stale")
@@ -138,6 +172,8 @@ async def test_ctrl_c_ends_the_run_early_and_still_verifies_and_reports(
         "tree=1,ingest=1,grpc_read=1",
         "--report-dir",
         str(tmp_path),
+        "--baseline-seconds",
+        "0.2",
     )
     assert process.stdout is not None
     # Interrupted once the users have made progress (the first progress line).
@@ -159,6 +195,14 @@ async def test_ctrl_c_ends_the_run_early_and_still_verifies_and_reports(
     assert check["checked"]["tree"] == calls["CreateTree"] >= 1, check
     assert check["checked"]["entity"] == calls["RecordReview"] >= 1, check
     assert "zero lost" in out
+    # Measured after the interruption too; no DSN was given, the local stack's are not known.
+    rows = {row["baseline"]: row for row in report["baselines"]}
+    assert rows["empty gRPC call (health Check) to graph_service"]["p50_ms"] > 0
+    assert rows["raw asyncpg point query (replica)"] == {
+        "baseline": "raw asyncpg point query (replica)",
+        "not_measured": "no DSN given",
+    }
+    assert report["baseline"]["is"] == "empty gRPC call (health Check) to graph_service"
 
 
 async def test_the_verification_names_every_write_it_cannot_read_back(tree_service, graph_service):
@@ -230,6 +274,15 @@ async def test_a_deployment_that_cannot_be_reached_is_named_and_nothing_runs():
             ["--tree", "192.0.2.1:1", "--graph", "127.0.0.1:2", "--mix", "tree=1"],
             "192.0.2.1:1 is not a loopback address",
         ),
+        (
+            [*TARGETS, "--mix", "tree=1", "--replica-dsn", "postgresql://u@192.0.2.1:5432/m"],
+            "192.0.2.1:5432 is not a loopback address",
+        ),
+        (
+            ["--replica-dsn", "postgresql://reader@127.0.0.1:5432/mirrortree"],
+            "--primary-dsn and --replica-dsn go with --tree and --graph",
+        ),
+        (["--baseline-seconds", "0"], "--baseline-seconds must be in 0.2..60"),
     ],
 )
 async def test_bad_arguments_are_refused_before_anything_runs(args, message):
