@@ -6,11 +6,12 @@
 Without a target it runs the whole stack as `make run` does (`python -m devtools.launcher`,
 a temporary data folder, a free port for every service, the web view's included, demo data,
 the per-binding rate limit lifted), so every service is its own process and only the clients
-run here; it stops all of it however the run ends. Each of C clients holds its own MCP
-session (the official SDK client, 2026-07-28 protocol) and calls the tool in a loop; the
-baseline is C concurrent direct gRPC Search calls with the same binding, same query, same
-scope, measured in the same run.
-The ratio of calls/s is the figure to compare (goal: ≥ 0.5).
+run here; it stops all of it however the run ends. The baseline is C concurrent direct gRPC
+Search calls with the same binding, query and scope; then C plain HTTP clients each POST
+`tools/call` as the 2026-07-28 protocol has it (what the gateway costs), and C official SDK
+client sessions call the tool (what an agent runtime built on the SDK adds on its side), all in
+the same run. The ratio of calls/s is the figure to compare (goal: ≥ 0.7 for the plain
+clients); on a stack it started, the CPU per call of each process group says where it goes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import queue
 import shutil
@@ -37,7 +39,9 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from bench.cpus import CpuUse, Groups
 from bench.services import free_port
+from devtools.pgcluster.processes import postgres_processes
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 
 # Every port the launcher binds, each given a free one: a default port in use (a `make run`
@@ -58,6 +62,7 @@ RATE_LIMIT_LIFTED = {
 }
 START_S = 300.0
 STOP_S = 90.0  # the launcher stops its services, then PostgreSQL
+PROTOCOL = "2026-07-28"
 
 
 @dataclass(frozen=True)
@@ -181,9 +186,87 @@ def pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
+def stack_groups(data_dir: Path) -> Groups:
+    """The processes of a stack the launcher started in data_dir, by what they are (their
+    pids as the launcher recorded them, PostgreSQL's as they are now): where each call's CPU
+    goes."""
+
+    def recorded(name: str) -> list[int]:
+        try:
+            return [int(json.loads((data_dir / "run" / f"{name}.pid").read_text())["pid"])]
+        except (OSError, ValueError, KeyError):
+            return []
+
+    def groups() -> dict[str, list[int]]:
+        return {
+            "gateway": recorded("gateway"),
+            "graph_service": recorded("graph_service"),
+            "PostgreSQL": [
+                *postgres_processes(data_dir / "primary"),
+                *postgres_processes(data_dir / "replica"),
+            ],
+            "clients": [os.getpid()],
+        }
+
+    return groups
+
+
+def plain_mcp_call(url: str, token: str, query: str) -> Callable[[], Awaitable[object]]:
+    """One `tools/call` as the wire protocol has it (2026-07-28: one sessionless POST, JSON
+    back), from a client that does nothing else, as an agent runtime's HTTP layer would."""
+    http = httpx2.AsyncClient(
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": PROTOCOL,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "story_graph_search",
+        },
+        timeout=httpx2.Timeout(30, read=60),
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+        "io.modelcontextprotocol/clientInfo": {"name": "bench.gateway", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "story_graph_search", "arguments": {"query": query}, "_meta": meta},
+        }
+    ).encode()
+
+    async def call() -> object:
+        response = await http.post(url, content=body)
+        response.raise_for_status()
+        result = response.json()["result"]
+        assert not result.get("isError") and result["structuredContent"]["hits"], result
+        return result
+
+    return call
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    samples: list[float]
+    rate: float
+    cpu_ms: dict[str, float]  # CPU per call by process group (empty: not measured)
+
+
 async def measure(
-    url: str, graph_target: str, token: str, *, clients: int, seconds: float, query: str
-) -> None:
+    url: str,
+    graph_target: str,
+    token: str,
+    *,
+    clients: int,
+    seconds: float,
+    query: str,
+    groups: Groups | None = None,
+) -> list[Row]:
     async with contextlib.AsyncExitStack() as stack:
         channel = grpc.aio.insecure_channel(graph_target)
         stack.push_async_callback(channel.close)
@@ -219,34 +302,73 @@ async def measure(
         cases: tuple[tuple[str, list[Callable[[], Awaitable[object]]]], ...] = (
             (f"direct gRPC Search ({clients} concurrent, one channel)", [direct] * clients),
             (
-                f"MCP tools/call over Streamable HTTP ({clients} clients)",
+                f"MCP tools/call, plain HTTP clients ({clients})",
+                [plain_mcp_call(url, token, query) for _ in range(clients)],
+            ),
+            (
+                f"MCP tools/call, official SDK clients ({clients} sessions)",
                 [over_mcp(c) for c in sessions],
             ),
         )
         for name, calls in cases:
             await run_clients(calls, min(2.0, seconds))  # warm-up
+            use = CpuUse(groups) if groups is not None else None
+            if use is not None:
+                use.start(time.monotonic())
             samples, rate = await run_clients(calls, seconds)
-            rows.append((name, samples, rate))
-    base = rows[0][2]
-    print()
-    print(f"query {query!r}, {clients} concurrent callers, {seconds:.0f} s each")
-    print()
-    print("| case | p50 ms | p99 ms | calls/s | calls/s ÷ direct gRPC |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for name, samples, rate in rows:
-        print(
-            f"| {name} | {statistics.median(samples) * 1000:.1f} | {pct(samples, 0.99):.1f} | "
-            f"{rate:,.0f} | {rate / base:.2f} |"
-        )
+            cpu_ms: dict[str, float] = {}
+            if use is not None:
+                use.stop(time.monotonic())
+                cpu_ms = {group: used / len(samples) * 1000 for group, used in use.seconds.items()}
+            rows.append(Row(name, samples, rate, cpu_ms))
+    return rows
+
+
+def report(rows: list[Row], *, clients: int, seconds: float, query: str) -> str:
+    """The table: latency, throughput against direct gRPC, and CPU per call where measured."""
+    base = rows[0].rate
+    groups = list(rows[0].cpu_ms)
+    head = ["case", "p50 ms", "p99 ms", "calls/s", "calls/s ÷ direct gRPC"]
+    head += [f"CPU ms/call: {g}" for g in groups] + (["CPU ms/call: all"] if groups else [])
+    lines = [
+        f"query {query!r}, {clients} concurrent callers, {seconds:g} s each, "
+        f"host load {os.getloadavg()[0]:.2f} (1-min average at the end)",
+        "",
+        "| " + " | ".join(head) + " |",
+        "| --- |" + " ---: |" * (len(head) - 1),
+    ]
+    for row in rows:
+        cells = [
+            row.name,
+            f"{statistics.median(row.samples) * 1000:.1f}",
+            f"{pct(row.samples, 0.99):.1f}",
+            f"{row.rate:,.0f}",
+            f"{row.rate / base:.2f}",
+        ]
+        if groups:
+            cells += [f"{row.cpu_ms[g]:.2f}" for g in groups]
+            cells.append(f"{sum(row.cpu_ms.values()):.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main_with(args: argparse.Namespace) -> None:
     measuring = {"clients": args.clients, "seconds": args.seconds, "query": args.query}
     if args.mcp_url:
-        asyncio.run(measure(args.mcp_url, args.graph_target, args.token, **measuring))
-        return
-    with launched_stack() as stack:
-        asyncio.run(measure(stack.mcp_url, stack.graph_target, stack.token, **measuring))
+        rows = asyncio.run(measure(args.mcp_url, args.graph_target, args.token, **measuring))
+    else:
+        with launched_stack() as stack:
+            rows = asyncio.run(
+                measure(
+                    stack.mcp_url,
+                    stack.graph_target,
+                    stack.token,
+                    groups=stack_groups(stack.data_dir),
+                    **measuring,
+                )
+            )
+    print()
+    print(report(rows, **measuring))
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
-"""The gateway benchmark's stack (bench.gateway.launched_stack): it starts with the default
-ports taken and stops everything it started, however the bench ends."""
+"""The gateway benchmark (bench.gateway): its stack starts with the default ports taken, its
+cases run and say where each call's CPU goes, and it stops everything it started, however the
+bench ends."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 from collections.abc import Iterator
@@ -10,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.gateway import PORT_VARIABLES, RATE_LIMIT_LIFTED, launched_stack
+from bench.gateway import (
+    PORT_VARIABLES,
+    RATE_LIMIT_LIFTED,
+    launched_stack,
+    measure,
+    report,
+    stack_groups,
+)
 from devtools.launcher import SERVICES, RunDir, ServicePorts
 
 
@@ -54,6 +63,28 @@ def test_the_gateway_bench_starts_beside_a_taken_web_view_port_and_leaves_nothin
         for name, value in RATE_LIMIT_LIFTED.items():
             assert f"{name}={value}".encode() in environ
         assert all(listening(port) for port in ports)
+        rows = asyncio.run(
+            measure(
+                stack.mcp_url,
+                stack.graph_target,
+                stack.token,
+                clients=2,
+                seconds=0.5,
+                query="PostgreSQL",
+                groups=stack_groups(stack.data_dir),
+            )
+        )
+        direct, plain, sdk = rows
+        assert all(row.rate > 0 for row in rows)
+        assert set(plain.cpu_ms) == {"gateway", "graph_service", "PostgreSQL", "clients"}
+        # Where the CPU goes: the gateway works for MCP calls only, graph_service for each.
+        assert plain.cpu_ms["gateway"] > direct.cpu_ms["gateway"]
+        assert sdk.cpu_ms["gateway"] > direct.cpu_ms["gateway"]
+        assert all(row.cpu_ms["graph_service"] > 0 for row in rows)
+        table = report(rows, clients=2, seconds=0.5, query="PostgreSQL")
+        assert (
+            "| CPU ms/call: gateway |" in table and table.count("\n| ") == 5
+        )  # the header, the rule, three cases
         raise failure  # the bench fails (or is interrupted) mid-run
     assert not [entry.name for entry in started if entry.alive()]
     assert not [port for port in ports if listening(port)]  # PostgreSQL included
