@@ -82,14 +82,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import json
 import os
 import shutil
 import tempfile
-import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
@@ -102,53 +99,24 @@ from bench.explain import explain
 from bench.measure import TARGET_P99_MS, Case, Measured, measure
 from bench.mixed import IngestionStream, measure_pairs, report
 from bench.prepare import (
-    PREWARM_REPLICA,
-    SETTLE_GRAPH,
+    Clusters,
     graph_stats,
-    load,
-    loaded,
-    read_marker,
-    read_whole_folder,
+    prepare_clusters,
+    prepare_deployment,
+    read_beforehand,
 )
 from bench.services import ServiceProcess, cpu_idle_policy, free_port, start_graph
 from bench.story import PROJECT, StoryPlan
 from devtools import pgcluster
 from devtools.pgcluster.processes import layout_of, postgres_processes
 from load.targets import (
-    Metadata,
-    Session,
     Targets,
     add_arguments,
     binding_metadata,
-    caller_metadata,
     check_arguments,
-    open_session,
-    switch_app_on,
 )
 from mirrortree.protoscope import project_scope
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
-
-
-@dataclass(frozen=True)
-class Clusters:
-    """The clusters bench.run started itself, for what only a run on its own clusters does."""
-
-    info: pgcluster.ClusterInfo
-    replica_log: Path
-    loaded_marker: Path
-    replica_files: Path
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """The graph, loaded and settled, and what the reads need to read it."""
-
-    load_s: float | None  # None: loaded by an earlier run into a given deployment
-    vacuum_s: float | None  # None: a given deployment without --primary-dsn, left to autovacuum
-    lsn: str  # the reads wait for it
-    prewarm: bool = False
-    session: Session | None = None  # a given deployment's: its binding carries the reads
-    tree_metadata: Metadata | None = None
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -231,136 +199,6 @@ async def main_async(args: argparse.Namespace) -> None:
         pgcluster.stop(cfg)
         if not keep:
             shutil.rmtree(data_dir, ignore_errors=True)
-
-
-async def load_graph(
-    stub: tree_pb2_grpc.TreeServiceStub,
-    plan: StoryPlan,
-    args: argparse.Namespace,
-    into: str = "",
-    metadata: Metadata | None = None,
-) -> float:
-    print(
-        f"loading {plan.objects:,} objects in {plan.results} results{into} "
-        f"({args.load_concurrency} in flight) ...",
-        flush=True,
-    )
-    return await load(stub, plan, args.load_concurrency, metadata)
-
-
-async def settle(primary: asyncpg.Connection) -> float:
-    started = time.perf_counter()
-    await primary.execute(SETTLE_GRAPH)
-    return time.perf_counter() - started
-
-
-async def prepare_clusters(
-    clusters: Clusters,
-    tree_stub: tree_pb2_grpc.TreeServiceStub,
-    plan: StoryPlan,
-    args: argparse.Namespace,
-) -> Prepared:
-    """Load the graph (unless --data-dir holds it already), settle it, and get the replica's
-    data ready to be read into memory."""
-    await switch_app_on(tree_stub)
-    shape = {"objects": plan.objects, "per_result": args.per_result}
-    previous = await asyncio.to_thread(read_marker, clusters.loaded_marker)
-    if previous is not None and previous["shape"] == shape:
-        load_s = previous["load_s"]
-        print(f"measuring the {plan.objects:,} objects loaded by an earlier run", flush=True)
-    else:
-        if previous is not None:
-            raise SystemExit(
-                f"{clusters.loaded_marker.parent} holds another graph: {previous['shape']}"
-            )
-        load_s = await load_graph(tree_stub, plan, args)
-    primary = await asyncpg.connect(clusters.info.primary_dsn)
-    vacuum_s = await settle(primary)
-    prewarm = not args.cold and await primary.fetchval(
-        "SELECT count(*) > 0 FROM pg_available_extensions WHERE name = 'pg_prewarm'"
-    )
-    if prewarm:  # created on the primary, used on the replica
-        await primary.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-    if args.data_dir:
-        await asyncio.to_thread(
-            clusters.loaded_marker.write_text, json.dumps({"shape": shape, "load_s": load_s})
-        )
-    lsn = await primary.fetchval("SELECT pg_current_wal_lsn()::text")  # the reads wait for it
-    await primary.close()
-    return Prepared(load_s, vacuum_s, lsn, prewarm)
-
-
-async def prepare_deployment(
-    targets: Targets,
-    tree_stub: tree_pb2_grpc.TreeServiceStub,
-    replica: asyncpg.Pool,
-    plan: StoryPlan,
-    *,
-    primary_dsn: str,
-    args: argparse.Namespace,
-) -> Prepared:
-    """Load the graph into its own project of a given deployment (or, with --reuse, find the one
-    an earlier run loaded there), settle it where the primary is known, and open the session
-    whose binding the reads carry."""
-    tree_md = caller_metadata(targets.caller_token)
-    async with replica.acquire() as conn:
-        results, objects = await loaded(conn, plan)
-    load_s = None
-    if args.reuse:
-        if (results, objects) != (plan.results, plan.objects):
-            raise SystemExit(
-                f"project {plan.project} holds {results} of the {plan.results} results "
-                f"({objects:,} of the {plan.objects:,} objects) that --objects and --per-result "
-                f"make: there is no such graph to reuse"
-            )
-        print(
-            f"measuring the {plan.objects:,} objects an earlier run loaded into project "
-            f"{plan.project}",
-            flush=True,
-        )
-    elif results:
-        raise SystemExit(
-            f"project {plan.project} already holds a story graph: --reuse measures it, or leave "
-            f"--project out for a new one"
-        )
-    else:
-        load_s = await load_graph(tree_stub, plan, args, f" into project {plan.project}", tree_md)
-    vacuum_s = None
-    if primary_dsn:
-        primary = await asyncpg.connect(primary_dsn)
-        try:
-            vacuum_s = await settle(primary)
-        finally:
-            await primary.close()
-    # Opened once the graph is in: the reads wait for its write, which follows every result's.
-    session = await open_session(tree_stub, targets, title="Benchmark session", owner="bench")
-    return Prepared(load_s, vacuum_s, session.lsn, session=session, tree_metadata=tree_md)
-
-
-async def read_beforehand(
-    clusters: Clusters, pool: asyncpg.Pool, prewarm: bool, args: argparse.Namespace
-) -> None:
-    """The replica's data into memory, as on a replica that has been serving (unless --cold)."""
-    started = time.perf_counter()
-    if args.cold:
-        print("the replica's data was not read before measuring (--cold)", flush=True)
-    elif prewarm:
-        async with pool.acquire() as conn:
-            blocks = await conn.fetchval(PREWARM_REPLICA)
-        print(
-            f"the replica's tables and indexes were read into its shared buffers before "
-            f"measuring, as on a replica that has been serving: {blocks * 8192 / 2**30:.2f} GiB "
-            f"in {time.perf_counter() - started:.1f} s (shared_buffers {args.shared_buffers})",
-            flush=True,
-        )
-    else:
-        read = await asyncio.to_thread(read_whole_folder, clusters.replica_files / "base")
-        print(
-            f"the replica's files were read once before measuring (pg_prewarm is not installed: "
-            f"into the operating system's cache only): {read / 2**30:.2f} GiB in "
-            f"{time.perf_counter() - started:.1f} s",
-            flush=True,
-        )
 
 
 async def run(
