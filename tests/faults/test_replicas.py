@@ -100,56 +100,6 @@ async def test_a_token_is_read_where_it_was_replayed_else_replica_lag_after_the_
             await waiting
 
 
-async def test_a_read_goes_to_the_replica_within_the_lag_bound_and_is_refused_when_none_is(
-    faulty_cluster, faulty_tree
-):
-    bound = 64 * 1024
-    project = unique("p")
-    await write(faulty_tree, project)
-    first, second = faulty_cluster.replica_dsns
-    service = await graph_app.start(
-        graph_settings(
-            faulty_cluster,
-            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
-            health_interval_ms=50,
-            consistency_wait_ms=300,
-            max_lag_bytes=bound,
-        )
-    )
-    router = service.router
-    replica0, replica1 = router.replicas
-    try:
-        async with graph_stub(service) as stub:
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
-            async with replay_paused(first):
-                await write_wal(faulty_cluster.primary_dsn, 4 * bound)
-                await wait_for(
-                    lambda: not router.eligible(replica0) and router.eligible(replica1),
-                    5,
-                    "the paused replica out, the other in",
-                )
-                before = served(service)
-                for _ in range(10):
-                    await stub.Search(search_request(project))
-                after = served(service)
-                assert after["replica1"] - before["replica1"] == 10, (before, after)
-                assert after["replica0"] == before["replica0"]
-
-                async with replay_paused(second):
-                    await write_wal(faulty_cluster.primary_dsn, 4 * bound)
-                    await wait_for(
-                        lambda: replica1.lag_bytes > bound, 5, "the second replica behind too"
-                    )
-                    stale = await refused_as_stale(stub, project)
-                    lags = dict(p.split("=") for p in stale["lag_bytes"].split(","))
-                    assert set(lags) == {"replica0", "replica1"}
-                    assert all(int(lag) > bound for lag in lags.values()), lags
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both back")
-            await stub.Search(search_request(project))
-    finally:
-        await service.stop()
-
-
 @pytest.mark.timeout(240)
 async def test_a_replica_killed_under_read_load_rejoins_every_time_without_internal(
     faulty_config, faulty_graph
@@ -202,9 +152,15 @@ async def wait_for_receiver(conn: asyncpg.Connection, *, streaming: bool) -> Non
     raise AssertionError(f"the WAL receiver {'streaming' if streaming else 'gone'} after 10 s")
 
 
-async def test_a_replica_cut_from_the_primary_leaves_reads_to_the_other_once_past_the_lag_bound(
-    faulty_cluster, faulty_tree
+@pytest.mark.parametrize(
+    "fall_behind", [replay_paused, cut_from_primary], ids=["replay_paused", "cut_from_primary"]
+)
+async def test_a_replica_behind_past_the_bound_leaves_reads_to_the_other_until_both_are(
+    faulty_cluster, faulty_tree, fall_behind
 ):
+    """Behind by more than the bound — its replay paused, or its WAL receiver cut while the
+    primary writes on — a replica takes no reads and the other takes them all; with both
+    behind a read is refused for the lag of each; caught up, both share the reads again."""
     bound = 64 * 1024
     project = unique("p")
     await write(faulty_tree, project)
@@ -216,7 +172,7 @@ async def test_a_replica_cut_from_the_primary_leaves_reads_to_the_other_once_pas
             health_interval_ms=50,
             consistency_wait_ms=300,
             max_lag_bytes=bound,
-            primary_grace_ms=60_000,  # so that here only the lag takes it out
+            primary_grace_ms=60_000,  # so that here only the lag takes a cut replica out
         )
     )
     router = service.router
@@ -224,12 +180,12 @@ async def test_a_replica_cut_from_the_primary_leaves_reads_to_the_other_once_pas
     try:
         async with graph_stub(service) as stub:
             await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
-            async with cut_from_primary(first):
+            async with fall_behind(first):
                 await write_wal(faulty_cluster.primary_dsn, 4 * bound)
                 await wait_for(
                     lambda: not router.eligible(replica0) and router.eligible(replica1),
                     5,
-                    "the cut replica out, the other in",
+                    "the replica behind out, the other in",
                 )
                 assert replica0.healthy and replica0.lag_bytes > bound
                 before = served(service)
@@ -239,7 +195,6 @@ async def test_a_replica_cut_from_the_primary_leaves_reads_to_the_other_once_pas
                 assert after["replica1"] - before["replica1"] == 10, (before, after)
                 assert after["replica0"] == before["replica0"]
 
-                # With the other one behind too, a read is refused for the lag of both.
                 async with replay_paused(second):
                     await write_wal(faulty_cluster.primary_dsn, 4 * bound)
                     await wait_for(
@@ -247,6 +202,7 @@ async def test_a_replica_cut_from_the_primary_leaves_reads_to_the_other_once_pas
                     )
                     stale = await refused_as_stale(stub, project)
                     lags = dict(p.split("=") for p in stale["lag_bytes"].split(","))
+                    assert set(lags) == {"replica0", "replica1"}
                     assert all(int(lag) > bound for lag in lags.values()), lags
                     assert int(lags["replica0"]) > int(lags["replica1"]), lags
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -81,3 +83,50 @@ def tool_error(result: Any) -> dict[str, Any]:
     assert result.is_error, result
     data: dict[str, Any] = json.loads(result.content[0].text)["error"]
     return data
+
+
+@dataclass
+class GatewayProcess:
+    process: asyncio.subprocess.Process
+    url: str  # of /mcp
+    healthz: str
+
+
+@contextlib.asynccontextmanager
+async def gateway_process(
+    graph_port: int, env: Mapping[str, str] | None = None
+) -> AsyncIterator[GatewayProcess]:
+    """`python -m gateway` over HTTP (with `env` on top of the test's), once /healthz answers;
+    stopped (SIGTERM, then SIGKILL after 10 s) unless the test stopped it already."""
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "gateway",
+        env={
+            **os.environ,
+            "MIRRORTREE_GATEWAY_GRAPH_TARGET": f"127.0.0.1:{graph_port}",
+            "MIRRORTREE_GATEWAY_LISTEN": f"127.0.0.1:{port}",
+            "MIRRORTREE_LOG_LEVEL": "warning",
+            **(env or {}),
+        },
+        stdout=asyncio.subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    gateway = GatewayProcess(process, f"{base}/mcp", f"{base}/healthz")
+    try:
+        async with httpx2.AsyncClient(timeout=2) as probe:
+            for _ in range(300):
+                with contextlib.suppress(httpx2.TransportError):
+                    if (await probe.get(gateway.healthz)).status_code == 200:
+                        break
+                await asyncio.sleep(0.1)
+        yield gateway
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 10)
+            except TimeoutError:
+                process.kill()
+        await process.wait()

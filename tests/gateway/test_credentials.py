@@ -5,11 +5,8 @@ leaves the gateway's memory flat."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import sys
 import time
-from collections.abc import AsyncIterator
 
 import grpc
 import httpx2
@@ -19,8 +16,7 @@ from gateway import credentials
 from gateway.config import Settings
 from gateway.credentials import MAX_TOKEN_CHARS
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
-from tests.conftest import free_port
-from tests.gateway.harness import http_gateway
+from tests.gateway.harness import gateway_process, http_gateway
 from tests.gateway.test_transport_edges import INITIALIZE
 
 HEADERS = {b"Accept": b"application/json, text/event-stream"}
@@ -101,37 +97,6 @@ async def test_a_call_that_never_settles_ends_deadline_exceeded_after_its_timeou
     assert call.cancelled
 
 
-@contextlib.asynccontextmanager
-async def gateway_process(graph_port: int) -> AsyncIterator[tuple[str, int]]:
-    """`python -m gateway` over HTTP; yields its /mcp URL and process id."""
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gateway",
-        env={
-            **os.environ,
-            "MIRRORTREE_GATEWAY_GRAPH_TARGET": f"127.0.0.1:{graph_port}",
-            "MIRRORTREE_GATEWAY_LISTEN": f"127.0.0.1:{port}",
-            "MIRRORTREE_LOG_LEVEL": "warning",
-        },
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx2.AsyncClient(timeout=2) as probe:
-            for _ in range(300):
-                with contextlib.suppress(httpx2.TransportError):
-                    if (await probe.get(f"{url}/healthz")).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)
-        yield f"{url}/mcp", process.pid
-    finally:
-        process.terminate()
-        await process.wait()
-
-
 def rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -158,7 +123,8 @@ async def flood(url: str, count: int) -> None:
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
 async def test_a_flood_of_malformed_tokens_leaves_the_gateways_memory_flat(graph_service):
-    async with gateway_process(graph_service.port) as (url, pid):
+    async with gateway_process(graph_service.port) as gateway:
+        url, pid = gateway.url, gateway.process.pid
         await flood(url, 500)  # warms allocator pools and caches
         before = rss_bytes(pid)
         await flood(url, 4_000)

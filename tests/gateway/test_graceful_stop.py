@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
-import sys
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -22,55 +18,18 @@ import pytest
 from mcp import MCPError
 from mcp.client.subscriptions import SubscriptionLost
 
-from tests.conftest import free_port
-from tests.gateway.harness import http_client
+from tests.gateway.harness import GatewayProcess, gateway_process, http_client
 from tests.gateway.test_cancellation import block_replica_reads
 from tests.gateway.test_tools import bound_project
 
 GRACE_S = 20.0
 
 
-@dataclass
-class Gateway:
-    process: asyncio.subprocess.Process
-    url: str  # of /mcp
-    healthz: str
+def grace(seconds: float) -> dict[str, str]:
+    return {"MIRRORTREE_GATEWAY_SHUTDOWN_GRACE_MS": str(int(seconds * 1000))}
 
 
-@contextlib.asynccontextmanager
-async def gateway_process(graph_port: int, grace_s: float) -> AsyncIterator[Gateway]:
-    """`python -m gateway` over HTTP with the given shutdown grace, once /healthz answers."""
-    port = free_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "gateway",
-        env={
-            **os.environ,
-            "MIRRORTREE_GATEWAY_GRAPH_TARGET": f"127.0.0.1:{graph_port}",
-            "MIRRORTREE_GATEWAY_LISTEN": f"127.0.0.1:{port}",
-            "MIRRORTREE_GATEWAY_SHUTDOWN_GRACE_MS": str(int(grace_s * 1000)),
-            "MIRRORTREE_LOG_LEVEL": "warning",
-        },
-        stdout=asyncio.subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    gateway = Gateway(process, f"{base}/mcp", f"{base}/healthz")
-    try:
-        async with httpx2.AsyncClient(timeout=2) as probe:
-            for _ in range(300):
-                with contextlib.suppress(httpx2.TransportError):
-                    if (await probe.get(gateway.healthz)).status_code == 200:
-                        break
-                await asyncio.sleep(0.1)
-        yield gateway
-    finally:
-        if process.returncode is None:
-            process.kill()
-        await process.wait()
-
-
-async def not_serving_soon(gateway: Gateway) -> float:
+async def not_serving_soon(gateway: GatewayProcess) -> float:
     """Seconds until /healthz stops saying 200: it answers 503, or (once the gateway takes no
     new connection) cannot be asked (fails after 2 s)."""
     began = time.monotonic()
@@ -87,7 +46,7 @@ async def not_serving_soon(gateway: Gateway) -> float:
     pytest.fail("/healthz still said 200 2 s after the stop")
 
 
-async def assert_refused(gateway: Gateway, token: str) -> None:
+async def assert_refused(gateway: GatewayProcess, token: str) -> None:
     """A new MCP request finds no connection, or is answered 503."""
     headers = {
         "Authorization": f"Bearer {token}",
@@ -129,7 +88,7 @@ async def test_a_stopping_gateway_answers_the_call_in_flight_and_takes_no_new_on
 ):
     token, _ = await bound_project(tree_stub, graph_stub, "Drained whole")
     async with (
-        gateway_process(graph_service.port, GRACE_S) as gateway,
+        gateway_process(graph_service.port, grace(GRACE_S)) as gateway,
         http_client(gateway.url, token, mode) as client,
         contextlib.AsyncExitStack() as streams,
     ):
@@ -174,7 +133,7 @@ async def test_a_call_outlasting_the_grace_period_is_cut_off_and_the_gateway_exi
     token, _ = await bound_project(tree_stub, graph_stub, "Cut off")
     grace_s = 1.0
     async with (
-        gateway_process(graph_service.port, grace_s) as gateway,
+        gateway_process(graph_service.port, grace(grace_s)) as gateway,
         http_client(gateway.url, token) as client,
     ):
         await client.list_tools()
