@@ -8,15 +8,12 @@ it has yet to replay behind the primary's position (the last one sampled, and ne
 the furthest any replica has received).
 
 Reads are spread over the eligible replicas, taking the one with the fewest reads in flight, in
-turn among equals. Eligible: up, no more than `max_lag_bytes` behind; while the primary answers,
-not cut from it (no WAL receiver connected) for longer than `primary_grace_s` — cut off, a
-replica falls further behind with every write, and while the primary writes nothing no lag
-shows it; and, once the primary has been unreachable for longer than `primary_grace_s`, so that
-its position is no longer known, with a last replayed commit no older than `max_replay_age_s`.
-A read that finds none eligible waits for the monitor to find one, at most its wait bound, then
-fails (`consistency_timeout`): a stale answer that says it is current is worse than none. A
-replica whose connection is lost under a read is marked down at once and the read is retried on
-another one.
+turn among equals. Eligible: up and fresh (graph_service.freshness: within the lag bound, not cut
+from the primary past the grace, and, once the primary's position is unknown, with a recent
+enough last replayed commit). A read that finds none eligible waits for the monitor to find
+one, at most its wait bound, then fails (`consistency_timeout`): a stale answer that says it is
+current is worse than none. A replica whose connection is lost under a read is marked down at
+once and the read is retried on another one.
 
 A read may carry a consistency token (a commit LSN from tree_service): it is served only by a
 replica that has replayed at least that far, whatever its lag; if none has yet, the replicas
@@ -37,6 +34,12 @@ from typing import TypeVar
 import asyncpg
 
 from graph_service.errors import ConsistencyTimeout, GraphError, ReplicaUnavailable
+from graph_service.freshness import (
+    DEFAULT_MAX_LAG_BYTES,
+    DEFAULT_MAX_REPLAY_AGE_S,
+    DEFAULT_PRIMARY_GRACE_S,
+    Freshness,
+)
 from graph_service.queries import replica as queries
 from mirrortree import dbloss
 from mirrortree.lsn import format_lsn, parse_lsn
@@ -50,9 +53,6 @@ CHECK_TIMEOUT_S = 2.0
 TOKEN_POLL_S = 0.002
 # Pause between looks at the monitor's figures while a read waits for an eligible replica.
 LAG_POLL_S = 0.02
-DEFAULT_MAX_LAG_BYTES = 16 * 1024 * 1024
-DEFAULT_MAX_REPLAY_AGE_S = 300.0
-DEFAULT_PRIMARY_GRACE_S = 30.0
 
 
 @dataclass
@@ -104,15 +104,13 @@ class ReplicaRouter:
         self._allow_primary = allow_primary
         self._pool_max = pool_max
         self._interval = health_interval_s
-        self._max_lag = max_lag_bytes
         self._primary_dsn = primary_dsn
-        self._max_replay_age = max_replay_age_s
-        self._primary_grace = primary_grace_s
+        self._freshness = Freshness(
+            max_lag_bytes, max_replay_age_s, primary_grace_s, has_primary=bool(primary_dsn)
+        )
         self._primary_conn: asyncpg.Connection | None = None
-        # The primary's WAL position at its last answer (0 before any), and since when
-        # (monotonic) it has not answered: None while it answers.
+        # The primary's WAL position at its last answer (0 before any).
         self.primary_lsn = 0
-        self._primary_lost_at: float | None = None
         self._monitor: asyncio.Task[None] | None = None
         self._turn = itertools.count()
         # Reads answered whose transaction is still being ended (see `run`).
@@ -124,51 +122,20 @@ class ReplicaRouter:
 
     @property
     def max_lag_bytes(self) -> int:
-        return self._max_lag
+        return self._freshness.max_lag_bytes
 
     @property
     def primary_unreachable_s(self) -> float | None:
-        """How long the primary has not answered; None while it answers or when no primary is
-        configured (lag is then measured against the replicas alone)."""
-        if self._primary_lost_at is None:
-            return None
-        return time.monotonic() - self._primary_lost_at
+        return self._freshness.primary_unreachable_s()
 
     def replay_age(self, replica: Replica) -> float | None:
-        """Seconds since the last commit `replica` replayed, now (None: none replayed)."""
-        if replica.replayed_at is None:
-            return None
-        return time.monotonic() - replica.replayed_at
+        return self._freshness.replay_age(replica)
 
     def cut_from_primary_s(self, replica: Replica) -> float | None:
-        """Seconds `replica` has been without a WAL receiver connected to the primary, as its
-        checks found (None: it has one)."""
-        if replica.cut_at is None:
-            return None
-        return time.monotonic() - replica.cut_at
+        return self._freshness.cut_from_primary_s(replica)
 
     def fresh(self, replica: Replica) -> bool:
-        """Within the bounds for reads without a token: no more than `max_lag_bytes` behind;
-        while the primary answers, not cut from it past the grace; and, while the primary has
-        been unreachable past the grace — or, with no primary to ask, while the replica has been
-        cut past it — a last replayed commit no older than `max_replay_age_s` (its position is
-        then the last one known, and a replica cut off from it would show no lag however stale;
-        being cut off is then no sign either, as every replica is when the primary is down)."""
-        if replica.lag_bytes > self._max_lag:
-            return False
-        if replica.is_primary:
-            return True
-        lost = self.primary_unreachable_s
-        if lost is None:
-            cut = self.cut_from_primary_s(replica)
-            if cut is None or cut <= self._primary_grace:
-                return True
-            if self._primary_dsn:
-                return False
-        elif lost <= self._primary_grace:
-            return True
-        age = self.replay_age(replica)
-        return age is not None and age <= self._max_replay_age
+        return self._freshness.fresh(replica)
 
     def eligible(self, replica: Replica) -> bool:
         """Takes reads without a token: up and fresh."""
@@ -319,17 +286,17 @@ class ReplicaRouter:
             if self._primary_conn is not None:
                 self._primary_conn.terminate()
                 self._primary_conn = None
-            if self._primary_lost_at is None:
-                self._primary_lost_at = time.monotonic()
+            if self._freshness.primary_lost_at is None:
+                self._freshness.primary_lost_at = time.monotonic()
                 log.warning(
                     "primary unreachable; lag is measured against its last known position: %s: %s",
                     type(exc).__name__,
                     exc,
                 )
             return
-        if self._primary_lost_at is not None:
+        if self._freshness.primary_lost_at is not None:
             log.warning("primary reachable again")
-            self._primary_lost_at = None
+            self._freshness.primary_lost_at = None
         self._update_lag()
 
     async def _primary_position(self) -> str:
@@ -404,7 +371,7 @@ class ReplicaRouter:
                 if options:
                     return self._least_busy(options), False
                 if time.monotonic() >= deadline:
-                    raise self._too_stale(up)
+                    raise self._freshness.too_stale(up)
                 # The monitor's next round may find one caught up.
                 await asyncio.sleep(LAG_POLL_S)
         while True:
@@ -426,42 +393,6 @@ class ReplicaRouter:
                     {"lsn": format_lsn(wanted), "replicas": ",".join(r.name for r in up)},
                 )
             await asyncio.sleep(TOKEN_POLL_S)
-
-    def _too_stale(self, up: list[Replica]) -> ConsistencyTimeout:
-        lost = self.primary_unreachable_s
-        metadata = {
-            "cause": "replica_lag",
-            "max_lag_bytes": str(self._max_lag),
-            "lag_bytes": ",".join(f"{r.name}={r.lag_bytes}" for r in up),
-        }
-        why = f"more than {self._max_lag} bytes of WAL behind the primary"
-        cuts = ((r.name, self.cut_from_primary_s(r)) for r in up)
-        cut = [(name, s) for name, s in cuts if s is not None and s > self._primary_grace]
-        if lost is None and cut:
-            metadata["primary_grace_s"] = f"{self._primary_grace:g}"
-            metadata["cut_from_primary_s"] = ",".join(f"{name}={s:.0f}" for name, s in cut)
-            why += (
-                f", or has had no WAL receiver connected to the primary for more than "
-                f"{self._primary_grace:g} s"
-            )
-        unknown_position = lost is not None and lost > self._primary_grace
-        if lost is None and cut and not self._primary_dsn:
-            unknown_position = True  # no primary to ask: cut off, its replay age decides
-        if unknown_position:
-            ages = ((r.name, self.replay_age(r)) for r in up)
-            if lost is not None:
-                metadata["primary_unreachable_s"] = f"{lost:.0f}"
-            metadata["max_replay_age_s"] = f"{self._max_replay_age:g}"
-            metadata["replay_age_s"] = ",".join(
-                f"{name}={'none' if age is None else f'{age:.0f}'}" for name, age in ages
-            )
-            where = (
-                f"with the primary unreachable for {lost:.0f} s"
-                if lost is not None
-                else "cut from the primary"
-            )
-            why += f", or, {where}, last replayed a commit more than {self._max_replay_age:g} s ago"
-        return ConsistencyTimeout(f"every replica is {why}; retry shortly", metadata)
 
     async def _poll(self, replica: Replica, wanted: int) -> bool:
         """Whether `replica` has replayed `wanted` (a waiting read's fresher view than the
