@@ -32,19 +32,16 @@ from devtools import binding, storyfile
 from mirrortree import callers
 from mirrortree.v1 import common_pb2, graph_pb2, graph_pb2_grpc, tree_pb2, tree_pb2_grpc
 from tests.conftest import unique
-from tests.deploy.compose_stack import (
+from tests.deploy.compose_file import (
     ADDRESS,
     NOT_STARTED,
-    VENV_BIN,
-    Stack,
     StackError,
     dependencies,
     interpolate,
     load_compose,
-    log_tail,
-    running_stack,
     start_order,
 )
+from tests.deploy.compose_stack import VENV_BIN, Stack, log_tail, running_stack
 from tests.gateway.harness import http_client
 from tests.graph_service.story import load_acceptance_story
 
