@@ -126,6 +126,28 @@ def graph_settings(cluster: pgcluster.ClusterInfo, **overrides: object) -> Graph
     return GraphSettings(**values)  # type: ignore[arg-type]
 
 
+@contextlib.asynccontextmanager
+async def own_graph_service(
+    cluster: pgcluster.ClusterInfo, **overrides: object
+) -> AsyncIterator[graph_app.GraphService]:
+    """A graph_service of the test's own over every replica of `cluster` (`overrides` its
+    settings), stopped however the test ends. The tools' switches are the suite's: take the
+    `graph_service` fixture (which switches them on) or switch them yourself."""
+    service = await graph_app.start(graph_settings(cluster, **overrides))
+    try:
+        yield service
+    finally:
+        await service.stop()
+
+
+@contextlib.asynccontextmanager
+async def graph_stub_of(
+    service: graph_app.GraphService,
+) -> AsyncIterator[graph_pb2_grpc.StoryGraphStub]:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
+        yield graph_pb2_grpc.StoryGraphStub(channel)
+
+
 @pytest_asyncio.fixture(scope="session")
 async def graph_service(
     cluster: pgcluster.ClusterInfo, tree_service: tree_app.TreeService

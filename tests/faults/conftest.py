@@ -17,7 +17,7 @@ import pytest_asyncio
 from devtools import pgcluster
 from devtools.pgcluster import faults, roles
 from graph_service import app as graph_app
-from tests.conftest import free_port, graph_settings, switch_app
+from tests.conftest import free_port, own_graph_service, switch_app
 from tree_service import app as tree_app
 from tree_service.config import Settings as TreeSettings
 
@@ -64,16 +64,10 @@ async def faulty_graph(
     faulty_cluster: pgcluster.ClusterInfo, faulty_tree: tree_app.TreeService
 ) -> AsyncIterator[graph_app.GraphService]:
     """graph_service over both replicas, checking them often and waiting briefly for tokens."""
-    service = await graph_app.start(
-        graph_settings(
-            faulty_cluster,
-            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
-            health_interval_ms=100,
-            consistency_wait_ms=500,
-        )
-    )
-    yield service
-    await service.stop()
+    async with own_graph_service(
+        faulty_cluster, health_interval_ms=100, consistency_wait_ms=500
+    ) as service:
+        yield service
 
 
 @pytest_asyncio.fixture(autouse=True)

@@ -17,19 +17,12 @@ import grpc
 import pytest
 from prometheus_client import generate_latest
 
-from devtools.pgcluster import faults, roles
-from graph_service import app as graph_app
+from devtools.pgcluster import faults
 from mirrortree.rpcstatus import describe
-from mirrortree.v1 import graph_pb2_grpc, tree_pb2, tree_pb2_grpc
-from tests.conftest import graph_settings, replay_paused, unique, write_wal
+from mirrortree.v1 import common_pb2, tree_pb2, tree_pb2_grpc
+from tests.conftest import graph_stub_of, own_graph_service, replay_paused, unique, write_wal
 from tests.faults.load import reading, search_request, wait_for
 from tests.graph_service.test_replica_lag import refused_as_stale
-
-
-@contextlib.asynccontextmanager
-async def graph_stub(service) -> AsyncIterator[graph_pb2_grpc.StoryGraphStub]:
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
-        yield graph_pb2_grpc.StoryGraphStub(channel)
 
 
 async def write(faulty_tree, project: str) -> tree_pb2.CreateTreeResponse:
@@ -45,6 +38,16 @@ async def write(faulty_tree, project: str) -> tree_pb2.CreateTreeResponse:
 
 def served(service) -> dict[str, int]:
     return {r.name: r.served for r in service.router.replicas}
+
+
+async def searches_served(
+    service, stub, project: str, calls: int, token: common_pb2.ConsistencyToken | None = None
+) -> dict[str, int]:
+    """`calls` searches one after another: how many reads each replica answered meanwhile."""
+    before = served(service)
+    for _ in range(calls):
+        await stub.Search(search_request(project, token))
+    return {name: count - before[name] for name, count in served(service).items()}
 
 
 async def test_two_replicas_under_load_each_serve_a_share(faulty_graph):
@@ -69,15 +72,11 @@ async def test_a_token_is_read_where_it_was_replayed_else_replica_lag_after_the_
 ):
     project = unique("p")
     first, second = faulty_cluster.replica_dsns
-    async with graph_stub(faulty_graph) as stub, replay_paused(first):
+    async with graph_stub_of(faulty_graph) as stub, replay_paused(first):
         written = await write(faulty_tree, project)
-        before = served(faulty_graph)
-        for _ in range(10):
-            await stub.Search(search_request(project, written.consistency))
-        after = served(faulty_graph)
         # Only the replica that replays serves the token.
-        assert after["replica1"] - before["replica1"] == 10, (before, after)
-        assert after["replica0"] == before["replica0"]
+        shares = await searches_served(faulty_graph, stub, project, 10, written.consistency)
+        assert shares == {"replica0": 0, "replica1": 10}, shares
 
         async with replay_paused(second) as replica:
             written = await write(faulty_tree, project)
@@ -165,56 +164,44 @@ async def test_a_replica_behind_past_the_bound_leaves_reads_to_the_other_until_b
     project = unique("p")
     await write(faulty_tree, project)
     first, second = faulty_cluster.replica_dsns
-    service = await graph_app.start(
-        graph_settings(
+    async with (
+        own_graph_service(
             faulty_cluster,
-            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
             health_interval_ms=50,
             consistency_wait_ms=300,
             max_lag_bytes=bound,
             primary_grace_ms=60_000,  # so that here only the lag takes a cut replica out
-        )
-    )
-    router = service.router
-    replica0, replica1 = router.replicas
-    try:
-        async with graph_stub(service) as stub:
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
-            async with fall_behind(first):
+        ) as service,
+        graph_stub_of(service) as stub,
+    ):
+        router = service.router
+        replica0, replica1 = router.replicas
+        await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
+        async with fall_behind(first):
+            await write_wal(faulty_cluster.primary_dsn, 4 * bound)
+            await wait_for(
+                lambda: not router.eligible(replica0) and router.eligible(replica1),
+                5,
+                "the replica behind out, the other in",
+            )
+            assert replica0.healthy and replica0.lag_bytes > bound
+            shares = await searches_served(service, stub, project, 10)
+            assert shares == {"replica0": 0, "replica1": 10}, shares
+
+            async with replay_paused(second):
                 await write_wal(faulty_cluster.primary_dsn, 4 * bound)
                 await wait_for(
-                    lambda: not router.eligible(replica0) and router.eligible(replica1),
-                    5,
-                    "the replica behind out, the other in",
+                    lambda: replica1.lag_bytes > bound, 5, "the second replica behind too"
                 )
-                assert replica0.healthy and replica0.lag_bytes > bound
-                before = served(service)
-                for _ in range(10):
-                    await stub.Search(search_request(project))
-                after = served(service)
-                assert after["replica1"] - before["replica1"] == 10, (before, after)
-                assert after["replica0"] == before["replica0"]
+                stale = await refused_as_stale(stub, project)
+                lags = dict(p.split("=") for p in stale["lag_bytes"].split(","))
+                assert set(lags) == {"replica0", "replica1"}
+                assert all(int(lag) > bound for lag in lags.values()), lags
+                assert int(lags["replica0"]) > int(lags["replica1"]), lags
 
-                async with replay_paused(second):
-                    await write_wal(faulty_cluster.primary_dsn, 4 * bound)
-                    await wait_for(
-                        lambda: replica1.lag_bytes > bound, 5, "the second replica behind too"
-                    )
-                    stale = await refused_as_stale(stub, project)
-                    lags = dict(p.split("=") for p in stale["lag_bytes"].split(","))
-                    assert set(lags) == {"replica0", "replica1"}
-                    assert all(int(lag) > bound for lag in lags.values()), lags
-                    assert int(lags["replica0"]) > int(lags["replica1"]), lags
-
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
-            before = served(service)
-            for _ in range(20):
-                await stub.Search(search_request(project))
-            after = served(service)
-            shares = {name: after[name] - before[name] for name in after}
-            assert all(count >= 5 for count in shares.values()), shares
-    finally:
-        await service.stop()
+        await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
+        shares = await searches_served(service, stub, project, 20)
+        assert all(count >= 5 for count in shares.values()), shares
 
 
 async def test_a_replica_cut_from_an_idle_primary_takes_no_reads_once_past_the_grace(
@@ -223,45 +210,35 @@ async def test_a_replica_cut_from_an_idle_primary_takes_no_reads_once_past_the_g
     project = unique("p")
     await write(faulty_tree, project)
     first, second = faulty_cluster.replica_dsns
-    service = await graph_app.start(
-        graph_settings(
-            faulty_cluster,
-            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
-            health_interval_ms=50,
-            consistency_wait_ms=300,
-            primary_grace_ms=500,
-        )
-    )
-    router = service.router
-    replica0, replica1 = router.replicas
-    try:
-        async with graph_stub(service) as stub:
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
-            async with cut_from_primary(first):
-                await wait_for(
-                    lambda: not router.eligible(replica0) and router.eligible(replica1),
-                    5,
-                    "the cut replica out, the other in",
-                )
-                # Nothing written shows it behind: only the lost connection takes it out.
-                assert replica0.healthy and replica0.lag_bytes <= router.max_lag_bytes
-                assert router.primary_unreachable_s is None
-                before = served(service)
-                for _ in range(10):
-                    await stub.Search(search_request(project))
-                after = served(service)
-                assert after["replica1"] - before["replica1"] == 10, (before, after)
+    async with (
+        own_graph_service(
+            faulty_cluster, health_interval_ms=50, consistency_wait_ms=300, primary_grace_ms=500
+        ) as service,
+        graph_stub_of(service) as stub,
+    ):
+        router = service.router
+        replica0, replica1 = router.replicas
+        await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
+        async with cut_from_primary(first):
+            await wait_for(
+                lambda: not router.eligible(replica0) and router.eligible(replica1),
+                5,
+                "the cut replica out, the other in",
+            )
+            # Nothing written shows it behind: only the lost connection takes it out.
+            assert replica0.healthy and replica0.lag_bytes <= router.max_lag_bytes
+            assert router.primary_unreachable_s is None
+            shares = await searches_served(service, stub, project, 10)
+            assert shares["replica1"] == 10, shares
 
-                async with cut_from_primary(second):
-                    await wait_for(lambda: not router.eligible(replica1), 5, "both out")
-                    stale = await refused_as_stale(stub, project)
-                    cut = dict(p.split("=") for p in stale["cut_from_primary_s"].split(","))
-                    assert set(cut) == {"replica0", "replica1"}, stale
-                    assert stale["primary_grace_s"] == "0.5"
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
-            await stub.Search(search_request(project))
-    finally:
-        await service.stop()
+            async with cut_from_primary(second):
+                await wait_for(lambda: not router.eligible(replica1), 5, "both out")
+                stale = await refused_as_stale(stub, project)
+                cut = dict(p.split("=") for p in stale["cut_from_primary_s"].split(","))
+                assert set(cut) == {"replica0", "replica1"}, stale
+                assert stale["primary_grace_s"] == "0.5"
+        await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
+        await stub.Search(search_request(project))
 
 
 async def test_with_no_primary_to_ask_a_cut_replica_serves_until_its_last_commit_is_too_old(
@@ -271,39 +248,32 @@ async def test_with_no_primary_to_ask_a_cut_replica_serves_until_its_last_commit
     replayed commit decides, as when the primary does not answer — never a silent forever."""
     project = unique("p")
     first, _ = faulty_cluster.replica_dsns
-    service = await graph_app.start(
-        graph_settings(
+    async with (
+        own_graph_service(
             faulty_cluster,
-            replica_dsns=tuple(roles.reader_dsn(dsn) for dsn in faulty_cluster.replica_dsns),
             primary_dsn="",
             gate_dsn="",  # the switches from the replicas: no primary is known at all
             health_interval_ms=50,
             consistency_wait_ms=300,
             primary_grace_ms=300,
             max_replay_age_ms=3000,
-        )
-    )
-    router = service.router
-    replica0, replica1 = router.replicas
-    try:
-        async with graph_stub(service) as stub:
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
-            await write(faulty_tree, project)  # a fresh commit for the cut replica to hold
-            await wait_for(lambda: router.replay_age(replica0) is not None, 5, "a commit seen")
-            async with cut_from_primary(first):
-                await wait_for(
-                    lambda: (router.cut_from_primary_s(replica0) or 0) > 0.3, 5, "cut past grace"
-                )
-                assert router.eligible(replica0), "a recent last commit keeps it in"
-                await stub.Search(search_request(project))
-                await wait_for(lambda: not router.eligible(replica0), 10, "its last commit too old")
-                assert router.eligible(replica1)
-                before = served(service)
-                for _ in range(5):
-                    await stub.Search(search_request(project))
-                after = served(service)
-                assert after["replica0"] == before["replica0"], (before, after)
-                assert after["replica1"] > before["replica1"], (before, after)
-            await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")
-    finally:
-        await service.stop()
+        ) as service,
+        graph_stub_of(service) as stub,
+    ):
+        router = service.router
+        replica0, replica1 = router.replicas
+        await wait_for(lambda: all(map(router.eligible, router.replicas)), 5, "both eligible")
+        await write(faulty_tree, project)  # a fresh commit for the cut replica to hold
+        await wait_for(lambda: router.replay_age(replica0) is not None, 5, "a commit seen")
+        async with cut_from_primary(first):
+            await wait_for(
+                lambda: (router.cut_from_primary_s(replica0) or 0) > 0.3, 5, "cut past grace"
+            )
+            assert router.eligible(replica0), "a recent last commit keeps it in"
+            await stub.Search(search_request(project))
+            await wait_for(lambda: not router.eligible(replica0), 10, "its last commit too old")
+            assert router.eligible(replica1)
+            # The switches are read from the replicas too: more reads than searches.
+            shares = await searches_served(service, stub, project, 5)
+            assert shares["replica0"] == 0 and shares["replica1"] > 0, shares
+        await wait_for(lambda: all(map(router.eligible, router.replicas)), 10, "both back")

@@ -6,21 +6,22 @@ unreachable, a replica whose last replayed commit grows older than the bound is 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 
 import asyncpg
 import grpc
 import pytest
 
-from graph_service import app as graph_app
+from graph_service.app import GraphService
 from mirrortree.rpcstatus import describe
 from mirrortree.v1 import graph_pb2_grpc
 from tests.conftest import (
     create_tree,
     free_port,
-    graph_settings,
+    graph_stub_of,
+    own_graph_service,
     replay_paused,
     unique,
     write_wal,
@@ -31,23 +32,10 @@ from tests.faults.load import search_request, wait_for
 BOUND = 64 * 1024
 
 
-@contextlib.asynccontextmanager
-async def serving(cluster, **overrides: object) -> AsyncIterator[graph_app.GraphService]:
-    """A graph_service of the test's own (callers take the suite's `graph_service` fixture,
-    which switches the tools on)."""
-    service = await graph_app.start(
-        graph_settings(cluster, health_interval_ms=50, consistency_wait_ms=300, **overrides)
-    )
-    try:
-        yield service
-    finally:
-        await service.stop()
-
-
-@contextlib.asynccontextmanager
-async def stub_of(service: graph_app.GraphService) -> AsyncIterator[graph_pb2_grpc.StoryGraphStub]:
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{service.port}") as channel:
-        yield graph_pb2_grpc.StoryGraphStub(channel)
+def serving(cluster, **overrides: object) -> AbstractAsyncContextManager[GraphService]:
+    """A graph_service of the test's own, checking its replica often (callers take the suite's
+    `graph_service` fixture, which switches the tools on)."""
+    return own_graph_service(cluster, health_interval_ms=50, consistency_wait_ms=300, **overrides)
 
 
 async def refused_as_stale(stub: graph_pb2_grpc.StoryGraphStub, project: str) -> Mapping[str, str]:
@@ -74,7 +62,7 @@ async def test_a_replica_paused_behind_the_primary_past_the_bound_refuses_reads_
 ):
     project = unique("p")
     await create_tree(tree_stub, project)
-    async with serving(cluster, max_lag_bytes=BOUND) as service, stub_of(service) as stub:
+    async with serving(cluster, max_lag_bytes=BOUND) as service, graph_stub_of(service) as stub:
         (replica,) = service.router.replicas
         await wait_for(lambda: service.router.eligible(replica), 5, "the replica eligible")
         await stub.Search(search_request(project))
@@ -137,7 +125,7 @@ async def test_with_the_primary_unreachable_a_replica_whose_last_commit_is_too_o
             primary_grace_ms=0,
             max_replay_age_ms=2000,
         ) as service,
-        stub_of(service) as stub,
+        graph_stub_of(service) as stub,
     ):
         router = service.router
         (replica,) = router.replicas
