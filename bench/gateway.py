@@ -40,7 +40,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.cpus import CpuUse, Groups
+from bench.measure import pct
 from bench.services import free_port
+from devtools.launcher import RunDir
 from devtools.pgcluster.processes import postgres_processes
 from mirrortree.v1 import graph_pb2, graph_pb2_grpc
 
@@ -181,21 +183,16 @@ async def run_clients(
     return samples, len(samples) / (time.perf_counter() - started)
 
 
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
-
-
 def stack_groups(data_dir: Path) -> Groups:
     """The processes of a stack the launcher started in data_dir, by what they are (their
     pids as the launcher recorded them, PostgreSQL's as they are now): where each call's CPU
     goes."""
 
+    run = RunDir(data_dir / "run")
+
     def recorded(name: str) -> list[int]:
-        try:
-            return [int(json.loads((data_dir / "run" / f"{name}.pid").read_text())["pid"])]
-        except (OSError, ValueError, KeyError):
-            return []
+        entry = run.recorded(name)
+        return [entry.pid] if entry is not None else []
 
     def groups() -> dict[str, list[int]]:
         return {
@@ -211,9 +208,12 @@ def stack_groups(data_dir: Path) -> Groups:
     return groups
 
 
-def plain_mcp_call(url: str, token: str, query: str) -> Callable[[], Awaitable[object]]:
+def plain_mcp_call(
+    stack: contextlib.AsyncExitStack, url: str, token: str, query: str
+) -> Callable[[], Awaitable[object]]:
     """One `tools/call` as the wire protocol has it (2026-07-28: one sessionless POST, JSON
-    back), from a client that does nothing else, as an agent runtime's HTTP layer would."""
+    back), from a client that does nothing else, as an agent runtime's HTTP layer would; its
+    HTTP client closes with `stack`."""
     http = httpx2.AsyncClient(
         headers={
             "Authorization": f"Bearer {token}",
@@ -225,6 +225,7 @@ def plain_mcp_call(url: str, token: str, query: str) -> Callable[[], Awaitable[o
         },
         timeout=httpx2.Timeout(30, read=60),
     )
+    stack.push_async_callback(http.aclose)
     meta = {
         "io.modelcontextprotocol/protocolVersion": PROTOCOL,
         "io.modelcontextprotocol/clientInfo": {"name": "bench.gateway", "version": "1"},
@@ -303,7 +304,7 @@ async def measure(
             (f"direct gRPC Search ({clients} concurrent, one channel)", [direct] * clients),
             (
                 f"MCP tools/call, plain HTTP clients ({clients})",
-                [plain_mcp_call(url, token, query) for _ in range(clients)],
+                [plain_mcp_call(stack, url, token, query) for _ in range(clients)],
             ),
             (
                 f"MCP tools/call, official SDK clients ({clients} sessions)",
