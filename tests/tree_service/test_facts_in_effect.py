@@ -282,18 +282,8 @@ async def test_a_canonicalization_records_the_facts_it_put_in_effect_and_no_othe
     follow_up = await ask(tree_stub, tree.id, "Who presents?", parent_id=reply.id)
     presenter = await answer(tree_stub, follow_up.id, "Ana.")
     later_fact = await commit(tree_stub, presenter.id, tree_pb2.STATED_FACT, words("Ana presents"))
-    second = await tree_stub.Canonicalize(
-        tree_pb2.CanonicalizeRequest(
-            idempotency_key=unique("k"),
-            tree_id=tree.id,
-            leaf_node_id=presenter.id,
-            expected_version=1,
-            confirmation=confirmation(),
-        )
-    )
-    assert set(await leaf_facts(db, second.version.id)) == {
-        f"mainline-{second.version.id}-fact-{later_fact.id}"
-    }
+    second = await canonicalize(tree_stub, tree.id, presenter.id, expected=1)
+    assert set(await leaf_facts(db, second.id)) == {f"mainline-{second.id}-fact-{later_fact.id}"}
 
 
 async def test_world_facts_are_recorded_in_the_worlds_canon_and_rehearsals_never(
